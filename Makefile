@@ -1,0 +1,130 @@
+# pcc — top-level Makefile.
+#   make              build ./pcc (and build/libpcc.a)
+#   make check        every test (unit, golden, bad inputs, examples)
+#   make SANITIZE=1 check   the same under ASan + UBSan (build-san/)
+#   make fuzz         build and briefly run the libFuzzer targets (clang)
+#   make bench        performance figures (never pass/fail)
+#   make install PREFIX=/usr/local
+.POSIX:
+.SUFFIXES:
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+FLEX     ?= flex
+BISON    ?= bison
+CFLAGS   ?= -O2 -g
+WARN      = -Wall -Wextra -Werror -Wno-unused-parameter
+STD       = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+LIBS      = -lyaml -lm -lpthread
+
+ifeq ($(SANITIZE),1)
+B        ?= build-san
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined -DPCC_ARENA_MALLOC
+LDFLAGS  += -fsanitize=address,undefined
+else
+B        ?= build
+endif
+
+ALL_CFLAGS = $(STD) $(WARN) $(CFLAGS) -I. -I$(B)/gen
+
+LIB_SRCS  = $(wildcard ir/*.c frontend/*.c passes/*.c backend/*.c)
+GEN_SRCS  = $(B)/gen/gir.tab.c $(B)/gen/gir.lex.c
+LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/gir.tab.o $(B)/gen/gir.lex.o
+HDRS      = $(wildcard ir/*.h ir/*.def frontend/*.h passes/*.h passes/*.def \
+              backend/*.h backend/*.def) $(B)/gen/gir.tab.h
+
+UNIT_SRCS = $(wildcard tests/unit/test_*.c)
+UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
+
+.PHONY: all check unit golden bad examples-check clean install fuzz bench \
+        fuzz-build
+
+all: pcc $(B)/gengraph
+
+$(B)/gengraph: tools/gengraph.c
+	@mkdir -p $(B)
+	$(CC) $(STD) $(WARN) $(CFLAGS) $(LDFLAGS) -o $@ tools/gengraph.c
+
+pcc: $(B)/pcc
+	@if [ "$(B)" = build ]; then cp $(B)/pcc pcc; fi
+
+$(B)/pcc: $(B)/main.o $(B)/libpcc.a
+	$(CC) $(LDFLAGS) -o $@ $(B)/main.o $(B)/libpcc.a $(LIBS)
+
+$(B)/libpcc.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJS)
+
+$(B)/gen/gir.tab.c $(B)/gen/gir.tab.h: frontend/gir.y
+	@mkdir -p $(B)/gen
+	$(BISON) -Wall -Werror --defines=$(B)/gen/gir.tab.h -o $(B)/gen/gir.tab.c frontend/gir.y
+
+$(B)/gen/gir.lex.c $(B)/gen/gir.lex.h: frontend/gir.l
+	@mkdir -p $(B)/gen
+	$(FLEX) --header-file=$(B)/gen/gir.lex.h -o $(B)/gen/gir.lex.c frontend/gir.l
+
+# Generated code: warnings we do not control are not errors.
+$(B)/gen/%.o: $(B)/gen/%.c $(HDRS) $(B)/gen/gir.lex.h
+	$(CC) $(ALL_CFLAGS) -Wno-sign-compare -Wno-unused-function \
+	    -Wno-unused-but-set-variable -c -o $@ $<
+
+$(B)/%.o: %.c $(HDRS) $(B)/gen/gir.lex.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# ---- tests --------------------------------------------------------------
+$(B)/gen/suites.h: $(UNIT_SRCS)
+	@mkdir -p $(B)/gen
+	for f in $(UNIT_SRCS); do n=$${f##*/test_}; echo "SUITE($${n%.c})"; done > $@
+
+$(B)/tests/unit/main.o: tests/unit/main.c $(B)/gen/suites.h $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/unit-tests: $(UNIT_OBJS) $(B)/libpcc.a
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(B)/libpcc.a -lcunit $(LIBS)
+
+unit: $(B)/unit-tests
+	cd tests && ../$(B)/unit-tests
+
+golden: $(B)/pcc
+	sh tests/run-golden.sh $(B)/pcc
+
+bad: $(B)/pcc
+	sh tests/run-bad.sh $(B)/pcc
+
+examples-check: $(B)/pcc
+	sh tests/run-examples.sh $(B)/pcc
+
+check: $(B)/pcc $(B)/unit-tests
+	sh tests/run-all.sh $(B)
+
+# ---- fuzzing (clang + libFuzzer) ----------------------------------------
+FUZZ_CC     ?= clang
+FUZZ_FLAGS   = $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -I. -I$(B)/fuzz/gen \
+               -DPCC_ARENA_MALLOC
+FUZZ_TIME   ?= 30
+
+fuzz-build:
+	$(MAKE) B=$(B)/fuzz CC=$(FUZZ_CC) \
+	    CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -DPCC_ARENA_MALLOC" \
+	    $(B)/fuzz/libpcc.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-gir tests/fuzz/fuzz_gir.c $(B)/fuzz/libpcc.a $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-cluster tests/fuzz/fuzz_cluster.c $(B)/fuzz/libpcc.a $(LIBS)
+
+fuzz: fuzz-build
+	sh tests/fuzz/run.sh $(B) $(FUZZ_TIME)
+
+# ---- benchmarks: figures, not tests -------------------------------------
+bench: $(B)/pcc $(B)/gengraph
+	sh bench/run.sh $(B)
+
+# ---- install ------------------------------------------------------------
+install: $(B)/pcc
+	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	cp $(B)/pcc $(DESTDIR)$(PREFIX)/bin/pcc
+	cp docs/pcc.1 $(DESTDIR)$(PREFIX)/share/man/man1/pcc.1
+
+clean:
+	rm -rf build build-san pcc

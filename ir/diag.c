@@ -1,0 +1,125 @@
+/* diag.c — user diagnostics: "FILE:LINE:COL: error: MSG", the source line
+ * and a caret under the column (cproc token.c, jq locfile.c). */
+#include "ir.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(Diag *d, FILE *out, const char *file, const char *src,
+	       size_t srclen)
+{
+	memset(d, 0, sizeof *d);
+	d->out = out ? out : stderr;
+	d->file = file;
+	d->src = src;
+	d->srclen = srclen;
+	d->max_errors = 20;
+}
+
+/* Prints line `line` of the source and a caret under column col. */
+static void show_line(Diag *d, Loc loc)
+{
+	if (!d->src || loc.line == 0 || (loc.file && d->file &&
+					  strcmp(loc.file, d->file) != 0))
+		return;
+	const char *p = d->src, *end = d->src + d->srclen;
+	for (uint32_t l = 1; l < loc.line && p < end; p++)
+		if (*p == '\n')
+			l++;
+	if (p >= end && loc.line > 1)
+		return;
+	const char *e = p;
+	while (e < end && *e != '\n')
+		e++;
+	fputs("  ", d->out);
+	for (const char *q = p; q < e; q++)
+		fputc(*q == '\t' ? ' ' : (*q == '\r' ? ' ' : *q), d->out);
+	fputs("\n  ", d->out);
+	for (uint32_t c = 1; c < loc.col && p + c - 1 < e; c++)
+		fputc(' ', d->out);
+	fputs("^\n", d->out);
+}
+
+static void report(Diag *d, Loc loc, const char *kind, const char *fmt,
+		   va_list ap)
+{
+	const char *file = loc.file ? loc.file : d->file;
+	if (file && loc.line)
+		fprintf(d->out, "%s:%u:%u: %s: ", file, loc.line, loc.col, kind);
+	else if (file)
+		fprintf(d->out, "%s: %s: ", file, kind);
+	else
+		fprintf(d->out, "pcc: %s: ", kind);
+	if (d->pass)
+		fprintf(d->out, "[%s] ", d->pass);
+	vfprintf(d->out, fmt, ap);
+	fputc('\n', d->out);
+	show_line(d, loc);
+}
+
+void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap)
+{
+	d->nerrors++;
+	if (d->max_errors && d->nerrors > d->max_errors)
+		return;
+	report(d, loc, "error", fmt, ap);
+	if (d->max_errors && d->nerrors == d->max_errors)
+		fprintf(d->out, "pcc: too many errors, stopping\n");
+}
+
+void diag_error(Diag *d, Loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_verror(d, loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_note(Diag *d, Loc loc, const char *fmt, ...)
+{
+	if (d->max_errors && d->nerrors > d->max_errors)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	report(d, loc, "note", fmt, ap);
+	va_end(ap);
+}
+
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report(d, loc, "warning", fmt, ap);
+	va_end(ap);
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		size_t k = fread(buf + n, 1, cap - n - 1, f);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	int err = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (err) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}

@@ -1,0 +1,400 @@
+/* graph.c — the in-memory DAG: ops in one arena, a name table, attributes,
+ * and the cached analyses every pass shares (consumers, topological order). */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+Graph *graph_new(const char *name)
+{
+	Graph *g = xcalloc(1, sizeof *g);
+	g->arena = arena_new();
+	interner_init(&g->strs, g->arena);
+	g->name = graph_intern(g, name ? name : "main");
+	for (int k = 0; k < ANN_COUNT; k++)
+		g->ann[k] = graph_intern(g, ann_key((AnnKey)k));
+	g->capops = 64;
+	g->ops = xmalloc(sizeof(Op *) * g->capops);
+	g->names_cap = 128;
+	g->names = xcalloc(g->names_cap, sizeof *g->names);
+	return g;
+}
+
+void graph_invalidate(Graph *g)
+{
+	if (g->uses) {
+		free(g->uses->start);
+		free(g->uses->use);
+		free(g->uses);
+		g->uses = NULL;
+	}
+	free(g->topo);
+	g->topo = NULL;
+}
+
+void graph_free(Graph *g)
+{
+	if (!g)
+		return;
+	graph_invalidate(g);
+	free(g->ops);
+	free(g->names);
+	interner_free(&g->strs);
+	arena_free(g->arena);
+	free(g);
+}
+
+const char *graph_intern(Graph *g, const char *s)
+{
+	return intern(&g->strs, s);
+}
+
+/* ---- name table ------------------------------------------------------- */
+
+static void names_insert(Graph *g, const char *name, Op *op, uint32_t idx);
+
+static void names_grow(Graph *g)
+{
+	struct NameSlot *old = g->names;
+	uint32_t oldcap = g->names_cap;
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < oldcap; i++)
+		live += old[i].name && old[i].op;
+	uint32_t cap = 128;
+	while (cap < 4 * (live + 1))
+		cap *= 2;
+	g->names = xcalloc(cap, sizeof *g->names);
+	g->names_cap = cap;
+	g->names_used = 0;
+	for (uint32_t i = 0; i < oldcap; i++)
+		if (old[i].name && old[i].op)
+			names_insert(g, old[i].name, old[i].op, old[i].idx);
+	free(old);
+}
+
+static struct NameSlot *names_find(const Graph *g, const char *name)
+{
+	uint32_t mask = g->names_cap - 1;
+	uint32_t j = (uint32_t)hash_bytes(name, strlen(name)) & mask;
+	for (;;) {
+		struct NameSlot *s = &g->names[j];
+		if (!s->name)
+			return NULL;
+		if (s->op && strcmp(s->name, name) == 0)
+			return s;
+		j = (j + 1) & mask;
+	}
+}
+
+static void names_insert(Graph *g, const char *name, Op *op, uint32_t idx)
+{
+	if (2 * (g->names_used + 1) > g->names_cap)
+		names_grow(g);
+	uint32_t mask = g->names_cap - 1;
+	uint32_t j = (uint32_t)hash_bytes(name, strlen(name)) & mask;
+	while (g->names[j].name)
+		j = (j + 1) & mask;
+	g->names[j] = (struct NameSlot){name, op, idx};
+	g->names_used++;
+}
+
+Op *graph_lookup(const Graph *g, const char *name, uint32_t *idx)
+{
+	struct NameSlot *s = names_find(g, name);
+	if (!s)
+		return NULL;
+	if (idx)
+		*idx = s->idx;
+	return s->op;
+}
+
+/* ---- ops -------------------------------------------------------------- */
+
+Op *graph_add_op(Graph *g, const char *name, const char *type, uint32_t nin,
+		 uint32_t nout)
+{
+	if (names_find(g, name))
+		return NULL;
+	Op *op = arena_alloc(g->arena, sizeof *op);
+	op->name = arena_strdup(g->arena, name);
+	op->type = graph_intern(g, type);
+	op->opcode = op_lookup(op->type);
+	op->nin = nin;
+	op->in = nin ? arena_alloc(g->arena, sizeof(Input) * nin) : NULL;
+	op->nout = nout;
+	op->out = nout ? arena_alloc(g->arena, sizeof(Type) * nout) : NULL;
+	if (g->nops == g->capops) {
+		g->capops *= 2;
+		g->ops = xrealloc(g->ops, sizeof(Op *) * g->capops);
+	}
+	op->id = g->nops;
+	g->ops[g->nops++] = op;
+	names_insert(g, op->name, op, 0);
+	graph_invalidate(g);
+	return op;
+}
+
+const char *graph_fresh_name(Graph *g, const char *base)
+{
+	if (!names_find(g, base))
+		return arena_strdup(g->arena, base);
+	for (unsigned k = 1;; k++) {
+		char *s = arena_printf(g->arena, "%s/%u", base, k);
+		if (!names_find(g, s))
+			return s;
+	}
+}
+
+bool graph_name_output(Graph *g, Op *op, uint32_t k, const char *name)
+{
+	if (k >= op->nout || names_find(g, name))
+		return false;
+	if (!op->out_names)
+		op->out_names = arena_alloc(g->arena, sizeof(char *) * op->nout);
+	op->out_names[k] = arena_strdup(g->arena, name);
+	names_insert(g, op->out_names[k], op, k);
+	return true;
+}
+
+void graph_remove_op(Graph *g, Op *op)
+{
+	if (op->dead)
+		return;
+	op->dead = true;
+	struct NameSlot *s = names_find(g, op->name);
+	if (s && s->op == op)
+		s->op = NULL;
+	for (uint32_t k = 0; op->out_names && k < op->nout; k++)
+		if (op->out_names[k] && (s = names_find(g, op->out_names[k])))
+			s->op = NULL;
+	graph_invalidate(g);
+}
+
+void graph_compact(Graph *g)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead) {
+			g->ops[n] = g->ops[i];
+			g->ops[n]->id = n;
+			n++;
+		}
+	g->nops = n;
+	graph_invalidate(g);
+}
+
+const Uses *graph_uses(Graph *g)
+{
+	if (g->uses)
+		return g->uses;
+	Uses *u = xmalloc(sizeof *u);
+	u->start = xcalloc((size_t)g->nops + 1, sizeof(uint32_t));
+	size_t total = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		for (uint32_t j = 0; j < op->nin; j++)
+			u->start[op->in[j].src->id + 1]++;
+		total += op->nin;
+	}
+	for (uint32_t i = 0; i < g->nops; i++)
+		u->start[i + 1] += u->start[i];
+	u->use = xmalloc(sizeof(Use) * (total ? total : 1));
+	uint32_t *fill = xmalloc(sizeof(uint32_t) * (g->nops + 1));
+	memcpy(fill, u->start, sizeof(uint32_t) * (g->nops + 1));
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		for (uint32_t j = 0; j < op->nin; j++)
+			u->use[fill[op->in[j].src->id]++] = (Use){op, j};
+	}
+	free(fill);
+	g->uses = u;
+	return u;
+}
+
+const uint32_t *graph_topo(Graph *g)
+{
+	if (g->topo)
+		return g->topo;
+	const Uses *u = graph_uses(g);
+	uint32_t *indeg = xcalloc((size_t)g->nops + 1, sizeof(uint32_t));
+	uint32_t *order = xmalloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	uint32_t live = 0, head = 0, tail = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		live++;
+		indeg[i] = op->nin;
+	}
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead && indeg[i] == 0)
+			order[tail++] = i;
+	while (head < tail) {
+		uint32_t i = order[head++];
+		for (uint32_t k = u->start[i]; k < u->start[i + 1]; k++) {
+			uint32_t c = u->use[k].op->id;
+			if (--indeg[c] == 0)
+				order[tail++] = c;
+		}
+	}
+	free(indeg);
+	if (tail != live) {
+		free(order);
+		return NULL;
+	}
+	g->topo = order;
+	return order;
+}
+
+void graph_replace_uses(Graph *g, Op *from, uint32_t fidx, Op *to,
+			uint32_t tidx)
+{
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Op *op = g->ops[i];
+		if (op->dead || op == to)
+			continue;
+		for (uint32_t j = 0; j < op->nin; j++) {
+			Input *in = &op->in[j];
+			if (in->src != from)
+				continue;
+			if (in->ctrl)
+				in->src = to;
+			else if (in->idx == fidx) {
+				in->src = to;
+				in->idx = tidx;
+			}
+		}
+	}
+	graph_invalidate(g);
+}
+
+/* ---- attributes ------------------------------------------------------- */
+
+static Value *attr_find(const Attr *a, uint32_t n, const char *key)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].key == key)
+			return a[i].val;
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(a[i].key, key) == 0)
+			return a[i].val;
+	return NULL;
+}
+
+static void attr_set(Graph *g, Attr **a, uint32_t *n, uint32_t *cap,
+		     const char *key, Value *v)
+{
+	key = graph_intern(g, key);
+	for (uint32_t i = 0; i < *n; i++)
+		if ((*a)[i].key == key) {
+			(*a)[i].val = v;
+			return;
+		}
+	if (*n == *cap) {
+		uint32_t nc = *cap ? *cap * 2 : 4;
+		*a = arena_realloc(g->arena, *a, sizeof(Attr) * *cap,
+				   sizeof(Attr) * nc);
+		*cap = nc;
+	}
+	(*a)[(*n)++] = (Attr){key, v};
+}
+
+Value *op_attr(const Op *op, const char *ikey)
+{
+	for (uint32_t i = 0; i < op->nattr; i++)
+		if (op->attrs[i].key == ikey)
+			return op->attrs[i].val;
+	return NULL;
+}
+
+Value *op_get(const Graph *g, const Op *op, const char *key)
+{
+	(void)g;
+	return attr_find(op->attrs, op->nattr, key);
+}
+
+Value *op_ann(const Graph *g, const Op *op, AnnKey k)
+{
+	return op_attr(op, g->ann[k]);
+}
+
+void op_set(Graph *g, Op *op, const char *key, Value *v)
+{
+	attr_set(g, &op->attrs, &op->nattr, &op->capattr, key, v);
+}
+
+void op_set_ann(Graph *g, Op *op, AnnKey k, Value *v)
+{
+	op_set(g, op, g->ann[k], v);
+}
+
+bool op_unset(Graph *g, Op *op, const char *key)
+{
+	key = graph_intern(g, key);
+	for (uint32_t i = 0; i < op->nattr; i++)
+		if (op->attrs[i].key == key) {
+			memmove(&op->attrs[i], &op->attrs[i + 1],
+				sizeof(Attr) * (op->nattr - i - 1));
+			op->nattr--;
+			return true;
+		}
+	return false;
+}
+
+Value *graph_attr(const Graph *g, const char *key)
+{
+	return attr_find(g->attrs, g->nattr, key);
+}
+
+void graph_set_attr(Graph *g, const char *key, Value *v)
+{
+	attr_set(g, &g->attrs, &g->nattr, &g->capattr, key, v);
+}
+
+int64_t op_get_int(const Graph *g, const Op *op, const char *key, int64_t dflt)
+{
+	Value *v = op_get(g, op, key);
+	if (v && v->kind == V_INT)
+		return v->i;
+	if (v && (v->kind == V_FLOAT || v->kind == V_QTY))
+		return (int64_t)v->f;
+	if (v && v->kind == V_BOOL)
+		return v->b;
+	return dflt;
+}
+
+bool op_get_bool(const Graph *g, const Op *op, const char *key, bool dflt)
+{
+	Value *v = op_get(g, op, key);
+	if (v && v->kind == V_BOOL)
+		return v->b;
+	if (v && v->kind == V_INT)
+		return v->i != 0;
+	return dflt;
+}
+
+const char *op_get_str(const Graph *g, const Op *op, const char *key)
+{
+	Value *v = op_get(g, op, key);
+	if (v && (v->kind == V_STR || v->kind == V_IDENT))
+		return v->s;
+	return NULL;
+}
+
+const char *op_ann_str(const Graph *g, const Op *op, AnnKey k)
+{
+	Value *v = op_ann(g, op, k);
+	if (v && (v->kind == V_STR || v->kind == V_IDENT))
+		return v->s;
+	return NULL;
+}
+
+double op_ann_num(const Graph *g, const Op *op, AnnKey k, double dflt)
+{
+	double x;
+	return val_number(op_ann(g, op, k), &x) ? x : dflt;
+}

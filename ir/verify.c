@@ -1,0 +1,225 @@
+/* verify.c — the IR verifier and type inference.
+ * Checks (docs/gir.md, "Verifier"): inputs refer to live ops; output
+ * indices are in range; the graph is acyclic counting control edges;
+ * known ops have the arity and output count the op table gives and the
+ * types their shape functions give; @annotations are well-typed.
+ * It runs after parsing always and after every pass with --verify-each. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Reports one cycle among the ops Kahn's algorithm could not order. */
+static void report_cycle(Graph *g, Diag *d)
+{
+	uint32_t n = g->nops;
+	uint32_t *indeg = xcalloc(n + 1, sizeof *indeg);
+	uint32_t *queue = xmalloc(sizeof *queue * (n + 1));
+	const Uses *u = graph_uses(g);
+	uint32_t head = 0, tail = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!g->ops[i]->dead && (indeg[i] = g->ops[i]->nin) == 0)
+			queue[tail++] = i;
+	while (head < tail) {
+		uint32_t i = queue[head++];
+		for (uint32_t k = u->start[i]; k < u->start[i + 1]; k++)
+			if (--indeg[u->use[k].op->id] == 0)
+				queue[tail++] = u->use[k].op->id;
+	}
+	/* Walk backwards through unordered inputs until an op repeats. */
+	uint32_t start = n;
+	for (uint32_t i = 0; i < n && start == n; i++)
+		if (!g->ops[i]->dead && indeg[i])
+			start = i;
+	uint32_t *seen = xcalloc(n + 1, sizeof *seen);
+	uint32_t cur = start, step = 1;
+	while (cur < n && !seen[cur]) {
+		seen[cur] = step++;
+		Op *op = g->ops[cur];
+		uint32_t next = n;
+		for (uint32_t j = 0; j < op->nin; j++)
+			if (indeg[op->in[j].src->id]) {
+				next = op->in[j].src->id;
+				break;
+			}
+		cur = next;
+	}
+	if (cur < n) {
+		Op *first = g->ops[cur];
+		char buf[512];
+		size_t k = 0;
+		/* the cycle: from cur, following inputs, back to cur */
+		uint32_t c = cur, hops = 0;
+		do {
+			Op *op = g->ops[c];
+			int w = snprintf(buf + k, sizeof buf - k, "%s%%%s",
+					 hops ? " <- " : "", op->name);
+			if (w < 0 || (size_t)w >= sizeof buf - k) {
+				k = sizeof buf - 1;
+				break;
+			}
+			k += (size_t)w;
+			uint32_t next = n;
+			for (uint32_t j = 0; j < op->nin; j++)
+				if (indeg[op->in[j].src->id] &&
+				    seen[op->in[j].src->id]) {
+					next = op->in[j].src->id;
+					break;
+				}
+			c = next;
+			hops++;
+		} while (c < n && c != cur && hops < 16);
+		diag_error(d, first->loc,
+			   "the graph has a cycle (data and control edges): %s <- %%%s%s",
+			   buf, first->name, hops >= 16 && c != cur ? " ..." : "");
+	} else {
+		diag_error(d, (Loc){0}, "the graph has a cycle");
+	}
+	free(seen);
+	free(indeg);
+	free(queue);
+}
+
+static void check_types(Graph *g, Diag *d, Op *op, Arena *scratch)
+{
+	const OpInfo *info = op_info(op->opcode);
+	uint32_t ndata = 0;
+	for (uint32_t i = 0; i < op->nin; i++)
+		ndata += !op->in[i].ctrl;
+	if ((int)ndata < info->min_in ||
+	    (info->max_in >= 0 && (int)ndata > info->max_in)) {
+		if (info->max_in == info->min_in)
+			diag_error(d, op->loc, "%s %%%s takes %d inputs, not %u",
+				   op->type, op->name, info->min_in, ndata);
+		else if (info->max_in < 0)
+			diag_error(d, op->loc,
+				   "%s %%%s takes at least %d inputs, not %u",
+				   op->type, op->name, info->min_in, ndata);
+		else
+			diag_error(d, op->loc,
+				   "%s %%%s takes %d to %d inputs, not %u",
+				   op->type, op->name, info->min_in, info->max_in,
+				   ndata);
+		return;
+	}
+	int nout = op_num_outputs(g, op);
+	if (nout >= 0 && op->types_given && (uint32_t)nout != op->nout) {
+		diag_error(d, op->loc, "%s %%%s has %d outputs, not %u", op->type,
+			   op->name, nout, op->nout);
+		return;
+	}
+	if (op->nout == 0)
+		return;
+	Type *want = arena_alloc(scratch, sizeof(Type) * op->nout);
+	char msg[256] = "";
+	int r = op_infer(g, op, want, op->nout, scratch, msg, sizeof msg);
+	if (r < 0) {
+		diag_error(d, op->loc, "%s %%%s: %s", op->type, op->name, msg);
+		return;
+	}
+	if (r > 0)
+		return;
+	for (uint32_t k = 0; k < op->nout; k++)
+		if (!type_eq(&want[k], &op->out[k])) {
+			char a[128], b[128];
+			diag_error(d, op->loc,
+				   "%s %%%s: output %u is declared %s but its inputs give %s",
+				   op->type, op->name, k,
+				   type_str(&op->out[k], a, sizeof a),
+				   type_str(&want[k], b, sizeof b));
+		}
+}
+
+int graph_verify(Graph *g, Diag *d)
+{
+	int before = d->nerrors;
+	Arena *scratch = arena_new();
+	char msg[256];
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		if (op->id != i)
+			diag_error(d, op->loc, "op %%%s has id %u at position %u",
+				   op->name, op->id, i);
+		for (uint32_t j = 0; j < op->nin; j++) {
+			Input *in = &op->in[j];
+			if (!in->src || in->src->dead) {
+				diag_error(d, op->loc,
+					   "input %u of %%%s refers to a removed op",
+					   j, op->name);
+				continue;
+			}
+			if (in->ctrl)
+				continue;
+			if (in->idx >= in->src->nout) {
+				if (in->src->nout == 0 && !in->src->types_given)
+					diag_error(d, op->loc,
+						   "input %u of %%%s: the type of %%%s is unknown; "
+						   "give it with ': type'",
+						   j, op->name, in->src->name);
+				else
+					diag_error(d, op->loc,
+						   "input %u of %%%s: %%%s has %u output%s, "
+						   "no output %u",
+						   j, op->name, in->src->name, in->src->nout,
+						   in->src->nout == 1 ? "" : "s", in->idx);
+			}
+		}
+		for (uint32_t a = 0; a < op->nattr; a++)
+			if (op->attrs[a].key[0] == '@' &&
+			    !ann_check(g, op->attrs[a].key, op->attrs[a].val, msg,
+				       sizeof msg))
+				diag_error(d, op->loc, "%s of %%%s: %s",
+					   op->attrs[a].key, op->name, msg);
+	}
+	Value *b = graph_attr(g, "batch");
+	if (b && (b->kind != V_INT || b->i <= 0))
+		diag_error(d, (Loc){g->src_file, 0, 0},
+			   "graph attribute 'batch' must be a positive integer");
+	if (d->nerrors == before) {
+		if (!graph_topo(g)) {
+			report_cycle(g, d);
+		} else {
+			for (uint32_t i = 0; i < g->nops; i++) {
+				Op *op = g->ops[i];
+				if (!op->dead && op->opcode != OPC_UNKNOWN)
+					check_types(g, d, op, scratch);
+				if ((i & 4095) == 4095)
+					arena_reset(scratch);
+			}
+		}
+	}
+	arena_free(scratch);
+	return d->nerrors - before;
+}
+
+int graph_infer_types(Graph *g, Diag *d)
+{
+	int before = d->nerrors;
+	const uint32_t *topo = graph_topo(g);
+	if (!topo)
+		return 0; /* the verifier reports the cycle */
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		live += !g->ops[i]->dead;
+	char msg[256];
+	for (uint32_t t = 0; t < live; t++) {
+		Op *op = g->ops[topo[t]];
+		if (op->types_given || op->opcode == OPC_UNKNOWN)
+			continue;
+		int n = op_num_outputs(g, op);
+		if (n <= 0)
+			continue;
+		Type *out = arena_alloc(g->arena, sizeof(Type) * (size_t)n);
+		msg[0] = 0;
+		int r = op_infer(g, op, out, (uint32_t)n, g->arena, msg, sizeof msg);
+		if (r < 0) {
+			diag_error(d, op->loc, "%s %%%s: %s", op->type, op->name, msg);
+		} else if (r == 0) {
+			op->out = out;
+			op->nout = (uint32_t)n;
+		}
+	}
+	return d->nerrors - before;
+}

@@ -1,0 +1,449 @@
+/* main.c — the pcc command line (docs/pcc.1).
+ *
+ *   pcc [options] INPUT.gir [-o OUTPUT]
+ *
+ * Reads gir, attaches a cluster, infers and verifies types, runs a pass
+ * pipeline, and writes the result with a backend.  Every output file is
+ * written to a temporary file and renamed on success, so an error never
+ * leaves a partial or clobbered file.  Exit: 0 ok, 1 bad input, 2 bad
+ * usage, 3 infeasible plan, 4 internal error. */
+#include "backend/backend.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Opts {
+	const char *input, *output, *cluster, *profile;
+	const char *passes, *olevel;
+	const char *emit;
+	const char *stats_json, *print_costs;
+	bool print_pipeline, list_passes;
+	int max_errors;
+	RunOptions run;
+} Opts;
+
+enum {
+	OPT_CLUSTER = 256, OPT_PROFILE, OPT_PASSES, OPT_PRINT_PIPELINE,
+	OPT_LIST_PASSES, OPT_DUMP_AFTER, OPT_DUMP_AFTER_ALL, OPT_DUMP_DIR,
+	OPT_STOP_AFTER, OPT_TIME_PASSES, OPT_VERIFY_EACH, OPT_NO_VERIFY_EACH,
+	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
+	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
+};
+
+static const struct option longopts[] = {
+	{"cluster", required_argument, NULL, OPT_CLUSTER},
+	{"profile", required_argument, NULL, OPT_PROFILE},
+	{"output", required_argument, NULL, 'o'},
+	{"passes", required_argument, NULL, OPT_PASSES},
+	{"print-pipeline", no_argument, NULL, OPT_PRINT_PIPELINE},
+	{"list-passes", no_argument, NULL, OPT_LIST_PASSES},
+	{"dump-after", required_argument, NULL, OPT_DUMP_AFTER},
+	{"dump-after-all", no_argument, NULL, OPT_DUMP_AFTER_ALL},
+	{"dump-dir", required_argument, NULL, OPT_DUMP_DIR},
+	{"stop-after", required_argument, NULL, OPT_STOP_AFTER},
+	{"time-passes", no_argument, NULL, OPT_TIME_PASSES},
+	{"verify-each", no_argument, NULL, OPT_VERIFY_EACH},
+	{"no-verify-each", no_argument, NULL, OPT_NO_VERIFY_EACH},
+	{"stats-json", required_argument, NULL, OPT_STATS_JSON},
+	{"print-costs", required_argument, NULL, OPT_PRINT_COSTS},
+	{"emit", required_argument, NULL, OPT_EMIT},
+	{"best-effort", no_argument, NULL, OPT_BEST_EFFORT},
+	{"search-budget", required_argument, NULL, OPT_SEARCH_BUDGET},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
+	{"verbose", no_argument, NULL, 'v'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: pcc [options] INPUT.gir [-o OUTPUT]\n"
+	      "Compiles a training graph (gir) into a distributed plan for a cluster.\n"
+	      "\n"
+	      "Input and output:\n"
+	      "  -o, --output=FILE       write the result to FILE (default: stdout; '-' = stdout)\n"
+	      "      --cluster=FILE      the cluster (YAML, docs/cluster.md); default: the\n"
+	      "                          input's cluster block, else a built-in 2-GPU box\n"
+	      "      --profile=FILE      measured op times (YAML, docs/cost-model.md)\n"
+	      "      --emit=NAME         output format (see below; default gir)\n"
+	      "      --stats-json=FILE   simulate the plan; write makespan, bounds, memory as JSON\n"
+	      "      --print-costs=FILE  write the cost table as CSV\n"
+	      "Pipeline:\n"
+	      "  -O0, -O1, -O2           named pipelines (default -O1; --print-pipeline shows them)\n"
+	      "  -passes=LIST            run exactly LIST, e.g. -passes=simplify,annotate\n"
+	      "      --print-pipeline    print the pipeline as a -passes= string and exit\n"
+	      "      --list-passes       list passes and their options and exit\n"
+	      "      --stop-after=PASS   stop after PASS\n"
+	      "      --verify-each       verify the IR after every pass\n"
+	      "      --time-passes       print each pass's time and op count\n"
+	      "      --dump-after=A,B    write BASE.NN.PASS.gir after passes A and B ('parse' = 00)\n"
+	      "      --dump-after-all    write a dump after parsing and after every pass\n"
+	      "      --dump-dir=DIR      directory for dumps (default .)\n"
+	      "      --best-effort       place even if memory does not fit\n"
+	      "      --search-budget=S   seconds for -O2's search (default 3)\n"
+	      "      --seed=N            seed for randomised searches (default 1)\n"
+	      "Other:\n"
+	      "      --max-errors=N      stop after N errors (default 20)\n"
+	      "  -v, --verbose           one-line report from each pass\n"
+	      "      --version, --help\n"
+	      "\n"
+	      "Exit status: 0 success, 1 bad input, 2 bad usage, 3 infeasible plan,\n"
+	      "4 internal error.\n",
+	      f);
+	int n;
+	const Backend *b = backend_table(&n);
+	fputs("\nBackends (--emit):\n", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "  %-10s %s\n", b[i].name, b[i].desc);
+}
+
+static void list_passes(void)
+{
+	int n;
+	const PassInfo *p = pass_table(&n);
+	for (int i = 0; i < n; i++) {
+		printf("%-14s %s\n", p[i].name, p[i].desc);
+		if (*p[i].options)
+			printf("%-14s options: %s\n", "", p[i].options);
+	}
+	fputs("\nNamed pipelines:\n", stdout);
+	const char *lv[] = {"O0", "O1", "O2"};
+	for (int i = 0; i < 3; i++)
+		printf("  -%s = -passes=%s\n", lv[i], pipeline_named(lv[i]));
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("pcc: error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'pcc --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_double(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtod(s, &end);
+	return *s && !*end && !errno;
+}
+
+static int parse_args(int argc, char **argv, Opts *o)
+{
+	/* LLVM spells '-passes=' with one dash; so do we. */
+	for (int i = 1; i < argc; i++)
+		if (strncmp(argv[i], "-passes=", 8) == 0) {
+			size_t n = strlen(argv[i]) + 2;
+			char *s = xmalloc(n);
+			snprintf(s, n, "-%s", argv[i]);
+			argv[i] = s; /* freed at exit */
+		}
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:O:vh", longopts, NULL)) != -1) {
+		double x;
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'O':
+			if (strcmp(optarg, "0") && strcmp(optarg, "1") &&
+			    strcmp(optarg, "2"))
+				return usage_error("unknown optimisation level '-O%s'",
+						   optarg);
+			o->olevel = optarg;
+			break;
+		case 'v': o->run.verbose = true; break;
+		case 'h':
+		case OPT_HELP: usage(stdout); exit(EXIT_OK);
+		case OPT_VERSION:
+			printf("pcc %s (gir %d)\n", PCC_VERSION, GIR_VERSION);
+			exit(EXIT_OK);
+		case OPT_CLUSTER: o->cluster = optarg; break;
+		case OPT_PROFILE: o->profile = optarg; break;
+		case OPT_PASSES: o->passes = optarg; break;
+		case OPT_PRINT_PIPELINE: o->print_pipeline = true; break;
+		case OPT_LIST_PASSES: o->list_passes = true; break;
+		case OPT_DUMP_AFTER: o->run.dump_after = optarg; break;
+		case OPT_DUMP_AFTER_ALL: o->run.dump_all = true; break;
+		case OPT_DUMP_DIR: o->run.dump_dir = optarg; break;
+		case OPT_STOP_AFTER: o->run.stop_after = optarg; break;
+		case OPT_TIME_PASSES: o->run.time_passes = true; break;
+		case OPT_VERIFY_EACH: o->run.verify_each = true; break;
+		case OPT_NO_VERIFY_EACH: o->run.verify_each = false; break;
+		case OPT_STATS_JSON: o->stats_json = optarg; break;
+		case OPT_PRINT_COSTS: o->print_costs = optarg; break;
+		case OPT_EMIT: o->emit = optarg; break;
+		case OPT_BEST_EFFORT: o->run.best_effort = true; break;
+		case OPT_SEARCH_BUDGET:
+			if (!parse_double(optarg, &x) || x < 0)
+				return usage_error("bad --search-budget '%s'", optarg);
+			o->run.search_budget = x;
+			break;
+		case OPT_SEED:
+			if (!parse_double(optarg, &x) || x < 0 || x > 4294967295.0)
+				return usage_error("bad --seed '%s'", optarg);
+			o->run.seed = (unsigned)x;
+			break;
+		case OPT_MAX_ERRORS:
+			if (!parse_double(optarg, &x) || x < 1)
+				return usage_error("bad --max-errors '%s'", optarg);
+			o->max_errors = (int)x;
+			break;
+		case ':':
+			return usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o->input = argv[optind++];
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->passes && o->olevel)
+		return usage_error("%s", "give either -passes= or -O, not both");
+	return EXIT_OK;
+}
+
+/* "dir/model.gir" -> "model" (arena string) */
+static const char *dump_base(Arena *a, const char *input)
+{
+	if (strcmp(input, "-") == 0)
+		return "stdin";
+	const char *b = strrchr(input, '/');
+	b = b ? b + 1 : input;
+	const char *dot = strrchr(b, '.');
+	return arena_strndup(a, b, dot && dot != b ? (size_t)(dot - b) : strlen(b));
+}
+
+static const char *join_args(Arena *a, int argc, char **argv)
+{
+	size_t n = 1;
+	for (int i = 0; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	char *s = arena_alloc(a, n), *p = s;
+	for (int i = 0; i < argc; i++)
+		p += sprintf(p, "%s%s", i ? " " : "", argv[i]);
+	return s;
+}
+
+typedef struct EmitArg {
+	const Backend *b;
+	EmitCtx ctx;
+} EmitArg;
+
+static bool emit_backend(FILE *f, const void *arg)
+{
+	const EmitArg *e = arg;
+	return e->b->emit(f, &e->ctx);
+}
+
+typedef struct StatsArg {
+	const Graph *g;
+	const CostModel *m;
+	const SimResult *r;
+} StatsArg;
+
+static bool emit_stats(FILE *f, const void *arg)
+{
+	const StatsArg *s = arg;
+	sim_stats_json(f, s->g, s->m, s->r);
+	return true;
+}
+
+static int write_out(const char *path, bool (*fn)(FILE *, const void *),
+		     const void *arg)
+{
+	if (write_file_atomic(path, fn, arg))
+		return EXIT_OK;
+	fprintf(stderr, "pcc: error: cannot write '%s': %s\n", path,
+		strerror(errno));
+	return EXIT_BADINPUT;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --time-passes: the phases around the pipeline, and the peak RSS. */
+static void phase(const Opts *o, const char *name, double *t0)
+{
+	double t = now();
+	if (o->run.time_passes)
+		fprintf(stderr, "%-4s %-14s %12.6f\n", "", name, t - *t0);
+	*t0 = t;
+}
+
+static void report_rss(const Opts *o)
+{
+	struct rusage ru;
+	if (o->run.time_passes && getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(stderr, "%-4s %-14s %12.1f MiB\n", "", "peak RSS",
+			(double)ru.ru_maxrss / 1024.0);
+}
+
+static int run(int argc, char **argv, Arena *a)
+{
+	Opts o = {.output = "-", .emit = "gir", .max_errors = 20};
+	o.run.search_budget = 3;
+	o.run.seed = 1;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.list_passes) {
+		list_passes();
+		return EXIT_OK;
+	}
+	const char *pstr = o.passes;
+	if (!pstr)
+		pstr = pipeline_named(o.olevel ? (o.olevel[0] == '0' ? "O0" :
+						  o.olevel[0] == '1' ? "O1" : "O2")
+					       : "O1");
+	Pipeline pipe;
+	char err[512];
+	if (!pipeline_parse(pstr, &pipe, err, sizeof err))
+		return usage_error("%s", err);
+	if (o.print_pipeline) {
+		fputs("-passes=", stdout);
+		pipeline_print(stdout, &pipe);
+		pipeline_free(&pipe);
+		return EXIT_OK;
+	}
+	if (o.run.stop_after && !pass_find(o.run.stop_after)) {
+		pipeline_free(&pipe);
+		return usage_error("unknown pass '%s' in --stop-after", o.run.stop_after);
+	}
+	const Backend *be = backend_find(o.emit);
+	if (!be) {
+		pipeline_free(&pipe);
+		return usage_error("unknown backend '%s' (see --help)", o.emit);
+	}
+	if (!o.input) {
+		pipeline_free(&pipe);
+		return usage_error("%s", "no input file");
+	}
+
+	Diag d;
+	char *src = NULL;
+	double t0 = now();
+	Graph *g = gir_read_file(o.input, &d, &src);
+	phase(&o, "read+parse", &t0);
+	d.max_errors = o.max_errors;
+	rc = EXIT_OK;
+	if (!g) {
+		if (!src)
+			fprintf(stderr, "pcc: error: cannot read '%s': %s\n",
+				o.input, strerror(errno));
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	if (o.cluster) {
+		Diag cd;
+		size_t clen;
+		char *csrc = read_file(o.cluster, &clen);
+		if (!csrc) {
+			fprintf(stderr, "pcc: error: cannot read '%s': %s\n",
+				o.cluster, strerror(errno));
+			rc = EXIT_BADINPUT;
+			goto out;
+		}
+		diag_init(&cd, stderr, o.cluster, csrc, clen);
+		cd.max_errors = o.max_errors;
+		Cluster *c = cluster_parse_yaml(g->arena, o.cluster, csrc, clen, &cd);
+		free(csrc);
+		if (!c) {
+			rc = EXIT_BADINPUT;
+			goto out;
+		}
+		g->cluster = c;
+	} else if (!g->cluster) {
+		g->cluster = cluster_default(g->arena);
+		fprintf(stderr,
+			"pcc: note: no cluster given; using the built-in default "
+			"'%s' (see docs/cluster.md)\n", g->cluster->name);
+	}
+	if (graph_infer_types(g, &d) || graph_verify(g, &d)) {
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	phase(&o, "infer+verify", &t0);
+	CostModel cost = {g, g->cluster, NULL};
+	if (o.profile) {
+		Diag pd;
+		size_t plen;
+		char *psrc = read_file(o.profile, &plen);
+		if (!psrc) {
+			fprintf(stderr, "pcc: error: cannot read '%s': %s\n",
+				o.profile, strerror(errno));
+			rc = EXIT_BADINPUT;
+			goto out;
+		}
+		diag_init(&pd, stderr, o.profile, psrc, plen);
+		cost.prof = profile_parse(g->arena, o.profile, psrc, plen, &pd);
+		free(psrc);
+		if (!cost.prof) {
+			rc = EXIT_BADINPUT;
+			goto out;
+		}
+	}
+	o.run.dump_base = dump_base(a, o.input);
+	o.run.repro_src = src;
+	o.run.repro_len = strlen(src);
+	o.run.repro_cmd = join_args(a, argc, argv);
+	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
+	if (rc)
+		goto out;
+	t0 = now();
+
+	SimResult sim = {0};
+	bool simulated = false;
+	if (o.stats_json) {
+		if ((rc = sim_run(g, &cost, &sim, &d)))
+			goto out;
+		simulated = true;
+		phase(&o, "simulate", &t0);
+		StatsArg sa = {g, &cost, &sim};
+		rc = write_out(o.stats_json, emit_stats, &sa);
+	}
+	if (!rc && o.print_costs) {
+		EmitArg ea = {backend_find("costs"), {g, &cost}};
+		rc = write_out(o.print_costs, emit_backend, &ea);
+	}
+	if (!rc) {
+		EmitArg ea = {be, {g, &cost}};
+		rc = write_out(o.output, emit_backend, &ea);
+		phase(&o, "emit", &t0);
+	}
+	report_rss(&o);
+	if (simulated)
+		sim_free(&sim);
+out:
+	pipeline_free(&pipe);
+	graph_free(g);
+	free(src);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	Arena *a = arena_new();
+	char **args = xmalloc(sizeof(char *) * (size_t)(argc + 1));
+	memcpy(args, argv, sizeof(char *) * (size_t)(argc + 1));
+	int rc = run(argc, args, a);
+	for (int i = 0; i < argc; i++)
+		if (args[i] != argv[i])
+			free(args[i]);
+	free(args);
+	arena_free(a);
+	return rc;
+}

@@ -1,0 +1,426 @@
+/* manager.c — the pass manager: the pass table (passes.def), -passes=
+ * pipeline strings, named -O pipelines, per-pass dumps, --verify-each,
+ * --time-passes, --stop-after, and crash reproducers. */
+#include "passes.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const PassInfo pass_tab[] = {
+#define PASS(name, fn, opts, desc) {name, desc, opts, fn},
+#include "passes.def"
+};
+enum { NPASSES = sizeof pass_tab / sizeof pass_tab[0] };
+
+static const struct {
+	const char *name, *str;
+} pipe_tab[] = {
+#define PIPELINE(name, str) {name, str},
+#include "passes.def"
+};
+enum { NPIPES = sizeof pipe_tab / sizeof pipe_tab[0] };
+
+const PassInfo *pass_table(int *n)
+{
+	*n = NPASSES;
+	return pass_tab;
+}
+
+const PassInfo *pass_find(const char *name)
+{
+	for (int i = 0; i < NPASSES; i++)
+		if (strcmp(pass_tab[i].name, name) == 0)
+			return &pass_tab[i];
+	return NULL;
+}
+
+const char *pipeline_named(const char *name)
+{
+	for (int i = 0; i < NPIPES; i++)
+		if (strcmp(pipe_tab[i].name, name) == 0)
+			return pipe_tab[i].str;
+	return NULL;
+}
+
+/* Does the comma-separated option list opts declare key?  If so, copies
+ * its default into dflt. */
+static bool declared(const char *opts, const char *key, char *dflt, size_t n)
+{
+	size_t klen = strlen(key);
+	for (const char *p = opts; *p;) {
+		const char *end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		const char *kend = eq ? eq : end;
+		if ((size_t)(kend - p) == klen && strncmp(p, key, klen) == 0) {
+			if (dflt) {
+				size_t m = eq ? (size_t)(end - eq - 1) : 0;
+				if (m >= n)
+					m = n - 1;
+				memcpy(dflt, eq ? eq + 1 : "", m);
+				dflt[m] = 0;
+			}
+			return true;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		s[--n] = 0;
+	return s;
+}
+
+void pipeline_free(Pipeline *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		for (int j = 0; j < p->steps[i].nargs; j++) {
+			free((char *)p->steps[i].args[j].key);
+			free((char *)p->steps[i].args[j].val);
+		}
+		free(p->steps[i].args);
+	}
+	free(p->steps);
+	p->steps = NULL;
+	p->n = 0;
+}
+
+bool pipeline_parse(const char *s, Pipeline *p, char *err, size_t n)
+{
+	p->steps = NULL;
+	p->n = 0;
+	char *buf = xstrdup(s);
+	char *q = buf;
+	bool ok = true;
+	while (ok) {
+		/* one element: name or name<args>, up to a ',' outside <> */
+		char *start = q;
+		int depth = 0;
+		while (*q && !(*q == ',' && depth == 0)) {
+			if (*q == '<')
+				depth++;
+			else if (*q == '>')
+				depth--;
+			q++;
+		}
+		bool last = !*q;
+		*q = 0;
+		char *elem = trim(start);
+		if (!*elem) {
+			if (last && p->n == 0)
+				break; /* the empty pipeline */
+			snprintf(err, n, "empty pass name in pipeline '%s'", s);
+			ok = false;
+			break;
+		}
+		char *args = strchr(elem, '<');
+		if (args) {
+			size_t len = strlen(args);
+			if (args[len - 1] != '>') {
+				snprintf(err, n, "missing '>' after options of '%s'", elem);
+				ok = false;
+				break;
+			}
+			args[len - 1] = 0;
+			*args++ = 0;
+		}
+		elem = trim(elem);
+		const PassInfo *pi = pass_find(elem);
+		if (!pi) {
+			snprintf(err, n, "unknown pass '%s' (see --list-passes)", elem);
+			ok = false;
+			break;
+		}
+		p->steps = xrealloc(p->steps, sizeof(PipeStep) * (size_t)(p->n + 1));
+		PipeStep *st = &p->steps[p->n++];
+		*st = (PipeStep){pi, NULL, 0};
+		for (char *a = args; ok && a && *a;) {
+			char *comma = strchr(a, ',');
+			if (comma)
+				*comma = 0;
+			char *eq = strchr(a, '=');
+			char *key = trim(a), *val = (char *)"true";
+			if (eq) {
+				*eq = 0;
+				key = trim(a);
+				val = trim(eq + 1);
+			}
+			if (!declared(pi->options, key, NULL, 0)) {
+				snprintf(err, n, "pass '%s' has no option '%s'%s%s",
+					 pi->name, key,
+					 *pi->options ? "; options: " : "",
+					 pi->options);
+				ok = false;
+				break;
+			}
+			st->args = xrealloc(st->args,
+					    sizeof(PassArg) * (size_t)(st->nargs + 1));
+			st->args[st->nargs++] = (PassArg){xstrdup(key), xstrdup(val)};
+			a = comma ? comma + 1 : NULL;
+		}
+		if (last)
+			break;
+		q++;
+	}
+	free(buf);
+	if (!ok)
+		pipeline_free(p);
+	return ok;
+}
+
+void pipeline_print(FILE *f, const Pipeline *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		fprintf(f, "%s%s", i ? "," : "", p->steps[i].pass->name);
+		for (int j = 0; j < p->steps[i].nargs; j++)
+			fprintf(f, "%c%s=%s", j ? ',' : '<', p->steps[i].args[j].key,
+				p->steps[i].args[j].val);
+		if (p->steps[i].nargs)
+			fputc('>', f);
+	}
+	fputc('\n', f);
+}
+
+const char *pass_opt(const PassCtx *ctx, const char *key)
+{
+	for (int i = 0; i < ctx->nargs; i++)
+		if (strcmp(ctx->args[i].key, key) == 0)
+			return ctx->args[i].val;
+	const PassInfo *pi = pass_find(ctx->pass);
+	char dflt[128];
+	if (pi && declared(pi->options, key, dflt, sizeof dflt))
+		return arena_strdup(ctx->scratch, dflt);
+	pcc_die("pass '%s' asked for undeclared option '%s'", ctx->pass, key);
+}
+
+double pass_opt_num(const PassCtx *ctx, const char *key)
+{
+	return strtod(pass_opt(ctx, key), NULL);
+}
+
+int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "pcc: internal error in pass '%s': ", ctx->pass);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_INTERNAL;
+}
+
+/* ---- writing files ---------------------------------------------------- */
+
+bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
+		       const void *arg)
+{
+	if (strcmp(path, "-") == 0) {
+		bool ok = emit(stdout, arg);
+		return fflush(stdout) == 0 && ok;
+	}
+	size_t n = strlen(path);
+	char *tmp = xmalloc(n + 16);
+	snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		free(tmp);
+		return false;
+	}
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		errno = e;
+		return false;
+	}
+	static const int BUFSZ = 1 << 20;
+	setvbuf(f, NULL, _IOFBF, BUFSZ);
+	bool ok = emit(f, arg);
+	ok = fflush(f) == 0 && ok;
+	ok = !ferror(f) && ok;
+	int e = errno;
+	ok = fclose(f) == 0 && ok;
+	/* mkstemp creates 0600; give the file the usual permissions. */
+	mode_t mask = umask(0);
+	umask(mask);
+	if (ok && chmod(tmp, 0666 & ~mask) != 0)
+		ok = false;
+	if (ok && rename(tmp, path) != 0)
+		ok = false;
+	if (!ok) {
+		if (!e)
+			e = errno;
+		unlink(tmp);
+		errno = e ? e : EIO;
+	}
+	free(tmp);
+	return ok;
+}
+
+static bool emit_gir(FILE *f, const void *g)
+{
+	gir_print(f, g);
+	return true;
+}
+
+bool write_gir_file(const char *path, const Graph *g)
+{
+	return write_file_atomic(path, emit_gir, g);
+}
+
+/* ---- running ---------------------------------------------------------- */
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint32_t live_ops(const Graph *g)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		n += !g->ops[i]->dead;
+	return n;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+	return list && declared(list, name, NULL, 0);
+}
+
+static int dump(const RunOptions *o, const Graph *g, int nn, const char *pass)
+{
+	const char *dir = o->dump_dir ? o->dump_dir : ".";
+	const char *base = o->dump_base ? o->dump_base : "pcc";
+	size_t n = strlen(dir) + strlen(base) + strlen(pass) + 32;
+	char *path = xmalloc(n);
+	snprintf(path, n, "%s/%s.%02d.%s.gir", dir, base, nn, pass);
+	bool ok = write_gir_file(path, g);
+	if (!ok)
+		fprintf(stderr, "pcc: error: cannot write dump '%s': %s\n", path,
+			strerror(errno));
+	free(path);
+	return ok ? EXIT_OK : EXIT_BADINPUT;
+}
+
+static bool emit_repro(FILE *f, const void *arg)
+{
+	const RunOptions *o = arg;
+	fprintf(f, "# pcc reproducer: the input of a run that failed\n");
+	fprintf(f, "# RUN: %s\n", o->repro_cmd ? o->repro_cmd : "pcc");
+	fwrite(o->repro_src, 1, o->repro_len, f);
+	return true;
+}
+
+static void write_repro(const RunOptions *o)
+{
+	if (!o->repro_src)
+		return;
+	const char *dir = o->dump_dir ? o->dump_dir : ".";
+	const char *base = o->dump_base ? o->dump_base : "pcc";
+	size_t n = strlen(dir) + strlen(base) + 16;
+	char *path = xmalloc(n);
+	snprintf(path, n, "%s/%s.repro.gir", dir, base);
+	if (write_file_atomic(path, emit_repro, o))
+		fprintf(stderr, "pcc: note: reproducer written to '%s'\n", path);
+	free(path);
+}
+
+int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
+		 Diag *d, const RunOptions *o)
+{
+	int rc = EXIT_OK;
+	if ((o->dump_all || in_list(o->dump_after, "parse")) &&
+	    (rc = dump(o, g, 0, "parse")))
+		return rc;
+	Arena *scratch = arena_new();
+	double total = 0;
+	if (o->time_passes)
+		fprintf(stderr, "%-4s %-14s %12s %10s\n", "#", "pass", "seconds", "ops");
+	for (int i = 0; i < p->n; i++) {
+		const PipeStep *st = &p->steps[i];
+		PassCtx ctx = {
+			.g = g, .diag = d, .cost = cost, .scratch = scratch,
+			.args = st->args, .nargs = st->nargs,
+			.pass = st->pass->name, .best_effort = o->best_effort,
+			.search_budget = o->search_budget, .seed = o->seed,
+			.report = o->verbose ? stderr : NULL,
+		};
+		d->pass = st->pass->name;
+		double t0 = now();
+		rc = st->pass->run(&ctx);
+		double dt = now() - t0;
+		total += dt;
+		d->pass = NULL;
+		arena_reset(scratch);
+		for (uint32_t k = 0; k < g->nops; k++)
+			if (g->ops[k]->dead) {
+				graph_compact(g);
+				break;
+			}
+		if (o->time_passes)
+			fprintf(stderr, "%-4d %-14s %12.6f %10u\n", i + 1,
+				st->pass->name, dt, live_ops(g));
+		if (rc == EXIT_INTERNAL)
+			write_repro(o);
+		if (rc)
+			break;
+		if (o->verify_each) {
+			Diag vd = *d;
+			vd.nerrors = 0;
+			vd.src = NULL; /* locations may be stale after a pass */
+			if (graph_verify(g, &vd)) {
+				fprintf(stderr,
+					"pcc: internal error: invalid IR after pass '%s'\n",
+					st->pass->name);
+				write_repro(o);
+				rc = EXIT_INTERNAL;
+				break;
+			}
+		}
+		if ((o->dump_all || in_list(o->dump_after, st->pass->name)) &&
+		    (rc = dump(o, g, i + 1, st->pass->name)))
+			break;
+		if (o->stop_after && strcmp(o->stop_after, st->pass->name) == 0)
+			break;
+	}
+	if (o->time_passes)
+		fprintf(stderr, "%-4s %-14s %12.6f %10u\n", "", "total", total,
+			live_ops(g));
+	arena_free(scratch);
+	return rc;
+}
+
+/* ---- a test-only pass -------------------------------------------------- */
+
+/* Makes the IR invalid (an op's input points at a removed op), so tests can
+ * check that --verify-each names the pass (LLVM trigger-verifier-error). */
+int pass_test_break_ir(PassCtx *ctx)
+{
+	Graph *g = ctx->g;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Op *op = g->ops[i];
+		if (!op->dead && op->nin) {
+			Op *victim = op->in[0].src;
+			victim->dead = true; /* without rewiring: invalid */
+			return EXIT_OK;
+		}
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,97 @@
+/* passes.h — the pass manager and every pass (one file each). */
+#ifndef PCC_PASSES_H
+#define PCC_PASSES_H
+
+#include "../ir/ir.h"
+
+/* Options of one pass instance: "fuse<range=200,mem=0.25>". */
+typedef struct PassArg {
+	const char *key, *val;
+} PassArg;
+
+typedef struct PassCtx {
+	Graph *g;
+	Diag *diag;
+	const CostModel *cost;
+	Arena *scratch;          /* reset after each pass */
+	const PassArg *args;
+	int nargs;
+	const char *pass;        /* name of the running pass */
+	bool best_effort;
+	double search_budget;    /* seconds */
+	unsigned seed;
+	FILE *report;            /* stderr: one-line pass reports */
+} PassCtx;
+
+/* A pass returns EXIT_OK, or EXIT_BADINPUT / EXIT_INFEASIBLE after
+ * reporting on ctx->diag. */
+typedef int (*PassFn)(PassCtx *ctx);
+
+typedef struct PassInfo {
+	const char *name;
+	const char *desc;
+	const char *options;     /* "range=200,mem=0.25": names and defaults */
+	PassFn run;
+} PassInfo;
+
+/* passes.def expands to one prototype per pass. */
+#define PASS(name, fn, opts, desc) int fn(PassCtx *ctx);
+#include "passes.def"
+
+/* ---- manager.c --------------------------------------------------------- */
+const PassInfo *pass_find(const char *name);
+const PassInfo *pass_table(int *n);
+const char *pipeline_named(const char *name);   /* "O1" -> its string */
+
+typedef struct PipeStep {
+	const PassInfo *pass;
+	PassArg *args;
+	int nargs;
+} PipeStep;
+
+typedef struct Pipeline {
+	PipeStep *steps;
+	int n;
+} Pipeline;
+
+/* Parses "a,b<k=v,k2=v2>,c" (names checked, option names checked against
+ * the pass's declared options).  Errors to err; false on failure. */
+bool pipeline_parse(const char *s, Pipeline *p, char *err, size_t n);
+void pipeline_free(Pipeline *p);
+void pipeline_print(FILE *f, const Pipeline *p);
+
+/* Option lookup for the running pass: the given value, else the default
+ * declared in the pass table. */
+const char *pass_opt(const PassCtx *ctx, const char *key);
+double pass_opt_num(const PassCtx *ctx, const char *key);
+/* A bug found by a pass: "pcc: internal error in pass 'P': ...";
+ * returns EXIT_INTERNAL for the pass to return. */
+int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Runs a pipeline over g.  See docs/passes.md for the options. */
+typedef struct RunOptions {
+	bool verify_each;
+	bool time_passes;
+	bool verbose;            /* pass reports on stderr */
+	bool best_effort;
+	double search_budget;
+	unsigned seed;
+	const char *dump_dir;    /* NULL: dumps beside the output / cwd */
+	const char *dump_base;   /* BASE of BASE.NN.PASS.gir */
+	bool dump_all;
+	const char *dump_after;  /* comma-separated pass names, or NULL */
+	const char *stop_after;  /* pass name, or NULL */
+	const char *repro_src;   /* original input text, for BASE.repro.gir */
+	size_t repro_len;
+	const char *repro_cmd;   /* command line for the repro header */
+} RunOptions;
+int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
+		 Diag *d, const RunOptions *o);
+/* Writes g to path atomically (temporary file, then rename); "-" is
+ * stdout.  Returns false with errno set on failure. */
+bool write_gir_file(const char *path, const Graph *g);
+bool write_file_atomic(const char *path,
+		       bool (*emit)(FILE *f, const void *arg), const void *arg);
+
+#endif

@@ -1,0 +1,193 @@
+/* simplify.c — graph simplification (TAG §4.1.1, "Simplifying the graph").
+ *
+ * 1. No-op removal.  Ops the op table flags OPF_NOOP (Identity, IdentityN,
+ *    NoOp, StopGradient, Snapshot, ...) are bypassed: a data use of output k
+ *    reads the no-op's data input k instead; a control use waits for all
+ *    of the no-op's inputs instead.  A data use also inherits the no-op's
+ *    control inputs, so no ordering constraint is lost.  Visiting ops in
+ *    topological order makes chains of no-ops collapse in one sweep.
+ *    A no-op that is itself a sink (below) is kept.
+ * 2. Dead-op removal.  Sinks are update ops (@role = update or an Apply*
+ *    op), loss ops (@role = loss or a loss op), and declared outputs
+ *    (@output = true).  In a graph with none of these (an inference
+ *    graph), every op without consumers is a sink, except a NoOp-like op
+ *    without outputs.  Ops from which no sink is reachable along data or
+ *    control edges are removed.
+ * O(V + E); no recursion. */
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_noop(const Op *op)
+{
+	const OpInfo *info = op_info(op->opcode);
+	return info && (info->flags & OPF_NOOP);
+}
+
+static bool is_explicit_sink(const Graph *g, const Op *op)
+{
+	const OpInfo *info = op_info(op->opcode);
+	const char *role = op_ann_str(g, op, ANN_ROLE);
+	if (role && (strcmp(role, "update") == 0 || strcmp(role, "loss") == 0))
+		return true;
+	if (op_get_bool(g, op, g->ann[ANN_OUTPUT], false))
+		return true;
+	return info && (info->flags & (OPF_UPDATE | OPF_LOSS)) && !role;
+}
+
+/* Appends a control input on src to the list, unless already present. */
+static void add_ctrl(Input **v, uint32_t *n, uint32_t *cap, Op *src)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if ((*v)[i].src == src && (*v)[i].ctrl)
+			return;
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		*v = xrealloc(*v, sizeof(Input) * *cap);
+	}
+	(*v)[(*n)++] = (Input){src, 0, true};
+}
+
+int pass_simplify(PassCtx *ctx)
+{
+	Graph *g = ctx->g;
+	const uint32_t *topo = graph_topo(g);
+	if (!topo)
+		return pass_internal_error(ctx, "graph has a cycle");
+	uint32_t n = g->nops, live = 0;
+	for (uint32_t i = 0; i < n; i++)
+		live += !g->ops[i]->dead;
+	uint32_t *order = xmalloc(sizeof *order * (live + 1));
+	memcpy(order, topo, sizeof *order * live);
+
+	/* Which ops are sinks; whether any explicit sink exists. */
+	const Uses *u = graph_uses(g);
+	bool *sink = xcalloc(n + 1, sizeof *sink);
+	bool any_explicit = false;
+	for (uint32_t i = 0; i < n; i++)
+		if (!g->ops[i]->dead && is_explicit_sink(g, g->ops[i]))
+			sink[i] = any_explicit = true;
+	if (!any_explicit)
+		for (uint32_t i = 0; i < n; i++) {
+			Op *op = g->ops[i];
+			if (!op->dead && u->start[i] == u->start[i + 1] &&
+			    !(is_noop(op) && op->nout == 0))
+				sink[i] = true;
+		}
+
+	/* 1. bypass no-ops */
+	bool *gone = xcalloc(n + 1, sizeof *gone);
+	Input *buf = NULL;
+	uint32_t cap = 0, removed_noops = 0;
+	for (uint32_t t = 0; t < live; t++) {
+		Op *op = g->ops[order[t]];
+		bool changed = false;
+		for (uint32_t j = 0; j < op->nin; j++)
+			changed |= gone[op->in[j].src->id];
+		if (changed) {
+			uint32_t m = 0;
+			/* data inputs keep their positions */
+			for (uint32_t j = 0; j < op->nin; j++) {
+				Input in = op->in[j];
+				if (in.ctrl)
+					continue;
+				if (gone[in.src->id]) {
+					Op *r = in.src;
+					uint32_t k = 0;
+					for (uint32_t q = 0; q < r->nin; q++)
+						if (!r->in[q].ctrl && k++ == in.idx) {
+							in.src = r->in[q].src;
+							in.idx = r->in[q].idx;
+							break;
+						}
+				}
+				if (m == cap) {
+					cap = cap ? 2 * cap : 8;
+					buf = xrealloc(buf, sizeof(Input) * cap);
+				}
+				buf[m++] = in;
+			}
+			uint32_t ndata = m;
+			for (uint32_t j = 0; j < op->nin; j++) {
+				Input in = op->in[j];
+				if (!gone[in.src->id]) {
+					if (in.ctrl)
+						add_ctrl(&buf, &m, &cap, in.src);
+					continue;
+				}
+				/* inherit the bypassed op's control inputs; a
+				 * control use waits for all its inputs */
+				Op *r = in.src;
+				for (uint32_t q = 0; q < r->nin; q++)
+					if (r->in[q].ctrl || in.ctrl)
+						add_ctrl(&buf, &m, &cap, r->in[q].src);
+			}
+			/* a control edge duplicating a data edge is redundant */
+			uint32_t w = ndata;
+			for (uint32_t j = ndata; j < m; j++) {
+				bool dup = false;
+				for (uint32_t q = 0; q < ndata && !dup; q++)
+					dup = buf[q].src == buf[j].src;
+				if (!dup)
+					buf[w++] = buf[j];
+			}
+			m = w;
+			op->in = arena_alloc(g->arena, sizeof(Input) * (m ? m : 1));
+			memcpy(op->in, buf, sizeof(Input) * m);
+			op->nin = m;
+		}
+		if (is_noop(op) && !sink[op->id]) {
+			/* a no-op whose outputs are not all forwarded stays */
+			uint32_t ndata = 0;
+			for (uint32_t j = 0; j < op->nin; j++)
+				ndata += !op->in[j].ctrl;
+			if (op->nout <= ndata) {
+				gone[op->id] = true;
+				removed_noops++;
+			}
+		}
+	}
+	free(buf);
+	for (uint32_t i = 0; i < n; i++)
+		if (gone[i])
+			graph_remove_op(g, g->ops[i]);
+	graph_invalidate(g);
+
+	/* 2. keep what a sink depends on */
+	bool *keep = xcalloc(n + 1, sizeof *keep);
+	uint32_t *stack = xmalloc(sizeof *stack * (n + 1)), sp = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (sink[i] && !g->ops[i]->dead) {
+			keep[i] = true;
+			stack[sp++] = i;
+		}
+	while (sp) {
+		Op *op = g->ops[stack[--sp]];
+		for (uint32_t j = 0; j < op->nin; j++) {
+			uint32_t s = op->in[j].src->id;
+			if (!keep[s]) {
+				keep[s] = true;
+				stack[sp++] = s;
+			}
+		}
+	}
+	uint32_t removed_dead = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!g->ops[i]->dead && !keep[i]) {
+			graph_remove_op(g, g->ops[i]);
+			removed_dead++;
+		}
+	graph_compact(g);
+	if (ctx->report)
+		fprintf(ctx->report,
+			"simplify: removed %u no-op%s and %u dead op%s: %u -> %u ops\n",
+			removed_noops, removed_noops == 1 ? "" : "s", removed_dead,
+			removed_dead == 1 ? "" : "s", live, g->nops);
+	free(stack);
+	free(keep);
+	free(gone);
+	free(sink);
+	free(order);
+	return EXIT_OK;
+}
