@@ -5,17 +5,19 @@
 #   make fuzz         build and briefly run the libFuzzer targets (clang)
 #   make bench        performance figures (never pass/fail)
 #   make install PREFIX=/usr/local
-.POSIX:
 .SUFFIXES:
 
 CC       ?= cc
+ifeq ($(origin CC),default)
+CC        = cc
+endif
 PREFIX   ?= /usr/local
 FLEX     ?= flex
 BISON    ?= bison
 CFLAGS   ?= -O2 -g
 WARN      = -Wall -Wextra -Werror -Wno-unused-parameter
 STD       = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-LIBS      = -lyaml -lm -lpthread
+LIBS      = -lyaml -ljson-c -lm -lpthread
 
 ifeq ($(SANITIZE),1)
 B        ?= build-san

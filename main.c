@@ -136,16 +136,12 @@ static bool parse_double(const char *s, double *out)
 	return *s && !*end && !errno;
 }
 
-static int parse_args(int argc, char **argv, Opts *o)
+static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 {
 	/* LLVM spells '-passes=' with one dash; so do we. */
 	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], "-passes=", 8) == 0) {
-			size_t n = strlen(argv[i]) + 2;
-			char *s = xmalloc(n);
-			snprintf(s, n, "-%s", argv[i]);
-			argv[i] = s; /* freed at exit */
-		}
+		if (strncmp(argv[i], "-passes=", 8) == 0)
+			argv[i] = arena_printf(a, "-%s", argv[i]);
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:O:vh", longopts, NULL)) != -1) {
@@ -297,7 +293,7 @@ static int run(int argc, char **argv, Arena *a)
 	Opts o = {.output = "-", .emit = "gir", .max_errors = 20};
 	o.run.search_budget = 3;
 	o.run.seed = 1;
-	int rc = parse_args(argc, argv, &o);
+	int rc = parse_args(argc, argv, &o, a);
 	if (rc)
 		return rc;
 	if (o.list_passes) {
@@ -440,9 +436,6 @@ int main(int argc, char **argv)
 	char **args = xmalloc(sizeof(char *) * (size_t)(argc + 1));
 	memcpy(args, argv, sizeof(char *) * (size_t)(argc + 1));
 	int rc = run(argc, args, a);
-	for (int i = 0; i < argc; i++)
-		if (args[i] != argv[i])
-			free(args[i]);
 	free(args);
 	arena_free(a);
 	return rc;

@@ -16,4 +16,15 @@ Graph *gir_parse(const char *file, const char *src, size_t len, Diag *d);
  * a pointer to the source text, which the caller frees with free(*srcp). */
 Graph *gir_read_file(const char *path, Diag *d, char **srcp);
 
+/* ---- tfgraph.c: TensorFlow GraphDef importers --------------------------- */
+/* GraphDefs in protobuf text format (.pbtxt) and TF.js graph models
+ * (model.json; weights read beside it for small constants).  -1
+ * dimensions of Placeholders become batch; the rest follows by inference
+ * (docs/tf-import.md). */
+typedef struct TfImportOptions { int64_t batch; /* binds -1 dims; default 1 */ } TfImportOptions;
+Graph *tf_parse_pbtxt(const char *file, const char *src, size_t len, const TfImportOptions *o, Diag *d);
+Graph *tf_parse_json(const char *file, const char *src, size_t len, const TfImportOptions *o, Diag *d);
+/* Chooses gir, pbtxt or TF.js JSON by file extension (.gir, .pbtxt/.pbtx, .json) or content sniffing. */
+Graph *read_any_graph(const char *path, const TfImportOptions *o, Diag *d, char **srcp);
+
 #endif

@@ -109,7 +109,7 @@ int pass_annotate(PassCtx *ctx)
 		if (given && (given->kind == V_IDENT || given->kind == V_STR))
 			splitcat_parse(given->s, &sc);
 		else {
-			sc = info ? info->split : SPLIT_NONE;
+			sc = op_split_cat(g, op);
 			op_set_ann(g, op, ANN_SPLIT,
 				   val_ident(g->arena, splitcat_name(sc)));
 		}

@@ -19,7 +19,7 @@ for f in $(find examples -name '*.gir' | sort); do
 	done
 done
 for f in $(find examples -name '*.yaml' -path '*clusters*' | sort); do
-	g=$(find examples -name '*.gir' | sort | head -n 1)
+	g=examples/mlp.gir
 	if "$PCC" -passes= --cluster "$f" "$g" -o "$tmp/c.gir" 2>"$tmp/err" &&
 	   "$PCC" -passes= "$tmp/c.gir" -o "$tmp/d.gir" 2>>"$tmp/err" &&
 	   cmp -s "$tmp/c.gir" "$tmp/d.gir"; then ok

@@ -1,0 +1,650 @@
+/* cluster_yaml.c — reads a cluster description in YAML (docs/cluster.md)
+ * with libyaml's document API.  The reader walks the schema, never the
+ * document's own shape, so its depth is bounded and aliases (even cyclic
+ * ones) cannot make it loop.  Every problem is reported with the line and
+ * column of the offending node and reading goes on, so one run shows
+ * several errors; the cluster is only built (cluster_finalize) when there
+ * were none. */
+#include "ir.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define MAX_COUNT 4096                      /* as in cluster.c */
+#define MAX_DEVS 65536
+
+typedef struct Rd {
+	Arena *a;
+	Cluster *c;
+	Diag *d;
+	yaml_document_t *doc;
+	const char *file;
+	int nerr;
+	long ndevs;
+} Rd;
+
+static Loc loc_of(const Rd *r, const yaml_node_t *n)
+{
+	return (Loc){r->file, (uint32_t)n->start_mark.line + 1,
+		     (uint32_t)n->start_mark.column + 1};
+}
+
+__attribute__((format(printf, 3, 4)))
+static void err(Rd *r, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_verror(r->d, loc_of(r, n), fmt, ap);
+	va_end(ap);
+	r->nerr++;
+}
+
+static const char *kind_name(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE: return "a scalar";
+	case YAML_SEQUENCE_NODE: return "a list";
+	case YAML_MAPPING_NODE: return "a mapping";
+	default: return "nothing";
+	}
+}
+
+static yaml_node_t *node(const Rd *r, int id)
+{
+	return yaml_document_get_node(r->doc, id);
+}
+
+/* The text of a scalar, for messages: at most 60 bytes, stops at NUL. */
+#define SHOW(n) (int)strnlen((const char *)(n)->data.scalar.value, \
+			     (n)->data.scalar.length < 60 \
+				     ? (n)->data.scalar.length : 60), \
+		(const char *)(n)->data.scalar.value
+
+static bool want(Rd *r, const yaml_node_t *n, yaml_node_type_t t,
+		 const char *what)
+{
+	if (n->type == t)
+		return true;
+	err(r, n, "%s must be %s, got %s", what,
+	    t == YAML_MAPPING_NODE ? "a mapping"
+	    : t == YAML_SEQUENCE_NODE ? "a list" : "a scalar",
+	    kind_name(n));
+	return false;
+}
+
+static bool scalar_is(const yaml_node_t *n, const char *s)
+{
+	size_t l = strlen(s);
+	return n->data.scalar.length == l &&
+	       memcmp(n->data.scalar.value, s, l) == 0;
+}
+
+/* Splits mapping MAP into the values of KEYS (NULL where absent),
+ * reporting unknown and repeated keys.  knodes, if given, receives the
+ * key nodes. */
+static void fields(Rd *r, const yaml_node_t *map, const char *what,
+		   const char *const *keys, int nkeys, yaml_node_t **vals,
+		   yaml_node_t **knodes)
+{
+	for (int i = 0; i < nkeys; i++) {
+		vals[i] = NULL;
+		if (knodes)
+			knodes[i] = NULL;
+	}
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+	     p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
+		if (!k || !v)
+			continue;
+		if (k->type != YAML_SCALAR_NODE) {
+			err(r, k, "keys in %s must be scalars, got %s", what,
+			    kind_name(k));
+			continue;
+		}
+		int i = 0;
+		while (i < nkeys && !scalar_is(k, keys[i]))
+			i++;
+		if (i == nkeys) {
+			char valid[256] = "";
+			for (int j = 0; j < nkeys; j++) {
+				if (j)
+					strcat(valid, ", ");
+				strcat(valid, keys[j]);
+			}
+			err(r, k, "unknown key '%.*s' in %s (valid keys: %s)",
+			    SHOW(k), what, valid);
+		} else if (vals[i]) {
+			err(r, k, "duplicate key '%s' in %s", keys[i], what);
+		} else {
+			vals[i] = v;
+			if (knodes)
+				knodes[i] = k;
+		}
+	}
+}
+
+/* A name: a non-empty scalar without control characters. */
+static const char *name_of(Rd *r, yaml_node_t *n, const char *what)
+{
+	if (!want(r, n, YAML_SCALAR_NODE, what))
+		return NULL;
+	const unsigned char *s = n->data.scalar.value;
+	size_t l = n->data.scalar.length;
+	if (l == 0) {
+		err(r, n, "%s must not be empty", what);
+		return NULL;
+	}
+	for (size_t i = 0; i < l; i++)
+		if (s[i] < 0x20 || s[i] == 0x7f) {
+			err(r, n, "%s must not contain control characters", what);
+			return NULL;
+		}
+	return arena_strndup(r->a, (const char *)s, l);
+}
+
+static const char *unit_example(Unit u)
+{
+	switch (u) {
+	case UNIT_BYTES: return "a size such as 32 GiB";
+	case UNIT_SECONDS: return "a time such as 2 us";
+	case UNIT_BYTE_RATE: return "a bandwidth such as 12 GB/s or 100 Gbps";
+	case UNIT_FLOP_RATE: return "a speed such as 15.7 TFLOPS";
+	default: return "a number";
+	}
+}
+
+/* Parses "NUMBER [UNIT]" with unit kind u (UNIT_NONE: no unit allowed).
+ * A bare number is in base units. */
+static bool quantity(Rd *r, yaml_node_t *n, Unit u, const char *what,
+		     double *out)
+{
+	if (!want(r, n, YAML_SCALAR_NODE, what))
+		return false;
+	const char *s = (const char *)n->data.scalar.value;
+	size_t l = n->data.scalar.length, i = 0;
+	while (i < l && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	size_t b = i;
+	if (i < l && (s[i] == '+' || s[i] == '-'))
+		i++;
+	size_t digits = 0;
+	while (i < l && s[i] >= '0' && s[i] <= '9')
+		i++, digits++;
+	if (i < l && s[i] == '.')
+		for (i++; i < l && s[i] >= '0' && s[i] <= '9'; i++)
+			digits++;
+	if (digits && i < l && (s[i] == 'e' || s[i] == 'E')) {
+		size_t j = i + 1;
+		if (j < l && (s[j] == '+' || s[j] == '-'))
+			j++;
+		if (j < l && s[j] >= '0' && s[j] <= '9') {
+			while (j < l && s[j] >= '0' && s[j] <= '9')
+				j++;
+			i = j;
+		}
+	}
+	char num[64];
+	if (!digits || i - b >= sizeof num) {
+		err(r, n, "%s must be %s, got '%.*s'", what, unit_example(u),
+		    SHOW(n));
+		return false;
+	}
+	memcpy(num, s + b, i - b);
+	num[i - b] = 0;
+	double x = strtod(num, NULL);
+	size_t ub = i;
+	while (ub < l && (s[ub] == ' ' || s[ub] == '\t'))
+		ub++;
+	size_t ue = l;
+	while (ue > ub && (s[ue - 1] == ' ' || s[ue - 1] == '\t'))
+		ue--;
+	if (ue > ub) {
+		Unit got;
+		double scale;
+		if (!unit_parse(s + ub, ue - ub, &got, &scale)) {
+			err(r, n, "unknown unit '%.*s' in %s (%s)",
+			    (int)strnlen(s + ub, ue - ub < 30 ? ue - ub : 30),
+			    s + ub, what, unit_example(u));
+			return false;
+		}
+		if (got != u) {
+			err(r, n, "%s must be %s, got '%.*s' (%s)", what,
+			    unit_example(u), SHOW(n), unit_name(got));
+			return false;
+		}
+		x *= scale;
+	}
+	if (isnan(x) || isinf(x)) {
+		err(r, n, "%s is out of range: '%.*s'", what, SHOW(n));
+		return false;
+	}
+	*out = x;
+	return true;
+}
+
+static bool positive(Rd *r, yaml_node_t *n, Unit u, const char *what,
+		     double *out)
+{
+	if (!quantity(r, n, u, what, out))
+		return false;
+	if (*out <= 0) {
+		err(r, n, "%s must be positive, got '%.*s'", what, SHOW(n));
+		return false;
+	}
+	return true;
+}
+
+static bool latency(Rd *r, yaml_node_t *n, double *out)
+{
+	if (!quantity(r, n, UNIT_SECONDS, "latency", out))
+		return false;
+	if (*out < 0) {
+		err(r, n, "latency must not be negative, got '%.*s'", SHOW(n));
+		return false;
+	}
+	return true;
+}
+
+static bool efficiency_num(Rd *r, yaml_node_t *n, double *out)
+{
+	if (!quantity(r, n, UNIT_NONE, "efficiency", out))
+		return false;
+	if (!(*out > 0 && *out <= 1)) {
+		err(r, n, "efficiency must be in (0, 1], got '%.*s'", SHOW(n));
+		return false;
+	}
+	return true;
+}
+
+static void efficiency(Rd *r, yaml_node_t *n, DevType *t)
+{
+	t->eff_given = true;
+	if (n->type == YAML_SCALAR_NODE) {
+		double e = 1;
+		efficiency_num(r, n, &e);
+		for (int k = 0; k < OC_COUNT; k++)
+			t->eff[k] = e;
+		return;
+	}
+	if (n->type != YAML_MAPPING_NODE) {
+		err(r, n, "efficiency must be a number or a mapping from op "
+		    "class to number, got %s", kind_name(n));
+		return;
+	}
+	static const char *const keys[] = {
+		"matmul", "conv", "elementwise", "reduce", "data", "other",
+		"default",
+	};
+	yaml_node_t *v[OC_COUNT + 1];
+	fields(r, n, "efficiency", keys, OC_COUNT + 1, v, NULL);
+	double dflt = 1;
+	if (v[OC_COUNT])
+		efficiency_num(r, v[OC_COUNT], &dflt);
+	for (int k = 0; k < OC_COUNT; k++) {
+		t->eff[k] = dflt;
+		if (v[k])
+			efficiency_num(r, v[k], &t->eff[k]);
+	}
+}
+
+static void device_types(Rd *r, yaml_node_t *n)
+{
+	if (!want(r, n, YAML_MAPPING_NODE, "device_types"))
+		return;
+	static const char *const keys[] = {"flops", "memory", "mem_bw",
+					   "efficiency"};
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	     p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
+		if (!k || !v)
+			continue;
+		const char *name = name_of(r, k, "a device type name");
+		if (!name)
+			continue;
+		if (cluster_find_type(r->c, name) >= 0) {
+			err(r, k, "duplicate device type '%s'", name);
+			continue;
+		}
+		DevType t = {.name = name, .loc = loc_of(r, k)};
+		for (int i = 0; i < OC_COUNT; i++)
+			t.eff[i] = 1;
+		if (!want(r, v, YAML_MAPPING_NODE, "a device type")) {
+			cluster_add_type(r->c, r->a, &t);
+			continue;
+		}
+		yaml_node_t *f[4];
+		fields(r, v, "a device type", keys, 4, f, NULL);
+		if (!f[0])
+			err(r, v, "device type '%s' is missing 'flops'", name);
+		else
+			positive(r, f[0], UNIT_FLOP_RATE, "flops", &t.flops);
+		if (!f[1])
+			err(r, v, "device type '%s' is missing 'memory'", name);
+		else
+			positive(r, f[1], UNIT_BYTES, "memory", &t.memory);
+		if (f[2])
+			positive(r, f[2], UNIT_BYTE_RATE, "mem_bw", &t.mem_bw);
+		if (f[3])
+			efficiency(r, f[3], &t);
+		cluster_add_type(r->c, r->a, &t);
+	}
+}
+
+/* link: {bandwidth, latency} of a machine or the network. */
+static void link_spec(Rd *r, yaml_node_t *n, const char *what, double *bw,
+		      double *lat)
+{
+	if (!want(r, n, YAML_MAPPING_NODE, what))
+		return;
+	static const char *const keys[] = {"bandwidth", "latency"};
+	yaml_node_t *f[2];
+	fields(r, n, what, keys, 2, f, NULL);
+	if (!f[0])
+		err(r, n, "%s is missing 'bandwidth'", what);
+	else
+		positive(r, f[0], UNIT_BYTE_RATE, "bandwidth", bw);
+	if (f[1])
+		latency(r, f[1], lat);
+}
+
+static void count_of(Rd *r, yaml_node_t *n, int *count)
+{
+	if (!want(r, n, YAML_SCALAR_NODE, "count"))
+		return;
+	const char *s = (const char *)n->data.scalar.value;
+	size_t l = n->data.scalar.length, i = 0;
+	bool neg = l > 0 && s[0] == '-';
+	if (l > 0 && (s[0] == '-' || s[0] == '+'))
+		i++;
+	long v = 0;
+	size_t b = i;
+	for (; i < l && s[i] >= '0' && s[i] <= '9'; i++)
+		if (v <= MAX_COUNT)
+			v = v * 10 + (s[i] - '0');
+	if (i == b || i != l || neg || v < 1) {
+		err(r, n, "count must be a positive integer, got '%.*s'",
+		    SHOW(n));
+		return;
+	}
+	if (v > MAX_COUNT) {
+		err(r, n, "count must be at most %d, got '%.*s'", MAX_COUNT,
+		    SHOW(n));
+		return;
+	}
+	*count = (int)v;
+}
+
+static void machines(Rd *r, yaml_node_t *n)
+{
+	if (!want(r, n, YAML_SEQUENCE_NODE, "machines"))
+		return;
+	static const char *const keys[] = {"name", "type", "count", "link"};
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		yaml_node_t *m = node(r, *it);
+		if (!m || !want(r, m, YAML_MAPPING_NODE, "a machine"))
+			continue;
+		yaml_node_t *f[4];
+		fields(r, m, "a machine", keys, 4, f, NULL);
+		Machine mc = {.type = -1, .count = 1, .loc = loc_of(r, m)};
+		if (!f[0])
+			err(r, m, "machine is missing 'name'");
+		else
+			mc.name = name_of(r, f[0], "a machine name");
+		if (!f[1]) {
+			err(r, m, "machine is missing 'type'");
+		} else if (want(r, f[1], YAML_SCALAR_NODE, "type")) {
+			char *tn = arena_strndup(
+				r->a, (const char *)f[1]->data.scalar.value,
+				f[1]->data.scalar.length);
+			mc.type = cluster_find_type(r->c, tn);
+			if (mc.type < 0) {
+				char known[200] = "";
+				size_t kl = 0;
+				for (int i = 0; i < r->c->ntypes; i++) {
+					const char *t = r->c->types[i].name;
+					if (kl + strlen(t) + 8 >= sizeof known) {
+						strcpy(known + kl, ", ...");
+						break;
+					}
+					kl += (size_t)sprintf(known + kl, "%s%s",
+							      i ? ", " : "", t);
+				}
+				err(r, f[1], "unknown device type '%.*s' "
+				    "(known: %s)", SHOW(f[1]),
+				    r->c->ntypes ? known : "none");
+			}
+		}
+		if (f[2])
+			count_of(r, f[2], &mc.count);
+		if (f[3])
+			link_spec(r, f[3], "link", &mc.bw, &mc.lat);
+		else if (mc.count > 1)
+			err(r, m, "machine with %d devices is missing 'link' "
+			    "(bandwidth and latency between its devices)",
+			    mc.count);
+		if (!mc.name)
+			continue;
+		if (r->ndevs + mc.count > MAX_DEVS) {
+			err(r, m, "too many devices (at most %d)", MAX_DEVS);
+			continue;
+		}
+		if (cluster_add_machine(r->c, r->a, &mc) < 0) {
+			err(r, f[0], "duplicate machine name '%s'", mc.name);
+			continue;
+		}
+		r->ndevs += mc.count;
+	}
+}
+
+static void links(Rd *r, yaml_node_t *n)
+{
+	if (!want(r, n, YAML_SEQUENCE_NODE, "links"))
+		return;
+	static const char *const keys[] = {"between", "bandwidth", "latency"};
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		yaml_node_t *l = node(r, *it);
+		if (!l || !want(r, l, YAML_MAPPING_NODE, "a link"))
+			continue;
+		yaml_node_t *f[3];
+		fields(r, l, "a link", keys, 3, f, NULL);
+		bool ok = true;
+		const char *end[2] = {NULL, NULL};
+		int dev[2] = {-1, -1};
+		if (!f[0]) {
+			err(r, l, "link is missing 'between'");
+			ok = false;
+		} else if (f[0]->type != YAML_SEQUENCE_NODE ||
+			   f[0]->data.sequence.items.top -
+					   f[0]->data.sequence.items.start != 2) {
+			err(r, f[0], "'between' must be a list of two device "
+			    "names");
+			ok = false;
+		} else {
+			for (int e = 0; e < 2; e++) {
+				yaml_node_t *dn = node(
+					r, f[0]->data.sequence.items.start[e]);
+				if (!dn || !(end[e] = name_of(r, dn,
+							      "a device name"))) {
+					ok = false;
+					continue;
+				}
+				dev[e] = cluster_find_device(r->c, end[e]);
+				if (dev[e] < 0) {
+					err(r, dn, "link to unknown device '%s'",
+					    end[e]);
+					ok = false;
+				}
+			}
+			if (ok && dev[0] == dev[1]) {
+				err(r, f[0], "link from device '%s' to itself",
+				    end[0]);
+				ok = false;
+			}
+		}
+		double bw = 0, lat = -1;
+		if (!f[1]) {
+			err(r, l, "link is missing 'bandwidth'");
+			ok = false;
+		} else if (!positive(r, f[1], UNIT_BYTE_RATE, "bandwidth", &bw)) {
+			ok = false;
+		}
+		if (f[2] && !latency(r, f[2], &lat))
+			ok = false;
+		if (!ok)
+			continue;
+		Cluster *c = r->c;
+		bool dup = false;
+		for (int i = 0; i < c->nlinks && !dup; i++) {
+			int a = c->links[i].a, b = c->links[i].b;
+			dup = (a == dev[0] && b == dev[1]) ||
+			      (a == dev[1] && b == dev[0]);
+		}
+		if (dup) {
+			err(r, l, "duplicate link between '%s' and '%s'", end[0],
+			    end[1]);
+			continue;
+		}
+		cluster_add_link(c, r->a, end[0], end[1], bw, lat, loc_of(r, l));
+		/* resolved now for the duplicate check; finalize redoes it */
+		c->links[c->nlinks - 1].a = dev[0];
+		c->links[c->nlinks - 1].b = dev[1];
+	}
+}
+
+/* "dir/tag-testbed.yaml" -> "tag-testbed" */
+static const char *base_name(Arena *a, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	const char *e = strrchr(b, '.');
+	return arena_strndup(a, b, e && e > b ? (size_t)(e - b) : strlen(b));
+}
+
+static void syntax_error(Rd *r, const yaml_parser_t *p)
+{
+	yaml_mark_t m = p->problem_mark;
+	if (p->error == YAML_READER_ERROR || p->error == YAML_MEMORY_ERROR)
+		m = p->mark;
+	Loc loc = {r->file, (uint32_t)m.line + 1, (uint32_t)m.column + 1};
+	if (p->context)
+		diag_error(r->d, loc, "YAML syntax error: %s %s",
+			   p->problem ? p->problem : "invalid YAML", p->context);
+	else
+		diag_error(r->d, loc, "YAML syntax error: %s",
+			   p->problem ? p->problem : "invalid YAML");
+	r->nerr++;
+}
+
+static void top(Rd *r, yaml_node_t *root, const char *path)
+{
+	r->c->loc = loc_of(r, root);
+	if (!want(r, root, YAML_MAPPING_NODE, "a cluster description"))
+		return;
+	static const char *const keys[] = {"name", "device_types", "machines",
+					   "network", "links"};
+	yaml_node_t *f[5];
+	fields(r, root, "the cluster description", keys, 5, f, NULL);
+	if (f[0]) {
+		const char *name = name_of(r, f[0], "name");
+		if (name)
+			r->c->name = name;
+	} else {
+		r->c->name = base_name(r->a, path);
+	}
+	if (f[1])
+		device_types(r, f[1]);
+	else
+		err(r, root, "missing 'device_types'");
+	if (f[2])
+		machines(r, f[2]);
+	else
+		err(r, root, "missing 'machines'");
+	if (f[3]) {
+		link_spec(r, f[3], "network", &r->c->net_bw, &r->c->net_lat);
+	} else if (r->c->nmachines > 1) {
+		err(r, root, "network required: the cluster has %d machines "
+		    "(add 'network: {bandwidth: ..., latency: ...}')",
+		    r->c->nmachines);
+	}
+	if (f[2] && f[2]->type == YAML_SEQUENCE_NODE && r->c->nmachines == 0 &&
+	    r->nerr == 0)
+		err(r, f[2], "the cluster has no machines");
+	if (f[4])
+		links(r, f[4]);
+}
+
+Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
+			    size_t len, Diag *d)
+{
+	const char *old_src = d->src, *old_file = d->file;
+	size_t old_len = d->srclen;
+	if (!d->src) {
+		d->src = text;
+		d->srclen = len;
+	}
+	if (!d->file)
+		d->file = path;
+	Rd r = {.a = a, .d = d, .file = arena_strdup(a, path ? path : "-")};
+	r.c = cluster_new(a, "");
+	yaml_parser_t p;
+	yaml_document_t doc;
+	bool have_doc = false;
+	if (!yaml_parser_initialize(&p))
+		pcc_die("out of memory (libyaml)");
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&p, &doc)) {
+		syntax_error(&r, &p);
+		goto out;
+	}
+	have_doc = true;
+	r.doc = &doc;
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (!root) {
+		diag_error(d, (Loc){r.file, 1, 1}, "empty cluster description");
+		r.nerr++;
+		goto out;
+	}
+	top(&r, root, r.file);
+	/* a second document is an error (and so is a syntax error in it) */
+	yaml_document_t next;
+	if (!yaml_parser_load(&p, &next)) {
+		syntax_error(&r, &p);
+	} else {
+		yaml_node_t *n2 = yaml_document_get_root_node(&next);
+		if (n2) {
+			r.doc = &next;
+			err(&r, n2, "a cluster file holds one YAML document");
+			r.doc = &doc;
+		}
+		yaml_document_delete(&next);
+	}
+	if (!r.nerr && cluster_finalize(r.c, a, d))
+		r.nerr++;
+out:
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&p);
+	d->src = old_src;
+	d->srclen = old_len;
+	d->file = old_file;
+	return r.nerr ? NULL : r.c;
+}
+
+Cluster *cluster_read_yaml(Arena *a, const char *path, Diag *d)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text) {
+		diag_error(d, (Loc){path, 0, 0}, "cannot read '%s': %s", path,
+			   strerror(errno));
+		return NULL;
+	}
+	Cluster *c = cluster_parse_yaml(a, path, text, len, d);
+	free(text);
+	return c;
+}

@@ -1,0 +1,688 @@
+/* cost.c — the cost model: per-op times, transfer and collective times,
+ * per-op memory, and the profile reader (docs/cost-model.md).
+ *
+ * An op's time on a device type comes, in order, from its @cost
+ * annotation, from a measured profile (times at one or more batch sizes,
+ * fitted linearly in the batch size as TAG §4.1.2 does), or from an
+ * analytic roofline: max(FLOPs / (peak * efficiency), bytes / mem_bw)
+ * (HeteroG §5 and FastT §4 profile; we fall back to the roofline when no
+ * measurement exists).  Transfers cost latency + bytes / bandwidth
+ * (FastT §4, Celeritas §4: t = k*d + b).  Collective formulas are derived
+ * in docs/cost-model.md. */
+#include "ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+/* ---- efficiency defaults ----------------------------------------------- */
+
+/* Fraction of peak FLOP/s an op class reaches when the cluster gives no
+ * efficiency (docs/cost-model.md). */
+static const double default_eff[OC_COUNT] = {
+	[OC_MATMUL] = 0.70,
+	[OC_CONV] = 0.60,
+	[OC_ELEMWISE] = 0.50,
+	[OC_REDUCE] = 0.50,
+	[OC_DATA] = 0.50,
+	[OC_OTHER] = 0.50,
+};
+
+/* ---- profile ------------------------------------------------------------ */
+
+/* One (op, device type) measurement, reduced to time = a + b * batch. */
+typedef struct ProfEntry {
+	const char *op, *type;
+	double a, b;
+	double maxbatch;         /* largest profiled batch; 0: batch-free time */
+	uint32_t next;           /* next entry in the hash chain, or NONE */
+} ProfEntry;
+
+#define NONE UINT32_MAX
+
+struct Profile {
+	ProfEntry *e;
+	uint32_t n, cap;
+	uint32_t *heads;         /* hash of op name -> first entry */
+	uint32_t nheads;         /* power of two */
+};
+
+static uint32_t hash_str(const char *s)
+{
+	return (uint32_t)hash_bytes(s, strlen(s));
+}
+
+static Loc mark_loc(const char *file, yaml_mark_t m)
+{
+	return (Loc){file, (uint32_t)m.line + 1, (uint32_t)m.column + 1};
+}
+
+static Loc node_loc(const char *file, const yaml_node_t *n)
+{
+	return mark_loc(file, n->start_mark);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE
+		       ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* "1.2 ms", "1.2ms", "0.0012" (seconds).  False on anything else. */
+static bool parse_time(const char *s, double *out)
+{
+	char *end;
+	double x = strtod(s, &end);
+	if (end == s || !isfinite(x) || x < 0)
+		return false;
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (*end) {
+		Unit u;
+		double scale;
+		if (!unit_parse(end, strlen(end), &u, &scale) ||
+		    u != UNIT_SECONDS)
+			return false;
+		x *= scale;
+	}
+	*out = x;
+	return true;
+}
+
+static bool parse_batch(const char *s, double *out)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || *end || v <= 0)
+		return false;
+	*out = (double)v;
+	return true;
+}
+
+/* Least-squares line through n points (n >= 1, distinct x). */
+static void fit_line(const double *x, const double *y, int n, double *a,
+		     double *b)
+{
+	if (n == 1) {
+		*a = 0;
+		*b = y[0] / x[0];
+		return;
+	}
+	double mx = 0, my = 0;
+	for (int i = 0; i < n; i++) {
+		mx += x[i];
+		my += y[i];
+	}
+	mx /= n;
+	my /= n;
+	double sxy = 0, sxx = 0;
+	for (int i = 0; i < n; i++) {
+		sxy += (x[i] - mx) * (y[i] - my);
+		sxx += (x[i] - mx) * (x[i] - mx);
+	}
+	*b = sxy / sxx;
+	*a = my - *b * mx;
+}
+
+static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
+		     double ca, double cb, double maxbatch)
+{
+	if (p->n == p->cap) {
+		uint32_t ncap = p->cap ? p->cap * 2 : 16;
+		p->e = arena_realloc(a, p->e, sizeof(ProfEntry) * p->cap,
+				     sizeof(ProfEntry) * ncap);
+		p->cap = ncap;
+	}
+	p->e[p->n++] = (ProfEntry){op, type, ca, cb, maxbatch, NONE};
+}
+
+static void prof_index(Arena *a, Profile *p)
+{
+	uint32_t nh = 16;
+	while (nh < 2 * p->n)
+		nh *= 2;
+	p->nheads = nh;
+	p->heads = arena_alloc(a, sizeof(uint32_t) * nh);
+	memset(p->heads, 0xff, sizeof(uint32_t) * nh);
+	for (uint32_t i = p->n; i-- > 0;) {
+		uint32_t h = hash_str(p->e[i].op) & (nh - 1);
+		p->e[i].next = p->heads[h];
+		p->heads[h] = i;
+	}
+}
+
+static const ProfEntry *prof_find(const Profile *p, const char *op,
+				  const char *type)
+{
+	if (!p || !p->nheads)
+		return NULL;
+	for (uint32_t i = p->heads[hash_str(op) & (p->nheads - 1)]; i != NONE;
+	     i = p->e[i].next)
+		if (strcmp(p->e[i].op, op) == 0 && strcmp(p->e[i].type, type) == 0)
+			return &p->e[i];
+	return NULL;
+}
+
+typedef struct PCtx {
+	Arena *a;
+	const char *file;
+	Diag *d;
+	yaml_document_t *doc;
+	Profile *p;
+	double *bs;              /* batch_sizes, or NULL */
+	int nbs;
+} PCtx;
+
+static yaml_node_t *node(PCtx *c, int i)
+{
+	return yaml_document_get_node(c->doc, i);
+}
+
+/* One device type's times for one op: a scalar, {batch: time} or a list
+ * aligned with batch_sizes. */
+static void read_times(PCtx *c, const char *op, const char *type,
+		       yaml_node_t *v)
+{
+	double x[64], y[64];
+	int n = 0;
+	if (v->type == YAML_SCALAR_NODE) {
+		double t;
+		if (!parse_time(scalar(v), &t)) {
+			diag_error(c->d, node_loc(c->file, v),
+				   "bad time '%s' (want e.g. 1.2ms)", scalar(v));
+			return;
+		}
+		prof_add(c->a, c->p, op, type, t, 0, 0);
+		return;
+	}
+	if (v->type == YAML_SEQUENCE_NODE) {
+		int len = (int)(v->data.sequence.items.top -
+				v->data.sequence.items.start);
+		if (!c->bs || len != c->nbs || len > 64) {
+			diag_error(c->d, node_loc(c->file, v),
+				   "a list of times needs batch_sizes with as "
+				   "many entries (%d given)", len);
+			return;
+		}
+		for (int i = 0; i < len; i++) {
+			yaml_node_t *t = node(c, v->data.sequence.items.start[i]);
+			if (!scalar(t) || !parse_time(scalar(t), &y[n])) {
+				diag_error(c->d, node_loc(c->file, t),
+					   "bad time (want e.g. 1.2ms)");
+				return;
+			}
+			x[n++] = c->bs[i];
+		}
+	} else {
+		for (yaml_node_pair_t *pr = v->data.mapping.pairs.start;
+		     pr < v->data.mapping.pairs.top; pr++) {
+			yaml_node_t *k = node(c, pr->key), *t = node(c, pr->value);
+			double bx;
+			if (!scalar(k) || !parse_batch(scalar(k), &bx)) {
+				diag_error(c->d, node_loc(c->file, k),
+					   "batch size must be a positive integer");
+				return;
+			}
+			for (int i = 0; i < n; i++)
+				if (x[i] == bx) {
+					diag_error(c->d, node_loc(c->file, k),
+						   "batch size %s given twice",
+						   scalar(k));
+					return;
+				}
+			if (n == 64) {
+				diag_error(c->d, node_loc(c->file, k),
+					   "more than 64 batch sizes");
+				return;
+			}
+			if (!scalar(t) || !parse_time(scalar(t), &y[n])) {
+				diag_error(c->d, node_loc(c->file, t),
+					   "bad time (want e.g. 1.2ms)");
+				return;
+			}
+			x[n++] = bx;
+		}
+		if (n == 0) {
+			diag_error(c->d, node_loc(c->file, v),
+				   "no times for device type '%s'", type);
+			return;
+		}
+	}
+	double ca, cb, mx = 0;
+	fit_line(x, y, n, &ca, &cb);
+	for (int i = 0; i < n; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	prof_add(c->a, c->p, op, type, ca, cb, mx);
+}
+
+static void read_ops(PCtx *c, yaml_node_t *ops)
+{
+	if (ops->type != YAML_MAPPING_NODE) {
+		diag_error(c->d, node_loc(c->file, ops),
+			   "'ops' must map op names to times per device type");
+		return;
+	}
+	for (yaml_node_pair_t *pr = ops->data.mapping.pairs.start;
+	     pr < ops->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = node(c, pr->key), *v = node(c, pr->value);
+		if (!scalar(k)) {
+			diag_error(c->d, node_loc(c->file, k),
+				   "op name must be a string");
+			continue;
+		}
+		if (v->type != YAML_MAPPING_NODE) {
+			diag_error(c->d, node_loc(c->file, v),
+				   "op '%s': want a mapping of device type to "
+				   "times", scalar(k));
+			continue;
+		}
+		const char *op = arena_strdup(c->a, scalar(k));
+		uint32_t first = c->p->n;
+		for (yaml_node_pair_t *q = v->data.mapping.pairs.start;
+		     q < v->data.mapping.pairs.top; q++) {
+			yaml_node_t *tk = node(c, q->key), *tv = node(c, q->value);
+			if (!scalar(tk)) {
+				diag_error(c->d, node_loc(c->file, tk),
+					   "device type name must be a string");
+				continue;
+			}
+			for (uint32_t i = first; i < c->p->n; i++)
+				if (strcmp(c->p->e[i].type, scalar(tk)) == 0)
+					diag_error(c->d, node_loc(c->file, tk),
+						   "op '%s': device type '%s' "
+						   "given twice", op, scalar(tk));
+			read_times(c, op, arena_strdup(c->a, scalar(tk)), tv);
+		}
+	}
+}
+
+Profile *profile_parse(Arena *a, const char *path, const char *text,
+		       size_t len, Diag *d)
+{
+	const char *file = path ? arena_strdup(a, path) : "<profile>";
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	int errs0 = d->nerrors;
+	if (!yaml_parser_initialize(&parser))
+		pcc_die("cannot initialise libyaml");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		diag_error(d, mark_loc(file, parser.problem_mark),
+			   "YAML syntax error: %s",
+			   parser.problem ? parser.problem : "unknown");
+		yaml_parser_delete(&parser);
+		return NULL;
+	}
+	Profile *p = arena_alloc(a, sizeof *p);
+	PCtx c = {a, file, d, &doc, p, NULL, 0};
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (root && root->type != YAML_MAPPING_NODE) {
+		diag_error(d, node_loc(file, root),
+			   "a profile is a mapping with 'ops' (and optionally "
+			   "'batch_sizes')");
+		root = NULL;
+	}
+	/* batch_sizes first: 'ops' may refer to it wherever it appears. */
+	for (int pass = 0; root && pass < 2; pass++)
+		for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
+		     pr < root->data.mapping.pairs.top; pr++) {
+			yaml_node_t *k = node(&c, pr->key), *v = node(&c, pr->value);
+			const char *key = scalar(k);
+			if (key && strcmp(key, "batch_sizes") == 0) {
+				if (pass == 1)
+					continue;
+				if (v->type != YAML_SEQUENCE_NODE) {
+					diag_error(d, node_loc(file, v),
+						   "batch_sizes must be a list of "
+						   "positive integers");
+					continue;
+				}
+				int n = (int)(v->data.sequence.items.top -
+					      v->data.sequence.items.start);
+				c.bs = arena_alloc(a, sizeof(double) * (size_t)(n + 1));
+				c.nbs = 0;
+				for (int i = 0; i < n; i++) {
+					yaml_node_t *b = node(&c, v->data.sequence.items.start[i]);
+					double bx;
+					if (!scalar(b) || !parse_batch(scalar(b), &bx)) {
+						diag_error(d, node_loc(file, b),
+							   "batch size must be a "
+							   "positive integer");
+						continue;
+					}
+					for (int j = 0; j < c.nbs; j++)
+						if (c.bs[j] == bx)
+							diag_error(d, node_loc(file, b),
+								   "batch size %s given "
+								   "twice", scalar(b));
+					c.bs[c.nbs++] = bx;
+				}
+			} else if (key && strcmp(key, "ops") == 0) {
+				if (pass == 1)
+					read_ops(&c, v);
+			} else if (pass == 0) {
+				diag_error(d, node_loc(file, k),
+					   "unknown profile key '%s' (want ops or "
+					   "batch_sizes)", key ? key : "?");
+			}
+		}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	if (d->nerrors > errs0)
+		return NULL;
+	prof_index(a, p);
+	return p;
+}
+
+Profile *profile_read(Arena *a, const char *path, Diag *d)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text) {
+		diag_error(d, (Loc){path, 0, 0}, "cannot read profile");
+		return NULL;
+	}
+	Profile *p = profile_parse(a, path, text, len, d);
+	free(text);
+	return p;
+}
+
+/* ---- per-op time -------------------------------------------------------- */
+
+static unsigned op_flags(const Op *op)
+{
+	const OpInfo *i = op_info(op->opcode);
+	return i ? i->flags : 0;
+}
+
+static bool has_role(const Graph *g, const Op *op, Role r)
+{
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	return s && role_parse(s) == r;
+}
+
+/* The graph's batch size (graph attr 'batch'), or 0 when absent. */
+static double graph_batch(const Graph *g)
+{
+	double b;
+	if (val_number(graph_attr(g, "batch"), &b) && b > 0)
+		return b;
+	return 0;
+}
+
+/* The model's cluster, else the graph's. */
+static const Cluster *cl(const CostModel *m)
+{
+	return m->c ? m->c : m->g->cluster;
+}
+
+double cost_op(const CostModel *m, const Op *op, int devtype)
+{
+	const Graph *g = m->g;
+	const DevType *t = &cl(m)->types[devtype];
+	Value *v = op_ann(g, op, ANN_COST);
+	double x;
+	if (v && v->kind == V_DICT) {
+		for (uint32_t i = 0; i < v->dict.n; i++)
+			if (strcmp(v->dict.items[i].key, t->name) == 0 &&
+			    val_number(v->dict.items[i].val, &x))
+				return x;
+	} else if (v && val_number(v, &x)) {
+		return x;
+	}
+	const ProfEntry *e = prof_find(m->prof, op->name, t->name);
+	if (e) {
+		if (e->maxbatch == 0)
+			return e->a;
+		double b = graph_batch(g);
+		double r = e->a + e->b * (b > 0 ? b : e->maxbatch);
+		return r > 0 ? r : 0;
+	}
+	if (op_flags(op) & OPF_SOURCE)
+		return 0;
+	double flops = op_flops(g, op);
+	if (flops < 0)
+		flops = 0;
+	OpClass cls = op_class(g, op);
+	double eff = t->eff_given && t->eff[cls] > 0 ? t->eff[cls]
+						     : default_eff[cls];
+	double tc = t->flops > 0 ? flops / (t->flops * eff) : 0;
+	double tm = 0;
+	if (t->mem_bw > 0) {
+		double bytes = op_bytes_moved(g, op);
+		tm = bytes > 0 ? bytes / t->mem_bw : 0;
+	}
+	return tc > tm ? tc : tm;
+}
+
+/* ---- communication ------------------------------------------------------ */
+
+double cost_transfer(const CostModel *m, int a, int b, double bytes)
+{
+	if (a == b)
+		return 0;
+	double bw, lat;
+	cluster_link(cl(m), a, b, &bw, &lat);
+	return lat + (bytes > 0 ? bytes / bw : 0);
+}
+
+/* Ring over devs[0..n) in the given order: slowest bandwidth and largest
+ * latency among the n links devs[i] -> devs[i+1 mod n]. */
+static void ring_links(const CostModel *m, const int *devs, int n,
+		       double *bw, double *lat)
+{
+	*bw = INFINITY;
+	*lat = 0;
+	for (int i = 0; i < n; i++) {
+		double b, l;
+		cluster_link(cl(m), devs[i], devs[(i + 1) % n], &b, &l);
+		*bw = b < *bw ? b : *bw;
+		*lat = l > *lat ? l : *lat;
+	}
+}
+
+/* One ring phase (reduce-scatter or all-gather): n-1 steps of bytes/n. */
+static double ring_phase(const CostModel *m, const int *devs, int n,
+			 double bytes)
+{
+	if (n <= 1)
+		return 0;
+	double bw, lat;
+	ring_links(m, devs, n, &bw, &lat);
+	return (n - 1) * (lat + bytes / n / bw);
+}
+
+double cost_allreduce_ring(const CostModel *m, const int *devs, int n,
+			   double bytes)
+{
+	return 2 * ring_phase(m, devs, n, bytes);
+}
+
+double cost_allreduce_hier(const CostModel *m, const int *devs, int n,
+			   double bytes)
+{
+	if (n <= 1)
+		return 0;
+	/* Group devices by machine, machines in order of first appearance. */
+	int *order = xmalloc(sizeof(int) * (size_t)n);
+	int *leaders = xmalloc(sizeof(int) * (size_t)n);
+	char *done = xcalloc((size_t)n, 1);
+	int k = 0;
+	double intra = 0;
+	for (int i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		int mach = cl(m)->devs[devs[i]].machine, cnt = 0;
+		for (int j = i; j < n; j++)
+			if (!done[j] && cl(m)->devs[devs[j]].machine == mach) {
+				order[cnt++] = devs[j];
+				done[j] = 1;
+			}
+		leaders[k++] = devs[i];
+		double t = ring_phase(m, order, cnt, bytes);
+		intra = t > intra ? t : intra;
+	}
+	double inter = 2 * ring_phase(m, leaders, k, bytes);
+	free(order);
+	free(leaders);
+	free(done);
+	return 2 * intra + inter;
+}
+
+double cost_ps(const CostModel *m, const int *workers, int n, int ps,
+	       double bytes)
+{
+	/* Pushes from other machines share the PS machine's NIC and run one
+	 * after another; pushes inside the PS machine use their own links and
+	 * run in parallel.  Pulls mirror pushes. */
+	double phase[2] = {0, 0};
+	for (int dir = 0; dir < 2; dir++) {
+		double remote_lat = 0, remote_sum = 0, local_max = 0;
+		bool any_remote = false;
+		for (int i = 0; i < n; i++) {
+			int w = workers[i];
+			if (w == ps)
+				continue;
+			int a = dir == 0 ? w : ps, b = dir == 0 ? ps : w;
+			double bw, lat;
+			cluster_link(cl(m), a, b, &bw, &lat);
+			bool shared = cl(m)->devs[w].machine != cl(m)->devs[ps].machine;
+			for (int l = 0; shared && l < cl(m)->nlinks; l++) {
+				const LinkOverride *o = &cl(m)->links[l];
+				if ((o->a == w && o->b == ps) ||
+				    (o->a == ps && o->b == w))
+					shared = false;
+			}
+			if (shared) {
+				any_remote = true;
+				remote_lat = lat > remote_lat ? lat : remote_lat;
+				remote_sum += bytes / bw;
+			} else {
+				double t = lat + bytes / bw;
+				local_max = t > local_max ? t : local_max;
+			}
+		}
+		double r = any_remote ? remote_lat + remote_sum : 0;
+		phase[dir] = r > local_max ? r : local_max;
+	}
+	return phase[0] + phase[1];
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+double cost_out_bytes(const Graph *g, const Op *op, uint32_t k)
+{
+	if (k >= op->nout)
+		return 0;
+	int64_t b = type_bytes(&op->out[k]);
+	return b > 0 ? (double)b : 0;
+}
+
+/* Optimizer state an update op keeps per byte of its variable: the slot
+ * inputs (TensorFlow OpDef order) that hold the state when the graph
+ * spells them out. */
+static const struct {
+	const char *type;
+	int slots[2];            /* input indices of state slots, 0 = none */
+} optimizers[] = {
+	{"ApplyGradientDescent", {0, 0}},
+	{"ResourceApplyGradientDescent", {0, 0}},
+	{"ApplyMomentum", {1, 0}},
+	{"ResourceApplyMomentum", {1, 0}},
+	{"ApplyKerasMomentum", {1, 0}},
+	{"ResourceApplyKerasMomentum", {1, 0}},
+	{"ApplyAdagrad", {1, 0}},
+	{"ResourceApplyAdagrad", {1, 0}},
+	{"ApplyAdam", {1, 2}},
+	{"ResourceApplyAdam", {1, 2}},
+	{"ApplyAdaMax", {1, 2}},
+	{"ResourceApplyAdaMax", {1, 2}},
+	{"ApplyRMSProp", {1, 2}},
+	{"ResourceApplyRMSProp", {1, 2}},
+	{"ApplyAdadelta", {1, 2}},
+	{"ResourceApplyAdadelta", {1, 2}},
+	{"ApplyFtrl", {1, 2}},
+	{"ResourceApplyFtrl", {1, 2}},
+};
+
+static bool is_param(const Graph *g, const Op *op)
+{
+	return (op_flags(op) & OPF_PARAM) || has_role(g, op, ROLE_PARAM);
+}
+
+double cost_op_mem(const CostModel *m, const Op *op)
+{
+	const Graph *g = m->g;
+	Value *v = op_ann(g, op, ANN_MEM);
+	double x;
+	if (v && val_number(v, &x))
+		return x;
+	if (op->nin == 0 || !((op_flags(op) & OPF_UPDATE) ||
+			      has_role(g, op, ROLE_UPDATE)))
+		return 0;
+	const Input *var = &op->in[0];
+	double vb = cost_out_bytes(g, var->src, var->idx);
+	for (size_t i = 0; i < sizeof optimizers / sizeof optimizers[0]; i++) {
+		if (strcmp(op->type, optimizers[i].type) != 0)
+			continue;
+		double state = 0;
+		for (int s = 0; s < 2; s++) {
+			uint32_t slot = (uint32_t)optimizers[i].slots[s];
+			if (!slot)
+				continue;
+			/* An explicit slot variable is a parameter of its own,
+			 * already counted by its output. */
+			if (slot < op->nin && !op->in[slot].ctrl &&
+			    is_param(g, op->in[slot].src))
+				continue;
+			state += vb;
+		}
+		return state;
+	}
+	return 0;
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+static void csv_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void cost_print_csv(FILE *f, const CostModel *m)
+{
+	const Graph *g = m->g;
+	fputs("op,type,device_type,time_s,out_bytes,mem_bytes\n", f);
+	const Cluster *c = cl(m);
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		double out = 0;
+		for (uint32_t k = 0; k < op->nout; k++)
+			out += cost_out_bytes(g, op, k);
+		double mem = cost_op_mem(m, op);
+		for (int t = 0; t < c->ntypes; t++) {
+			csv_str(f, op->name);
+			fputc(',', f);
+			csv_str(f, op->type);
+			fputc(',', f);
+			csv_str(f, c->types[t].name);
+			fprintf(f, ",%.9g,%.0f,%.0f\n", cost_op(m, op, t), out,
+				mem);
+		}
+	}
+}

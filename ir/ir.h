@@ -1,0 +1,536 @@
+/* ir.h — pcc's in-memory graph IR: arena, types, values, ops, graphs,
+ * clusters, diagnostics, the op table, the cost model and the simulator.
+ * One header for the ir/ layer, sectioned by the file that defines each
+ * prototype (QBE all.h style).  Nothing here holds global mutable state. */
+#ifndef PCC_IR_H
+#define PCC_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PCC_VERSION "0.1.0"
+#define GIR_VERSION 1
+
+/* Exit statuses (documented in docs/pcc.1). */
+enum {
+	EXIT_OK = 0,
+	EXIT_BADINPUT = 1,
+	EXIT_USAGE = 2,
+	EXIT_INFEASIBLE = 3,
+	EXIT_INTERNAL = 4,
+};
+
+typedef struct Arena Arena;
+typedef struct Graph Graph;
+typedef struct Op Op;
+typedef struct Value Value;
+typedef struct Attr Attr;
+typedef struct Cluster Cluster;
+typedef struct Diag Diag;
+
+/* ---- arena.c ---------------------------------------------------------- */
+/* Bump allocator.  Memory is zeroed and 16-byte aligned.  Built with
+ * -DPCC_ARENA_MALLOC every allocation is a separate malloc so ASan and
+ * valgrind see overruns (lcc's PURIFY). */
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void arena_reset(Arena *a);                 /* frees everything allocated */
+void *arena_alloc(Arena *a, size_t n);
+void *arena_realloc(Arena *a, void *p, size_t old, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+size_t arena_bytes(const Arena *a);         /* bytes obtained from malloc */
+
+/* Checked malloc helpers for growable arrays outside arenas. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t sz);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Internal error: prints "pcc: internal error: ..." and aborts. */
+_Noreturn void pcc_die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* ---- intern.c --------------------------------------------------------- */
+/* String interning: equal strings get the same pointer (open hashing). */
+typedef struct Interner {
+	Arena *arena;
+	const char **slots;
+	size_t cap, n;
+} Interner;
+void interner_init(Interner *in, Arena *a);
+void interner_free(Interner *in);
+const char *intern(Interner *in, const char *s);
+const char *intern_n(Interner *in, const char *s, size_t n);
+/* FNV-1a, shared by every hash table in pcc. */
+uint64_t hash_bytes(const void *p, size_t n);
+
+/* ---- types.c ---------------------------------------------------------- */
+typedef enum DType {
+	DT_F16, DT_BF16, DT_F32, DT_F64,
+	DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_BOOL,
+	DT_COUNT,
+} DType;
+const char *dtype_name(DType dt);           /* "f32" */
+int dtype_size(DType dt);                   /* bytes per element */
+bool dtype_parse(const char *s, size_t n, DType *out);
+
+#define DIM_UNKNOWN (-1)                    /* printed as '?' */
+typedef struct Type {
+	DType dt;
+	int rank;
+	int64_t *dims;                      /* rank entries (arena) */
+} Type;
+int64_t type_numel(const Type *t);          /* -1 if any dim unknown */
+int64_t type_bytes(const Type *t);          /* -1 if unknown */
+bool type_eq(const Type *a, const Type *b);
+bool type_known(const Type *t);
+Type type_make(Arena *a, DType dt, int rank, const int64_t *dims);
+/* Writes "f32[64,784]" into buf; returns buf. */
+char *type_str(const Type *t, char *buf, size_t n);
+
+/* ---- value.c ---------------------------------------------------------- */
+/* Attribute values.  Quantities with units are normalised on input to a
+ * base unit (bytes, seconds, bytes/second, FLOP/second) and printed back
+ * in a canonical unit. */
+typedef enum Unit {
+	UNIT_NONE,
+	UNIT_BYTES,
+	UNIT_SECONDS,
+	UNIT_BYTE_RATE,                     /* bytes per second */
+	UNIT_FLOP_RATE,                     /* FLOP per second */
+} Unit;
+
+typedef enum ValKind {
+	V_INT,                              /* i */
+	V_FLOAT,                            /* f */
+	V_QTY,                              /* f in base units of .unit */
+	V_STR,                              /* s */
+	V_BOOL,                             /* b */
+	V_IDENT,                            /* s: bare identifier, e.g. SAME */
+	V_TYPE,                             /* t */
+	V_LIST,                             /* list */
+	V_DICT,                             /* dict */
+} ValKind;
+
+struct Attr {
+	const char *key;                    /* interned in the graph */
+	Value *val;
+};
+
+struct Value {
+	ValKind kind;
+	Unit unit;                          /* V_QTY only */
+	union {
+		int64_t i;
+		double f;
+		const char *s;
+		bool b;
+		Type t;
+		struct { Value **items; uint32_t n; } list;
+		struct { Attr *items; uint32_t n; } dict;
+	};
+};
+
+Value *val_int(Arena *a, int64_t i);
+Value *val_float(Arena *a, double f);
+Value *val_qty(Arena *a, double f, Unit u);
+Value *val_str(Arena *a, const char *s);      /* copies s */
+Value *val_ident(Arena *a, const char *s);    /* copies s */
+Value *val_bool(Arena *a, bool b);
+Value *val_type(Arena *a, Type t);
+Value *val_list(Arena *a, uint32_t n);        /* n NULL items to fill */
+Value *val_dict(Arena *a, uint32_t n);        /* n empty entries to fill */
+/* Numeric value of an int, float or quantity; false for other kinds. */
+bool val_number(const Value *v, double *out);
+/* Parses a unit suffix ("us", "GiB", "Gbps", ...): scale to base unit. */
+bool unit_parse(const char *s, size_t n, Unit *u, double *scale);
+const char *unit_name(Unit u);                /* "bytes", "seconds", ... */
+/* Canonical text of a value (the printer's form) to f. */
+void val_print(FILE *f, const Value *v);
+/* Canonical text of a number with a unit, e.g. "12us", "32GiB". */
+void qty_print(FILE *f, double v, Unit u);
+/* Identifier test for the printer: may s be printed without quotes? */
+bool is_ident(const char *s);
+void str_print(FILE *f, const char *s);       /* quoted, escaped */
+
+/* ---- diag.c ----------------------------------------------------------- */
+/* A source location.  file is interned or static; line/col are 1-based;
+ * line 0 means "no location" (ops created by passes). */
+typedef struct Loc {
+	const char *file;
+	uint32_t line, col;
+} Loc;
+
+/* A diagnostic sink for one input file.  src (optional) is the whole text,
+ * used to print the offending line and a caret under col. */
+struct Diag {
+	FILE *out;                          /* stderr normally */
+	const char *file;
+	const char *src;
+	size_t srclen;
+	int nerrors;
+	int max_errors;                     /* stop after this many (20) */
+	const char *pass;                   /* set by the pass manager */
+};
+void diag_init(Diag *d, FILE *out, const char *file, const char *src,
+	       size_t srclen);
+/* "FILE:LINE:COL: error: MSG\n  source line\n      ^\n" */
+void diag_error(Diag *d, Loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap);
+void diag_note(Diag *d, Loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Reads a whole file ("-" = stdin) into a malloc'd NUL-terminated buffer. */
+char *read_file(const char *path, size_t *len);
+
+/* ---- graph.c ---------------------------------------------------------- */
+typedef struct Input {
+	Op *src;                            /* producer */
+	uint32_t idx;                       /* output index of src */
+	bool ctrl;                          /* ^%src: order only */
+} Input;
+
+struct Op {
+	uint32_t id;                        /* index in g->ops (see graph_compact) */
+	bool dead;                          /* unlinked; removed by compact */
+	int opcode;                         /* op table index or OPC_UNKNOWN */
+	const char *name;                   /* arena; unique in the graph */
+	const char *type;                   /* interned op type, e.g. "MatMul" */
+	Input *in;
+	uint32_t nin;
+	Type *out;
+	const char **out_names;             /* NULL, or nout entries (NULL = none) */
+	uint32_t nout;
+	bool types_given;                   /* ': types' present in the input */
+	Attr *attrs;                        /* op attrs and @annotations, in order */
+	uint32_t nattr, capattr;
+	Loc loc;
+};
+
+/* Consumers of every op: CSR arrays indexed by op id. */
+typedef struct Use {
+	Op *op;                             /* consumer */
+	uint32_t slot;                      /* index into op->in */
+} Use;
+typedef struct Uses {
+	uint32_t *start;                    /* nops + 1 */
+	Use *use;
+} Uses;
+
+/* One slot of the name table: name -> (op, output index).  Empty: name
+ * NULL; removed: op NULL. */
+struct NameSlot {
+	const char *name;
+	Op *op;
+	uint32_t idx;
+};
+
+/* Well-known annotation keys, interned once per graph (see annots.def). */
+typedef enum AnnKey {
+#define ANN(id, key, kind, doc) ANN_##id,
+#include "annots.def"
+#undef ANN
+	ANN_COUNT
+} AnnKey;
+
+struct Graph {
+	Arena *arena;
+	Interner strs;
+	const char *name;
+	Attr *attrs;                        /* graph attrs {batch = 64} */
+	uint32_t nattr, capattr;
+	Op **ops;                           /* malloc'd; ops[i]->id == i */
+	uint32_t nops, capops;
+	struct NameSlot *names;             /* hash: op and output-alias names */
+	uint32_t names_cap, names_used;     /* used counts tombstones */
+	Cluster *cluster;                   /* NULL until attached */
+	const char *src_file;               /* interned */
+	const char *ann[ANN_COUNT];         /* interned annotation keys */
+	Uses *uses;                         /* cached analysis, or NULL */
+	uint32_t *topo;                     /* cached analysis, or NULL */
+	const char **comments;              /* header comments, printed back */
+	uint32_t ncomments;
+};
+
+Graph *graph_new(const char *name);
+void graph_free(Graph *g);
+const char *graph_intern(Graph *g, const char *s);
+/* Creates an op with nin inputs and nout outputs (zeroed), appends it,
+ * registers its name.  Returns NULL if the name is taken. */
+Op *graph_add_op(Graph *g, const char *name, const char *type,
+		 uint32_t nin, uint32_t nout);
+/* Name of a fresh op derived from base: "base", "base/1", "base/2", ... */
+const char *graph_fresh_name(Graph *g, const char *base);
+/* Gives output k of op its own name (%loss, %dy = ...). */
+bool graph_name_output(Graph *g, Op *op, uint32_t k, const char *name);
+/* Looks up an op or output alias; *idx receives the output index. */
+Op *graph_lookup(const Graph *g, const char *name, uint32_t *idx);
+/* Marks op dead; removes its name.  Caller rewires users first. */
+void graph_remove_op(Graph *g, Op *op);
+/* Drops dead ops and renumbers ids in order.  Invalidates analyses. */
+void graph_compact(Graph *g);
+/* Structure changed: drops cached analyses (uses, topo). */
+void graph_invalidate(Graph *g);
+const Uses *graph_uses(Graph *g);
+/* Topological order of live op ids counting control edges, ties broken by
+ * id (stable).  NULL if the graph has a cycle. */
+const uint32_t *graph_topo(Graph *g);
+/* Replaces every use of (from, fidx) by (to, tidx); control uses of from
+ * become control uses of to. */
+void graph_replace_uses(Graph *g, Op *from, uint32_t fidx, Op *to,
+			uint32_t tidx);
+
+/* Attributes (op attrs, @annotations and graph attrs share the API). */
+Value *op_attr(const Op *op, const char *ikey);       /* interned key */
+Value *op_get(const Graph *g, const Op *op, const char *key);
+Value *op_ann(const Graph *g, const Op *op, AnnKey k);
+void op_set(Graph *g, Op *op, const char *key, Value *v);
+void op_set_ann(Graph *g, Op *op, AnnKey k, Value *v);
+bool op_unset(Graph *g, Op *op, const char *key);
+Value *graph_attr(const Graph *g, const char *key);
+void graph_set_attr(Graph *g, const char *key, Value *v);
+/* Typed getters with defaults. */
+int64_t op_get_int(const Graph *g, const Op *op, const char *key, int64_t dflt);
+bool op_get_bool(const Graph *g, const Op *op, const char *key, bool dflt);
+const char *op_get_str(const Graph *g, const Op *op, const char *key);
+const char *op_ann_str(const Graph *g, const Op *op, AnnKey k);
+double op_ann_num(const Graph *g, const Op *op, AnnKey k, double dflt);
+
+/* ---- annots.c --------------------------------------------------------- */
+const char *ann_key(AnnKey k);              /* "@device" */
+const char *ann_doc(AnnKey k);
+/* Checks that v is well-typed for annotation key (any '@' key); on error
+ * returns false and writes a message. */
+bool ann_check(const Graph *g, const char *key, const Value *v, char *msg,
+	       size_t n);
+
+/* Roles (@role). */
+typedef enum Role {
+	ROLE_NONE, ROLE_INPUT, ROLE_PARAM, ROLE_FWD, ROLE_BWD, ROLE_UPDATE,
+	ROLE_LOSS, ROLE_COUNT
+} Role;
+const char *role_name(Role r);
+Role role_parse(const char *s);             /* ROLE_NONE if unknown */
+
+/* ---- print.c ---------------------------------------------------------- */
+/* Canonical gir: header comments, cluster block, graph in op order.
+ * print -> parse -> print is byte-identical. */
+void gir_print(FILE *f, const Graph *g);
+void op_print(FILE *f, const Graph *g, const Op *op);
+
+/* ---- verify.c --------------------------------------------------------- */
+/* Structural and type checks (see docs/gir.md).  Errors go to d with the
+ * op's location.  Returns the number of errors. */
+int graph_verify(Graph *g, Diag *d);
+/* Fills in the output types of ops whose ': types' were omitted, from the
+ * op table's shape functions, in topological order.  Returns the number of
+ * errors (inconsistent inputs); ops that cannot be inferred stay untyped. */
+int graph_infer_types(Graph *g, Diag *d);
+
+/* ---- cluster.c -------------------------------------------------------- */
+typedef enum OpClass {
+	OC_MATMUL, OC_CONV, OC_ELEMWISE, OC_REDUCE, OC_DATA, OC_OTHER,
+	OC_COUNT
+} OpClass;
+const char *opclass_name(OpClass c);
+bool opclass_parse(const char *s, OpClass *out);
+
+typedef struct DevType {
+	const char *name;
+	double flops;                       /* FLOP/s peak */
+	double memory;                      /* bytes usable per device */
+	double mem_bw;                      /* bytes/s */
+	double eff[OC_COUNT];               /* efficiency per op class, (0,1] */
+	bool eff_given;
+	Loc loc;
+} DevType;
+
+typedef struct Machine {
+	const char *name;
+	int type;                           /* index into types */
+	int count;
+	double bw, lat;                     /* intra-machine link */
+	Loc loc;
+} Machine;
+
+typedef struct Device {
+	const char *name;                   /* "m0/gpu0" */
+	int type;
+	int machine;
+	int local;                          /* K in gpuK */
+} Device;
+
+typedef struct LinkOverride {
+	int a, b;                           /* device indices, unordered */
+	double bw, lat;                     /* lat < 0: inherit */
+	Loc loc;
+} LinkOverride;
+
+struct Cluster {
+	const char *name;
+	DevType *types;
+	int ntypes;
+	Machine *machines;
+	int nmachines;
+	Device *devs;                       /* expanded from machines */
+	int ndevs;
+	double net_bw, net_lat;             /* between machines */
+	LinkOverride *links;
+	int nlinks;
+	const char **link_ends;             /* 2 per link: device names, kept
+					     * for cluster_finalize to resolve */
+	bool is_default;                    /* built-in default */
+	Loc loc;
+};
+
+/* Builder, shared by the YAML reader and the gir parser.  Name strings are
+ * copied into a.  Each returns the new index or -1 on a duplicate. */
+Cluster *cluster_new(Arena *a, const char *name);
+int cluster_add_type(Cluster *c, Arena *a, const DevType *t);
+int cluster_find_type(const Cluster *c, const char *name);
+int cluster_add_machine(Cluster *c, Arena *a, const Machine *m);
+void cluster_add_link(Cluster *c, Arena *a, const char *dev_a,
+		      const char *dev_b, double bw, double lat, Loc loc);
+/* Validates (positive speeds, known types and devices, duplicates),
+ * expands devices.  Errors to d; returns the number of errors. */
+int cluster_finalize(Cluster *c, Arena *a, Diag *d);
+int cluster_find_device(const Cluster *c, const char *name);
+/* Bandwidth (bytes/s) and latency (s) between two devices. */
+void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat);
+/* The built-in default cluster (docs/cluster.md). */
+Cluster *cluster_default(Arena *a);
+/* Deep copy into another arena (attaching a cluster to a graph). */
+Cluster *cluster_clone(Arena *a, const Cluster *c);
+/* The 'cluster ... { }' block of gir. */
+void cluster_print(FILE *f, const Cluster *c);
+
+/* cluster_yaml.c: reads FILE.yaml; errors as FILE:LINE:COL.  NULL on error. */
+Cluster *cluster_read_yaml(Arena *a, const char *path, Diag *d);
+Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
+			    size_t len, Diag *d);
+
+/* ---- ops.c (table in ops.def) ------------------------------------------ */
+#define OPC_UNKNOWN (-1)
+
+/* TAG §4.1.1: how the outputs of an op split along the batch recombine. */
+typedef enum SplitCat { SPLIT_NONE, SPLIT_CONCAT, SPLIT_SUM } SplitCat;
+const char *splitcat_name(SplitCat s);
+bool splitcat_parse(const char *s, SplitCat *out);
+
+enum {
+	OPF_NOOP = 1 << 0,       /* Identity, NoOp, StopGradient...: simplify removes */
+	OPF_SOURCE = 1 << 1,     /* Placeholder, Const: no inputs, no work */
+	OPF_PARAM = 1 << 2,      /* VariableV2, VarHandleOp: a trainable parameter */
+	OPF_UPDATE = 1 << 3,     /* Apply*: updates a parameter (a sink) */
+	OPF_LOSS = 1 << 4,       /* produces the loss (SoftmaxCrossEntropy...) */
+	OPF_GRAD = 1 << 5,       /* a gradient op (…Grad, …Backprop…): role bwd */
+	OPF_INPUT = 1 << 6,      /* Placeholder: a data input */
+};
+
+typedef struct OpInfo {
+	const char *name;        /* TensorFlow op name */
+	int min_in, max_in;      /* max_in < 0: variadic */
+	int nout;                /* < 0: depends on attrs (Split: num_split) */
+	OpClass cls;
+	SplitCat split;
+	unsigned flags;          /* OPF_* */
+	const char *doc;         /* one line */
+} OpInfo;
+
+int op_lookup(const char *type);            /* OPC_UNKNOWN if not in table */
+const OpInfo *op_info(int opcode);          /* NULL for OPC_UNKNOWN */
+int op_table_size(void);
+/* Number of outputs the op must have, or -1 if unknown/opaque. */
+int op_num_outputs(const Graph *g, const Op *op);
+/* Output types of op from its input types and attrs (TensorFlow's shape
+ * functions).  Returns 0 and fills out[0..nout) (dims in a), 1 if it cannot
+ * be inferred (unknown op, unknown input shape, non-constant shape input),
+ * or -1 with a message in msg when the inputs are inconsistent. */
+int op_infer(const Graph *g, const Op *op, Type *out, uint32_t nout,
+	     Arena *a, char *msg, size_t n);
+/* FLOPs of one execution (multiply-add = 2), from @flops when given,
+ * else from the table; 0 for ops with no arithmetic; -1 if unknown. */
+double op_flops(const Graph *g, const Op *op);
+/* Bytes an op reads and writes (inputs + outputs), for the bandwidth
+ * term of the cost model. */
+double op_bytes_moved(const Graph *g, const Op *op);
+/* Dimensions of output 0 along which the op may be partitioned (the batch
+ * dimension for SPLIT_CONCAT/SPLIT_SUM ops, plus channel / output-feature
+ * dimensions where the op allows); returns how many were written. */
+int op_split_dims(const Graph *g, const Op *op, int *dims, int max);
+/* Op class for the cost model's efficiency lookup. */
+OpClass op_class(const Graph *g, const Op *op);
+/* TAG category of this op: @split when given, else the table's, refined
+ * by attributes (MatMul with transpose_a and Sum over dim 0: sum; Mean
+ * over dim 0: none).  Unknown ops: none. */
+SplitCat op_split_cat(const Graph *g, const Op *op);
+/* Category of output k where outputs differ (FusedBatchNormGradV3:
+ * x_backprop concat, scale/offset gradients sum, reserve spaces none);
+ * otherwise op_split_cat. */
+SplitCat op_split_output(const Graph *g, const Op *op, uint32_t k);
+
+/* ---- cost.c ------------------------------------------------------------ */
+/* Per-op times measured on device types (--profile FILE.yaml). */
+typedef struct Profile Profile;
+Profile *profile_read(Arena *a, const char *path, Diag *d);
+Profile *profile_parse(Arena *a, const char *path, const char *text,
+		       size_t len, Diag *d);
+
+typedef struct CostModel {
+	const Graph *g;
+	const Cluster *c;
+	const Profile *prof;     /* may be NULL */
+} CostModel;
+
+/* Seconds to run op once on a device of type devtype (order: @cost,
+ * profile, analytic max(flops/(peak*eff), bytes/mem_bw)). */
+double cost_op(const CostModel *m, const Op *op, int devtype);
+/* Seconds to move bytes from device a to device b (0 if a == b). */
+double cost_transfer(const CostModel *m, int a, int b, double bytes);
+/* Collectives over n devices; formulas in docs/cost-model.md. */
+double cost_allreduce_ring(const CostModel *m, const int *devs, int n,
+			   double bytes);
+double cost_allreduce_hier(const CostModel *m, const int *devs, int n,
+			   double bytes);
+double cost_ps(const CostModel *m, const int *workers, int n, int ps,
+	       double bytes);
+/* Bytes of output k of op. */
+double cost_out_bytes(const Graph *g, const Op *op, uint32_t k);
+/* Bytes the op holds beyond its outputs: @mem if given; for an update
+ * op (Apply*) the optimizer state of its variable (Adam 2x, Momentum 1x,
+ * GD 0; docs/cost-model.md); else 0 (a parameter's value is its output). */
+double cost_op_mem(const CostModel *m, const Op *op);
+/* The cost table as CSV: op,type,device_type,time_s,out_bytes,mem_bytes */
+void cost_print_csv(FILE *f, const CostModel *m);
+
+/* ---- sim.c ------------------------------------------------------------- */
+typedef struct SimResult {
+	double makespan;         /* seconds */
+	double lower_bound;      /* seconds, see docs/simulator.md */
+	bool oom;
+	uint32_t nops;
+	int ndevs;
+	double *busy;            /* per device, seconds */
+	double *peak_mem;        /* per device, bytes */
+	double *start, *finish;  /* per op id, seconds */
+	int *dev;                /* per op id, device index */
+	int nlinks;              /* link resources that carried data */
+	char **link_name;        /* per link: "m0/gpu0->m0/gpu1", "m0/out" */
+	double *link_busy;       /* per link, seconds */
+	double *link_bytes;      /* per link, bytes */
+} SimResult;
+/* Simulates one iteration of a placed graph (every op has @device).
+ * Returns 0, or EXIT_BADINPUT with errors on d (e.g. an unplaced op). */
+int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d);
+void sim_free(SimResult *r);
+void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
+		    const SimResult *r);
+
+#endif

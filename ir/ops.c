@@ -1,0 +1,1791 @@
+/* ops.c — the op table (ops.def): lookup, output counts, shape inference
+ * (TensorFlow's shape functions), FLOPs, bytes moved, TAG split categories
+ * (§4.1.1) and the dimensions along which an op may be partitioned
+ * (FastT §5.2, FD-DPS §4.1).  docs/ops.md states every rule used here.
+ *
+ * Shapes may hold DIM_UNKNOWN ('?'): a dimension computed from an unknown
+ * one is unknown; consistency checks skip unknown dimensions.  A declared
+ * output type that agrees with the inferred one wherever both are known is
+ * returned as declared, so verification is a compatibility check.
+ * Shape-valued inputs (Reshape's shape, ConcatV2's axis, ...) are read from
+ * a Const producer's `value`, or from a Shape op of a fully known type. */
+#include "ir.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ShapeFn {
+	SH_NONE, SH_UNARY, SH_BINARY, SH_NARY, SH_ELEMGRAD, SH_PLACEHOLDER,
+	SH_VARIABLE, SH_CONST, SH_NOOP, SH_MATMUL, SH_BATCHMATMUL, SH_CONV2D,
+	SH_CONV2D_BI, SH_CONV2D_BF, SH_DWCONV, SH_DWCONV_BI, SH_DWCONV_BF,
+	SH_BIASADD, SH_BIASADDGRAD, SH_POOL, SH_MAXPOOLGRAD, SH_AVGPOOLGRAD,
+	SH_FBN, SH_FBNGRAD, SH_REDUCE, SH_ARGMAX, SH_RESHAPE, SH_TRANSPOSE,
+	SH_EXPANDDIMS, SH_SQUEEZE, SH_BROADCASTTO, SH_GATHER, SH_CONCAT,
+	SH_SPLIT, SH_SPLITV, SH_PACK, SH_SOFTMAX, SH_SCE, SH_APPLY,
+	SH_IDENTITYN, SH_SHAPE, SH_CAST, SH_PAD, SH_SLICE, SH_TILE, SH_FILL,
+};
+
+enum FlopFn {
+	FL_ZERO, FL_ELEM, FL_ELEM_IN, FL_ADDN, FL_REDUCE, FL_MATMUL,
+	FL_BATCHMATMUL, FL_CONV2D, FL_CONV2D_BI, FL_CONV2D_BF, FL_DWCONV,
+	FL_DWCONV_BI, FL_DWCONV_BF, FL_POOL, FL_POOLGRAD, FL_FBN, FL_FBNGRAD,
+	FL_APPLY,
+};
+
+enum SdimFn {
+	SD_NONE, SD_ALL, SD_BATCH, SD_BATCH_CHAN, SD_MATMUL, SD_PLACEHOLDER,
+	SD_ALL_BUT_LAST, SD_RESHAPE, SD_EXPANDDIMS, SD_GATHER, SD_CONCAT,
+	SD_SPLIT, SD_REDUCE, SD_PAD, SD_SLICE, SD_TILE,
+};
+
+enum {
+#define OP(n, ...) O_##n,
+#include "ops.def"
+#undef OP
+	O_COUNT
+};
+
+static const OpInfo table[O_COUNT] = {
+#define OP(n, mi, ma, no, c, s, f, sh, fl, fk, sd, doc) \
+	{#n, mi, ma, no, OC_##c, SPLIT_##s, f, doc},
+#include "ops.def"
+#undef OP
+};
+
+static const struct Fns {
+	unsigned char shape, flops, fk, sdims;
+} fns[O_COUNT] = {
+#define OP(n, mi, ma, no, c, s, f, sh, fl, fk, sd, doc) \
+	{SH_##sh, FL_##fl, fk, SD_##sd},
+#include "ops.def"
+#undef OP
+};
+
+#define MAXR 32      /* largest rank pcc infers */
+#define MAXV 1024    /* longest shape-valued constant read */
+#define UNK DIM_UNKNOWN
+#define DIM_MAX ((int64_t)1 << 40) /* larger sizes are not inferred */
+
+/* ---- the table ------------------------------------------------------- */
+
+static int cmp_name(const void *key, const void *elem)
+{
+	return strcmp(key, ((const OpInfo *)elem)->name);
+}
+
+int op_lookup(const char *type)
+{
+	if (!type)
+		return OPC_UNKNOWN;
+	const OpInfo *p = bsearch(type, table, O_COUNT, sizeof table[0],
+				  cmp_name);
+	return p ? (int)(p - table) : OPC_UNKNOWN;
+}
+
+const OpInfo *op_info(int opcode)
+{
+	return opcode >= 0 && opcode < O_COUNT ? &table[opcode] : NULL;
+}
+
+int op_table_size(void)
+{
+	return O_COUNT;
+}
+
+static const char *const splitcat_names[] = {"none", "concat", "sum"};
+
+const char *splitcat_name(SplitCat s)
+{
+	return (unsigned)s < 3 ? splitcat_names[s] : "?";
+}
+
+bool splitcat_parse(const char *s, SplitCat *out)
+{
+	for (int i = 0; i < 3; i++)
+		if (s && strcmp(s, splitcat_names[i]) == 0) {
+			*out = (SplitCat)i;
+			return true;
+		}
+	return false;
+}
+
+OpClass op_class(const Graph *g, const Op *op)
+{
+	const OpInfo *info = op_info(op->opcode);
+	return info ? info->cls : OC_OTHER;
+}
+
+/* ---- inputs and attributes ------------------------------------------- */
+
+/* The data inputs of an op (control inputs skipped). */
+typedef struct Ins {
+	const Op *op;
+	uint32_t n;
+	bool ctrl;
+} Ins;
+
+static Ins ins_of(const Op *op)
+{
+	Ins s = {op, 0, false};
+	for (uint32_t i = 0; i < op->nin; i++) {
+		if (op->in[i].ctrl)
+			s.ctrl = true;
+		else
+			s.n++;
+	}
+	return s;
+}
+
+static const Input *in_at(const Ins *s, uint32_t k)
+{
+	if (k >= s->n)
+		return NULL;
+	if (!s->ctrl)
+		return &s->op->in[k];
+	for (uint32_t i = 0; i < s->op->nin; i++)
+		if (!s->op->in[i].ctrl && k-- == 0)
+			return &s->op->in[i];
+	return NULL;
+}
+
+/* Type of data input k, or NULL when its producer is untyped. */
+static const Type *in_type(const Ins *s, uint32_t k)
+{
+	const Input *in = in_at(s, k);
+	if (!in || !in->src || in->idx >= in->src->nout)
+		return NULL;
+	return &in->src->out[in->idx];
+}
+
+static const Type *out_type(const Op *op, uint32_t k)
+{
+	return k < op->nout ? &op->out[k] : NULL;
+}
+
+/* Integers of a V_INT or a V_LIST of V_INT; -1 if v is not one. */
+static int val_ints(const Value *v, int64_t *out, int max)
+{
+	if (!v)
+		return -1;
+	if (v->kind == V_INT) {
+		if (v->i > DIM_MAX || v->i < -DIM_MAX)
+			return -1;
+		out[0] = v->i;
+		return 1;
+	}
+	if (v->kind != V_LIST || v->list.n > (uint32_t)max)
+		return -1;
+	for (uint32_t i = 0; i < v->list.n; i++) {
+		if (!v->list.items[i] || v->list.items[i]->kind != V_INT ||
+		    v->list.items[i]->i > DIM_MAX || v->list.items[i]->i < -DIM_MAX)
+			return -1;
+		out[i] = v->list.items[i]->i;
+	}
+	return (int)v->list.n;
+}
+
+static int attr_ints(const Graph *g, const Op *op, const char *key,
+		     int64_t *out, int max)
+{
+	return val_ints(op_get(g, op, key), out, max);
+}
+
+/* The value of data input k when it is constant: a Const's `value`, or a
+ * Shape op's of a fully known type.  Returns the count, or -1. */
+static int const_ints(const Graph *g, const Ins *s, uint32_t k, int64_t *out,
+		      int max)
+{
+	const Input *in = in_at(s, k);
+	if (!in || !in->src || in->idx != 0)
+		return -1;
+	const Op *p = in->src;
+	if (p->opcode == O_Const)
+		return val_ints(op_get(g, p, "value"), out, max);
+	if (p->opcode == O_Shape) {
+		Ins ps = ins_of(p);
+		const Type *t = in_type(&ps, 0);
+		if (!t || t->rank > max || !type_known(t))
+			return -1;
+		for (int i = 0; i < t->rank; i++)
+			out[i] = t->dims[i];
+		return t->rank;
+	}
+	return -1;
+}
+
+/* A scalar constant input (an axis). */
+static bool const_int(const Graph *g, const Ins *s, uint32_t k, int64_t *v)
+{
+	int64_t buf[1];
+	if (const_ints(g, s, k, buf, 1) != 1)
+		return false;
+	*v = buf[0];
+	return true;
+}
+
+static const struct {
+	const char *name;
+	DType dt;
+} tf_dtypes[] = {
+	{"DT_HALF", DT_F16}, {"half", DT_F16}, {"float16", DT_F16},
+	{"DT_BFLOAT16", DT_BF16}, {"bfloat16", DT_BF16},
+	{"DT_FLOAT", DT_F32}, {"float", DT_F32}, {"float32", DT_F32},
+	{"DT_DOUBLE", DT_F64}, {"double", DT_F64}, {"float64", DT_F64},
+	{"DT_INT8", DT_I8}, {"int8", DT_I8}, {"DT_INT16", DT_I16},
+	{"int16", DT_I16}, {"DT_INT32", DT_I32}, {"int32", DT_I32},
+	{"DT_INT64", DT_I64}, {"int64", DT_I64}, {"DT_UINT8", DT_U8},
+	{"uint8", DT_U8}, {"DT_BOOL", DT_BOOL},
+};
+
+/* A dtype attribute: a type value (f32[]), or a name: f32, DT_FLOAT, float. */
+static bool attr_dtype(const Graph *g, const Op *op, const char *key,
+		       DType *dt)
+{
+	const Value *v = op_get(g, op, key);
+	if (!v)
+		return false;
+	if (v->kind == V_TYPE) {
+		*dt = v->t.dt;
+		return true;
+	}
+	if (v->kind != V_IDENT && v->kind != V_STR)
+		return false;
+	if (dtype_parse(v->s, strlen(v->s), dt))
+		return true;
+	for (size_t i = 0; i < sizeof tf_dtypes / sizeof tf_dtypes[0]; i++)
+		if (strcmp(v->s, tf_dtypes[i].name) == 0) {
+			*dt = tf_dtypes[i].dt;
+			return true;
+		}
+	return false;
+}
+
+static bool is_nchw(const Graph *g, const Op *op)
+{
+	const char *s = op_get_str(g, op, "data_format");
+	return s && strncmp(s, "NCHW", 4) == 0;
+}
+
+/* Normalises axis a of a rank-r tensor (-r <= a < r); false if out of range. */
+static bool norm_axis(int64_t *a, int r)
+{
+	if (*a < -r || *a >= r)
+		return false;
+	if (*a < 0)
+		*a += r;
+	return true;
+}
+
+/* ---- shape inference ----------------------------------------------- */
+
+/* *r = a * b for known sizes; true if that is too large. */
+static bool mul_big(int64_t a, int64_t b, int64_t *r)
+{
+	return __builtin_mul_overflow(a, b, r) || *r > DIM_MAX;
+}
+
+typedef struct Ctx {
+	const Graph *g;
+	const Op *op;
+	Ins in;
+	Type *out;
+	uint32_t nout;
+	Arena *a;
+	char *msg;
+	size_t n;
+	bool free_out[8];        /* outputs whose declared type wins */
+} Ctx;
+
+__attribute__((format(printf, 2, 3)))
+static int fail(Ctx *c, const char *fmt, ...)
+{
+	if (c->msg && c->n) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->msg, c->n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static char *shape_str(const Type *t, char *buf, size_t n)
+{
+	char tmp[256];
+	type_str(t, tmp, sizeof tmp);
+	const char *p = strchr(tmp, '[');
+	if (!p)
+		p = tmp;
+	size_t len = strlen(p);
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, p, len);
+	buf[len] = 0;
+	return buf;
+}
+
+static void set_out(Ctx *c, uint32_t k, DType dt, int r, const int64_t *d)
+{
+	if (k < c->nout)
+		c->out[k] = type_make(c->a, dt, r, d);
+}
+
+/* Merges two dims that must agree: *d receives the known one. */
+static int merge_dim(Ctx *c, int64_t x, int64_t y, int64_t *d,
+		     const char *what)
+{
+	if (x >= 0 && y >= 0 && x != y)
+		return fail(c, "%s differ: %lld vs %lld", what, (long long)x,
+			    (long long)y);
+	*d = x >= 0 ? x : y;
+	return 0;
+}
+
+static int need_rank(Ctx *c, const Type *t, int r, const char *what)
+{
+	if (t->rank != r)
+		return fail(c, "%s must have rank %d, not %d", what, r, t->rank);
+	return 0;
+}
+
+static int same_dtype(Ctx *c, const Type *x, const Type *y)
+{
+	if (x->dt != y->dt)
+		return fail(c, "input types differ: %s vs %s", dtype_name(x->dt),
+			    dtype_name(y->dt));
+	return 0;
+}
+
+/* Shapes that must be equal (no broadcasting); merged into d. */
+static int merge_shape(Ctx *c, const Type *x, const Type *y, int64_t *d)
+{
+	char a[128], b[128];
+	if (x->rank != y->rank)
+		goto bad;
+	for (int i = 0; i < x->rank; i++) {
+		if (x->dims[i] >= 0 && y->dims[i] >= 0 && x->dims[i] != y->dims[i])
+			goto bad;
+		d[i] = x->dims[i] >= 0 ? x->dims[i] : y->dims[i];
+	}
+	return 0;
+bad:
+	return fail(c, "input shapes differ: %s vs %s",
+		    shape_str(x, a, sizeof a), shape_str(y, b, sizeof b));
+}
+
+/* NumPy broadcasting of x and y into d; returns the rank or -1. */
+static int broadcast(Ctx *c, const Type *x, const Type *y, int64_t *d)
+{
+	int r = x->rank > y->rank ? x->rank : y->rank;
+	for (int i = 0; i < r; i++) {
+		int ix = x->rank - r + i, iy = y->rank - r + i;
+		int64_t a = ix >= 0 ? x->dims[ix] : 1;
+		int64_t b = iy >= 0 ? y->dims[iy] : 1;
+		if (a == 1)
+			d[i] = b;
+		else if (b == 1)
+			d[i] = a;
+		else if (a < 0 || b < 0)
+			d[i] = a < 0 ? b : a;
+		else if (a != b) {
+			char s1[128], s2[128];
+			return fail(c, "shapes cannot be broadcast: %s vs %s",
+				    shape_str(x, s1, sizeof s1),
+				    shape_str(y, s2, sizeof s2));
+		} else
+			d[i] = a;
+	}
+	return r;
+}
+
+/* Spatial attributes of a convolution or pooling op. */
+typedef struct Win {
+	int nchw;
+	int hd, wd, cd;          /* dimension indices of H, W, C */
+	int64_t k[2], s[2], dil[2];
+	int pad;                 /* 0 VALID, 1 SAME, 2 EXPLICIT */
+	int64_t pb[2], pa[2];    /* explicit padding before/after */
+} Win;
+
+/* Reads a [N,H,W,C]-ordered (or NCHW) 4-list, or an [h,w] 2-list. */
+static int win_pair(Ctx *c, const Win *w, const char *key, int64_t out[2])
+{
+	int64_t v[4];
+	int n = attr_ints(c->g, c->op, key, v, 4);
+	out[0] = out[1] = 1;
+	if (n < 0 && !op_get(c->g, c->op, key))
+		return 0;
+	if (n == 4) {
+		out[0] = v[w->hd];
+		out[1] = v[w->wd];
+	} else if (n == 2) {
+		out[0] = v[0];
+		out[1] = v[1];
+	} else
+		return fail(c, "attribute '%s' must be a list of 4 (or 2) integers",
+			    key);
+	if (out[0] <= 0 || out[1] <= 0)
+		return fail(c, "attribute '%s' must be positive", key);
+	return 0;
+}
+
+static int win_read(Ctx *c, Win *w, bool pool)
+{
+	memset(w, 0, sizeof *w);
+	w->nchw = is_nchw(c->g, c->op);
+	w->hd = w->nchw ? 2 : 1;
+	w->wd = w->nchw ? 3 : 2;
+	w->cd = w->nchw ? 1 : 3;
+	if (win_pair(c, w, "strides", w->s) < 0 ||
+	    win_pair(c, w, "dilations", w->dil) < 0)
+		return -1;
+	if (pool && win_pair(c, w, "ksize", w->k) < 0)
+		return -1;
+	const char *p = op_get_str(c->g, c->op, "padding");
+	if (!p || strcmp(p, "VALID") == 0)
+		w->pad = 0;
+	else if (strcmp(p, "SAME") == 0)
+		w->pad = 1;
+	else if (strcmp(p, "EXPLICIT") == 0) {
+		int64_t v[8];
+		if (attr_ints(c->g, c->op, "explicit_paddings", v, 8) != 8)
+			return fail(c, "padding EXPLICIT needs 8 explicit_paddings");
+		w->pad = 2;
+		w->pb[0] = v[2 * w->hd];
+		w->pa[0] = v[2 * w->hd + 1];
+		w->pb[1] = v[2 * w->wd];
+		w->pa[1] = v[2 * w->wd + 1];
+	} else
+		return fail(c, "unknown padding '%s' (SAME, VALID or EXPLICIT)", p);
+	return 0;
+}
+
+/* Output size of spatial dimension i for input size in, window k. */
+static int win_out(Ctx *c, const Win *w, int i, int64_t in, int64_t k,
+		   int64_t *out)
+{
+	if (in < 0 || k < 0) {
+		*out = UNK;
+		return 0;
+	}
+	int64_t s = w->s[i];
+	int64_t eff;
+	if (__builtin_mul_overflow(k - 1, w->dil[i], &eff) || eff >= DIM_MAX)
+		return fail(c, "the dilated window overflows");
+	eff++;
+	if (w->pad == 1) {
+		*out = (in + s - 1) / s;
+		return 0;
+	}
+	int64_t padded = in + (w->pad == 2 ? w->pb[i] + w->pa[i] : 0);
+	if (padded < eff)
+		return fail(c, "window (%lld) is larger than the %sinput (%lld)",
+			    (long long)eff, w->pad == 2 ? "padded " : "",
+			    (long long)padded);
+	*out = (padded - eff) / s + 1;
+	return 0;
+}
+
+/* Forward output [N,Ho,Wo,C] (layout order) of input x with window kh,kw. */
+static int win_apply(Ctx *c, const Win *w, const int64_t *x, int64_t kh,
+		     int64_t kw, int64_t cout, int64_t *d)
+{
+	d[0] = x[0];
+	d[w->cd] = cout;
+	if (win_out(c, w, 0, x[w->hd], kh, &d[w->hd]) < 0 ||
+	    win_out(c, w, 1, x[w->wd], kw, &d[w->wd]) < 0)
+		return -1;
+	return 0;
+}
+
+static int check_dims(Ctx *c, const int64_t *want, const Type *t,
+		      const char *what)
+{
+	for (int i = 0; i < t->rank; i++)
+		if (want[i] >= 0 && t->dims[i] >= 0 && want[i] != t->dims[i]) {
+			char a[128];
+			return fail(c, "%s has shape %s but dimension %d should be %lld",
+				    what, shape_str(t, a, sizeof a), i,
+				    (long long)want[i]);
+		}
+	return 0;
+}
+
+/* Sizes given by a constant input: 4 in layout order, or 2 spatial ones
+ * completed with batch n and channels ch. */
+static int sizes4(Ctx *c, const Win *w, uint32_t k, int64_t n, int64_t ch,
+		  int64_t *d)
+{
+	int64_t v[4];
+	int m = const_ints(c->g, &c->in, k, v, 4);
+	if (m == 4) {
+		memcpy(d, v, sizeof v);
+		return 0;
+	}
+	if (m == 2) {
+		d[0] = n;
+		d[w->cd] = ch;
+		d[w->hd] = v[0];
+		d[w->wd] = v[1];
+		return 0;
+	}
+	return m < 0 ? 1 : fail(c, "the sizes input must have 4 (or 2) entries");
+}
+
+static int sh_conv(Ctx *c, int fn)
+{
+	const Ins *s = &c->in;
+	Win w;
+	int64_t d[4], f[4], fwd[4];
+	if (win_read(c, &w, false) < 0)
+		return -1;
+	bool dw = fn == SH_DWCONV || fn == SH_DWCONV_BI || fn == SH_DWCONV_BF;
+	if (fn == SH_CONV2D || fn == SH_DWCONV) {
+		const Type *x = in_type(s, 0), *ft = in_type(s, 1);
+		if (!x || !ft)
+			return 1;
+		if (need_rank(c, x, 4, "the input") < 0 ||
+		    need_rank(c, ft, 4, "the filter") < 0 || same_dtype(c, x, ft) < 0)
+			return -1;
+		int64_t ci = x->dims[w.cd], fi = ft->dims[2], co;
+		if (dw) {
+			if (merge_dim(c, ci, fi, &ci, "input channels and filter channels") < 0)
+				return -1;
+			co = UNK;
+			if (ci >= 0 && ft->dims[3] >= 0 && mul_big(ci, ft->dims[3], &co))
+				return fail(c, "the output channels overflow");
+		} else {
+			if (ci >= 0 && fi >= 0 && (fi == 0 || ci % fi))
+				return fail(c, "the input has %lld channels but the filter expects %lld",
+					    (long long)ci, (long long)fi);
+			co = ft->dims[3];
+		}
+		if (win_apply(c, &w, x->dims, ft->dims[0], ft->dims[1], co, d) < 0)
+			return -1;
+		set_out(c, 0, x->dt, 4, d);
+		return 0;
+	}
+	const Type *dy = in_type(s, 2);
+	if (!dy)
+		return 1;
+	if (need_rank(c, dy, 4, "out_backprop") < 0)
+		return -1;
+	if (fn == SH_CONV2D_BI || fn == SH_DWCONV_BI) {
+		const Type *ft = in_type(s, 1);
+		if (!ft)
+			return 1;
+		if (need_rank(c, ft, 4, "the filter") < 0)
+			return -1;
+		int64_t ci = dw ? ft->dims[2] : UNK;
+		int r = sizes4(c, &w, 0, dy->dims[0], ci, d);
+		if (r)
+			return r;
+		memcpy(f, ft->dims, sizeof f);
+	} else {
+		const Type *x = in_type(s, 0);
+		if (!x)
+			return 1;
+		if (need_rank(c, x, 4, "the input") < 0)
+			return -1;
+		int64_t v[4];
+		int m = const_ints(c->g, s, 1, v, 4);
+		if (m < 0)
+			return 1;
+		if (m != 4)
+			return fail(c, "filter_sizes must have 4 entries");
+		memcpy(f, v, sizeof f);
+		memcpy(d, x->dims, sizeof d);
+	}
+	/* d: the input's shape, f: the filter's.  Check the forward op. */
+	int64_t ci = d[w.cd];
+	int64_t co = dw ? UNK : f[3];
+	if (dw && ci >= 0 && f[3] >= 0 && mul_big(ci, f[3], &co))
+		return fail(c, "the output channels overflow");
+	if (dw) {
+		if (ci >= 0 && f[2] >= 0 && ci != f[2])
+			return fail(c, "input channels and filter channels differ: %lld vs %lld",
+				    (long long)ci, (long long)f[2]);
+	} else if (ci >= 0 && f[2] >= 0 && (f[2] == 0 || ci % f[2]))
+		return fail(c, "the input has %lld channels but the filter expects %lld",
+			    (long long)ci, (long long)f[2]);
+	if (win_apply(c, &w, d, f[0], f[1], co, fwd) < 0 ||
+	    check_dims(c, fwd, dy, "out_backprop") < 0)
+		return -1;
+	if (fn == SH_CONV2D_BI || fn == SH_DWCONV_BI)
+		set_out(c, 0, dy->dt, 4, d);
+	else
+		set_out(c, 0, dy->dt, 4, f);
+	return 0;
+}
+
+static int sh_pool(Ctx *c, int fn)
+{
+	Win w;
+	int64_t d[4];
+	if (win_read(c, &w, true) < 0)
+		return -1;
+	if (fn == SH_POOL) {
+		const Type *x = in_type(&c->in, 0);
+		if (!x)
+			return 1;
+		if (need_rank(c, x, 4, "the input") < 0 ||
+		    win_apply(c, &w, x->dims, w.k[0], w.k[1], x->dims[w.cd], d) < 0)
+			return -1;
+		set_out(c, 0, x->dt, 4, d);
+		return 0;
+	}
+	const Type *dy = in_type(&c->in, fn == SH_MAXPOOLGRAD ? 2 : 1);
+	if (!dy)
+		return 1;
+	if (need_rank(c, dy, 4, "grad") < 0)
+		return -1;
+	if (fn == SH_MAXPOOLGRAD) {
+		const Type *x = in_type(&c->in, 0), *y = in_type(&c->in, 1);
+		if (!x || !y)
+			return 1;
+		if (need_rank(c, x, 4, "orig_input") < 0 ||
+		    merge_shape(c, y, dy, d) < 0)
+			return -1;
+		memcpy(d, x->dims, sizeof d);
+	} else {
+		int r = sizes4(c, &w, 0, dy->dims[0], dy->dims[w.cd], d);
+		if (r)
+			return r;
+	}
+	int64_t fwd[4];
+	if (win_apply(c, &w, d, w.k[0], w.k[1], d[w.cd], fwd) < 0 ||
+	    check_dims(c, fwd, dy, "grad") < 0)
+		return -1;
+	set_out(c, 0, dy->dt, 4, d);
+	return 0;
+}
+
+static int sh_matmul(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0), *y = in_type(&c->in, 1);
+	if (!x || !y)
+		return 1;
+	bool ta = op_get_bool(c->g, c->op, "transpose_a", false);
+	bool tb = op_get_bool(c->g, c->op, "transpose_b", false);
+	if (need_rank(c, x, 2, "a") < 0 || need_rank(c, y, 2, "b") < 0 ||
+	    same_dtype(c, x, y) < 0)
+		return -1;
+	int64_t k1 = x->dims[ta ? 0 : 1], k2 = y->dims[tb ? 1 : 0], k;
+	if (merge_dim(c, k1, k2, &k, "inner dimensions") < 0)
+		return -1;
+	int64_t d[2] = {x->dims[ta ? 1 : 0], y->dims[tb ? 0 : 1]};
+	set_out(c, 0, x->dt, 2, d);
+	return 0;
+}
+
+static int sh_batchmatmul(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0), *y = in_type(&c->in, 1);
+	if (!x || !y)
+		return 1;
+	bool ax = op_get_bool(c->g, c->op, "adj_x", false);
+	bool ay = op_get_bool(c->g, c->op, "adj_y", false);
+	if (x->rank < 2 || y->rank < 2)
+		return fail(c, "inputs must have rank 2 or more");
+	if (x->rank > MAXR || y->rank > MAXR)
+		return 1;
+	if (same_dtype(c, x, y) < 0)
+		return -1;
+	int rx = x->rank, ry = y->rank;
+	int64_t k1 = x->dims[ax ? rx - 2 : rx - 1];
+	int64_t k2 = y->dims[ay ? ry - 1 : ry - 2], k;
+	if (merge_dim(c, k1, k2, &k, "inner dimensions") < 0)
+		return -1;
+	Type bx = {x->dt, rx - 2, x->dims}, by = {y->dt, ry - 2, y->dims};
+	int64_t d[MAXR + 2];
+	int r = broadcast(c, &bx, &by, d);
+	if (r < 0)
+		return -1;
+	d[r] = x->dims[ax ? rx - 1 : rx - 2];
+	d[r + 1] = y->dims[ay ? ry - 2 : ry - 1];
+	set_out(c, 0, x->dt, r + 2, d);
+	return 0;
+}
+
+/* Reduction axes from data input k into mask; false if not constant. */
+static int reduce_axes(Ctx *c, uint32_t k, int r, bool *mask)
+{
+	int64_t v[MAXR];
+	int n = const_ints(c->g, &c->in, k, v, MAXR);
+	if (n < 0)
+		return 1;
+	memset(mask, 0, sizeof(bool) * (size_t)(r > 0 ? r : 1));
+	for (int i = 0; i < n; i++) {
+		if (!norm_axis(&v[i], r))
+			return fail(c, "reduction axis %lld is out of range for rank %d",
+				    (long long)v[i], r);
+		mask[v[i]] = true;
+	}
+	return 0;
+}
+
+static bool keep_dims(const Graph *g, const Op *op)
+{
+	return op_get_bool(g, op, "keep_dims", op_get_bool(g, op, "keepdims", false));
+}
+
+static int sh_reduce(Ctx *c, bool argmax)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
+		return 1;
+	if (x->rank > MAXR)
+		return 1;
+	bool mask[MAXR];
+	int rr = reduce_axes(c, 1, x->rank, mask);
+	if (rr)
+		return rr;
+	bool keep = !argmax && keep_dims(c->g, c->op);
+	int64_t d[MAXR];
+	int r = 0;
+	for (int i = 0; i < x->rank; i++)
+		if (!mask[i])
+			d[r++] = x->dims[i];
+		else if (keep)
+			d[r++] = 1;
+	DType dt = x->dt;
+	if (argmax && !attr_dtype(c->g, c->op, "output_type", &dt))
+		dt = DT_I64;
+	set_out(c, 0, dt, r, d);
+	return 0;
+}
+
+static int sh_reshape(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
+		return 1;
+	int64_t v[MAXR];
+	int n = const_ints(c->g, &c->in, 1, v, MAXR);
+	if (n < 0)
+		return 1;
+	int neg = -1;
+	int64_t p = 1;
+	for (int i = 0; i < n; i++) {
+		if (v[i] == -1) {
+			if (neg >= 0)
+				return fail(c, "the shape has more than one -1");
+			neg = i;
+		} else if (v[i] < 0)
+			return fail(c, "the shape has a negative size %lld",
+				    (long long)v[i]);
+		else if (__builtin_mul_overflow(p, v[i], &p))
+			return fail(c, "the shape's size overflows");
+	}
+	int64_t numel = type_numel(x);
+	if (neg >= 0) {
+		if (numel < 0 || p == 0)
+			v[neg] = UNK;
+		else if (numel % p)
+			return fail(c, "cannot reshape %lld elements into a shape with a multiple of %lld",
+				    (long long)numel, (long long)p);
+		else
+			v[neg] = numel / p;
+	} else if (numel >= 0 && numel != p)
+		return fail(c, "cannot reshape %lld elements into %lld",
+			    (long long)numel, (long long)p);
+	set_out(c, 0, x->dt, n, v);
+	return 0;
+}
+
+static int sh_transpose(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
+		return 1;
+	int64_t v[MAXR], d[MAXR];
+	int n = const_ints(c->g, &c->in, 1, v, MAXR);
+	if (n < 0)
+		return 1;
+	if (n != x->rank)
+		return fail(c, "perm has %d entries for rank %d", n, x->rank);
+	bool seen[MAXR] = {false};
+	for (int i = 0; i < n; i++) {
+		if (v[i] < 0 || v[i] >= n || seen[v[i]])
+			return fail(c, "perm is not a permutation of 0..%d", n - 1);
+		seen[v[i]] = true;
+		d[i] = x->dims[v[i]];
+	}
+	set_out(c, 0, x->dt, n, d);
+	return 0;
+}
+
+static int sh_expanddims(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	int64_t a;
+	if (!x || x->rank >= MAXR)
+		return 1;
+	if (!const_int(c->g, &c->in, 1, &a))
+		return 1;
+	if (!norm_axis(&a, x->rank + 1))
+		return fail(c, "dim %lld is out of range for rank %d",
+			    (long long)a, x->rank);
+	int64_t d[MAXR];
+	for (int i = 0, j = 0; i <= x->rank; i++)
+		d[i] = i == a ? 1 : x->dims[j++];
+	set_out(c, 0, x->dt, x->rank + 1, d);
+	return 0;
+}
+
+static int sh_squeeze(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x || x->rank > MAXR)
+		return 1;
+	int64_t v[MAXR], d[MAXR];
+	int n = attr_ints(c->g, c->op, "squeeze_dims", v, MAXR);
+	if (n < 0)
+		n = attr_ints(c->g, c->op, "axis", v, MAXR);
+	bool mask[MAXR] = {false};
+	for (int i = 0; i < n; i++) {
+		if (!norm_axis(&v[i], x->rank))
+			return fail(c, "squeeze dimension %lld is out of range for rank %d",
+				    (long long)v[i], x->rank);
+		if (x->dims[v[i]] >= 0 && x->dims[v[i]] != 1)
+			return fail(c, "dimension %lld has size %lld, not 1",
+				    (long long)v[i], (long long)x->dims[v[i]]);
+		mask[v[i]] = true;
+	}
+	if (n <= 0)
+		for (int i = 0; i < x->rank; i++) {
+			if (x->dims[i] < 0)
+				return 1;
+			mask[i] = x->dims[i] == 1;
+		}
+	int r = 0;
+	for (int i = 0; i < x->rank; i++)
+		if (!mask[i])
+			d[r++] = x->dims[i];
+	set_out(c, 0, x->dt, r, d);
+	return 0;
+}
+
+static int sh_broadcastto(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
+		return 1;
+	int64_t v[MAXR];
+	int n = const_ints(c->g, &c->in, 1, v, MAXR);
+	if (n < 0)
+		return 1;
+	if (x->rank > n)
+		return fail(c, "cannot broadcast rank %d to rank %d", x->rank, n);
+	for (int i = 0; i < x->rank; i++) {
+		int64_t a = x->dims[i], b = v[n - x->rank + i];
+		if (a >= 0 && a != 1 && b >= 0 && a != b)
+			return fail(c, "cannot broadcast dimension %d of size %lld to %lld",
+				    i, (long long)a, (long long)b);
+	}
+	set_out(c, 0, x->dt, n, v);
+	return 0;
+}
+
+static int sh_gather(Ctx *c)
+{
+	const Type *p = in_type(&c->in, 0), *ix = in_type(&c->in, 1);
+	int64_t a;
+	if (!p || !ix || !const_int(c->g, &c->in, 2, &a))
+		return 1;
+	if (op_get_int(c->g, c->op, "batch_dims", 0) != 0)
+		return 1;
+	if (p->rank + ix->rank > MAXR + 1)
+		return 1;
+	if (!norm_axis(&a, p->rank))
+		return fail(c, "axis %lld is out of range for rank %d",
+			    (long long)a, p->rank);
+	int64_t d[2 * MAXR];
+	int r = 0;
+	for (int i = 0; i < a; i++)
+		d[r++] = p->dims[i];
+	for (int i = 0; i < ix->rank; i++)
+		d[r++] = ix->dims[i];
+	for (int i = (int)a + 1; i < p->rank; i++)
+		d[r++] = p->dims[i];
+	set_out(c, 0, p->dt, r, d);
+	return 0;
+}
+
+static int sh_concat(Ctx *c)
+{
+	uint32_t n = c->in.n - 1;
+	int64_t a;
+	if (!const_int(c->g, &c->in, n, &a))
+		return 1;
+	const Type *x0 = in_type(&c->in, 0);
+	if (!x0 || x0->rank > MAXR)
+		return 1;
+	int r = x0->rank;
+	if (!norm_axis(&a, r))
+		return fail(c, "axis %lld is out of range for rank %d",
+			    (long long)a, r);
+	int64_t d[MAXR];
+	memcpy(d, x0->dims, sizeof(int64_t) * (size_t)r);
+	for (uint32_t k = 1; k < n; k++) {
+		const Type *x = in_type(&c->in, k);
+		if (!x)
+			return 1;
+		if (x->rank != r)
+			return fail(c, "input %u has rank %d, input 0 rank %d", k,
+				    x->rank, r);
+		if (same_dtype(c, x0, x) < 0)
+			return -1;
+		for (int i = 0; i < r; i++) {
+			if (i == a) {
+				d[i] = d[i] >= 0 && x->dims[i] >= 0 ? d[i] + x->dims[i]
+								    : UNK;
+				if (d[i] > DIM_MAX)
+					return fail(c, "the concatenated size overflows");
+				continue;
+			}
+			char what[64];
+			snprintf(what, sizeof what, "sizes of dimension %d", i);
+			if (merge_dim(c, d[i], x->dims[i], &d[i], what) < 0)
+				return -1;
+		}
+	}
+	set_out(c, 0, x0->dt, r, d);
+	return 0;
+}
+
+static int sh_split(Ctx *c, bool v)
+{
+	const Type *x = in_type(&c->in, v ? 0 : 1);
+	int64_t a;
+	if (!x || x->rank > MAXR || !const_int(c->g, &c->in, v ? 2 : 0, &a))
+		return 1;
+	if (!norm_axis(&a, x->rank))
+		return fail(c, "split dimension %lld is out of range for rank %d",
+			    (long long)a, x->rank);
+	int64_t num = op_get_int(c->g, c->op, "num_split", -1);
+	if (num >= 0 && num != c->nout)
+		return fail(c, "num_split is %lld but the op has %u outputs",
+			    (long long)num, c->nout);
+	if (c->nout == 0)
+		return fail(c, "num_split must be positive");
+	int64_t d[MAXR], total = x->dims[a];
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+	if (!v) {
+		if (total >= 0 && total % c->nout)
+			return fail(c, "dimension %lld of size %lld does not split into %u parts",
+				    (long long)a, (long long)total, c->nout);
+		d[a] = total >= 0 ? total / c->nout : UNK;
+		for (uint32_t k = 0; k < c->nout; k++)
+			set_out(c, k, x->dt, x->rank, d);
+		return 0;
+	}
+	int64_t *sz = arena_alloc(c->a, sizeof(int64_t) * MAXV);
+	int n = const_ints(c->g, &c->in, 1, sz, MAXV);
+	if (n < 0)
+		return 1;
+	if ((uint32_t)n != c->nout)
+		return fail(c, "size_splits has %d entries but the op has %u outputs",
+			    n, c->nout);
+	int neg = -1;
+	int64_t sum = 0;
+	for (int i = 0; i < n; i++) {
+		if (sz[i] == -1 && neg < 0)
+			neg = i;
+		else if (sz[i] < 0)
+			return fail(c, "size_splits has a bad size %lld",
+				    (long long)sz[i]);
+		else
+			sum += sz[i];
+	}
+	if (neg >= 0)
+		sz[neg] = total < 0 ? UNK : total - sum;
+	if (total >= 0 && (neg >= 0 ? sum > total : sum != total))
+		return fail(c, "size_splits add up to %lld, not %lld",
+			    (long long)sum, (long long)total);
+	for (int k = 0; k < n; k++) {
+		d[a] = sz[k];
+		set_out(c, (uint32_t)k, x->dt, x->rank, d);
+	}
+	return 0;
+}
+
+static int sh_pack(Ctx *c)
+{
+	const Type *x0 = in_type(&c->in, 0);
+	if (!x0 || x0->rank >= MAXR)
+		return 1;
+	int64_t d[MAXR], e[MAXR];
+	memcpy(d, x0->dims, sizeof(int64_t) * (size_t)x0->rank);
+	for (uint32_t k = 1; k < c->in.n; k++) {
+		const Type *x = in_type(&c->in, k);
+		if (!x)
+			return 1;
+		Type cur = {x0->dt, x0->rank, d};
+		if (same_dtype(c, x0, x) < 0 || merge_shape(c, &cur, x, d) < 0)
+			return -1;
+	}
+	int64_t a = op_get_int(c->g, c->op, "axis", 0);
+	if (!norm_axis(&a, x0->rank + 1))
+		return fail(c, "axis %lld is out of range", (long long)a);
+	for (int i = 0, j = 0; i <= x0->rank; i++)
+		e[i] = i == a ? (int64_t)c->in.n : d[j++];
+	set_out(c, 0, x0->dt, x0->rank + 1, e);
+	return 0;
+}
+
+static int sh_fbn(Ctx *c, bool grad)
+{
+	const Type *x = in_type(&c->in, grad ? 1 : 0);
+	const Type *sc = in_type(&c->in, grad ? 2 : 1);
+	if (!x || !sc)
+		return 1;
+	if (need_rank(c, x, 4, "x") < 0 || need_rank(c, sc, 1, "scale") < 0)
+		return -1;
+	int64_t ch, d[4];
+	int cd = is_nchw(c->g, c->op) ? 1 : 3;
+	if (merge_dim(c, x->dims[cd], sc->dims[0], &ch, "channels of x and scale") < 0)
+		return -1;
+	DType dt = x->dt;
+	memcpy(d, x->dims, sizeof d);
+	if (grad) {
+		const Type *dy = in_type(&c->in, 0);
+		if (!dy)
+			return 1;
+		if (merge_shape(c, dy, x, d) < 0)
+			return -1;
+		dt = dy->dt;
+	}
+	set_out(c, 0, dt, 4, d);
+	int64_t zero = 0;
+	uint32_t nout = grad ? 5 : 6;
+	for (uint32_t k = 1; k < nout; k++) {
+		bool reserve = grad ? k >= 3 : k == 5;
+		set_out(c, k, sc->dt, 1, reserve ? &zero : &ch);
+		if (reserve)
+			c->free_out[k] = true;
+	}
+	return 0;
+}
+
+static int sh_sce(Ctx *c, bool sparse)
+{
+	const Type *f = in_type(&c->in, 0), *l = in_type(&c->in, 1);
+	if (!f || !l)
+		return 1;
+	if (need_rank(c, f, 2, "features") < 0)
+		return -1;
+	int64_t b = UNK;
+	if (l->rank == 1 || sparse) {
+		if (need_rank(c, l, 1, "labels") < 0)
+			return -1;
+	} else {
+		int64_t d[2];
+		if (need_rank(c, l, 2, "labels") < 0 || merge_shape(c, f, l, d) < 0)
+			return -1;
+	}
+	if (merge_dim(c, f->dims[0], l->dims[0], &b, "batch sizes of features and labels") < 0)
+		return -1;
+	int64_t d[2] = {b, f->dims[1]};
+	set_out(c, 0, f->dt, 1, d);
+	set_out(c, 1, f->dt, 2, d);
+	return 0;
+}
+
+static int sh_apply(Ctx *c)
+{
+	const Type *v = in_type(&c->in, 0);
+	uint32_t n = c->in.n, gi = n - 1;
+	if (c->op->opcode == O_ApplyMomentum)
+		gi = n == 5 ? 3 : n == 2 ? 1 : 0;
+	const Type *gr = gi ? in_type(&c->in, gi) : NULL;
+	if (v && gr && v->rank > 0) {
+		char a[128], b[128];
+		if (gr->rank != v->rank)
+			goto bad;
+		for (int i = 0; i < v->rank; i++)
+			if (v->dims[i] >= 0 && gr->dims[i] >= 0 &&
+			    v->dims[i] != gr->dims[i])
+				goto bad;
+		goto ok;
+	bad:
+		return fail(c, "the gradient's shape %s differs from the variable's %s",
+			    shape_str(gr, a, sizeof a), shape_str(v, b, sizeof b));
+	}
+ok:
+	if (c->nout == 0)
+		return 0;
+	if (!v)
+		return 1;
+	set_out(c, 0, v->dt, v->rank, v->dims);
+	return 0;
+}
+
+/* Placeholder, VariableV2: the `shape` attribute (a type or a list of
+ * sizes, -1 unknown) and `dtype`. */
+static int sh_declared(Ctx *c)
+{
+	const Value *s = op_get(c->g, c->op, "shape");
+	DType dt;
+	bool have_dt = attr_dtype(c->g, c->op, "dtype", &dt);
+	if (s && s->kind == V_TYPE) {
+		set_out(c, 0, have_dt ? dt : s->t.dt, s->t.rank, s->t.dims);
+		return 0;
+	}
+	int64_t v[MAXR];
+	int n = val_ints(s, v, MAXR);
+	if (n < 0 || !have_dt)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (v[i] < 0)
+			v[i] = UNK;
+	set_out(c, 0, dt, n, v);
+	return 0;
+}
+
+static int sh_const(Ctx *c)
+{
+	DType dt;
+	if (!attr_dtype(c->g, c->op, "dtype", &dt))
+		return 1;
+	const Value *s = op_get(c->g, c->op, "shape");
+	int64_t v[MAXR];
+	int n = val_ints(s, v, MAXR);
+	if (s && n >= 0) {
+		set_out(c, 0, dt, n, v);
+		return 0;
+	}
+	const Value *val = op_get(c->g, c->op, "value");
+	if (!val)
+		return 1;
+	int64_t len = val->kind == V_LIST ? (int64_t)val->list.n : 0;
+	set_out(c, 0, dt, val->kind == V_LIST ? 1 : 0, &len);
+	/* The list is flattened: a declared type of as many elements wins. */
+	const Type *decl = c->op->types_given ? out_type(c->op, 0) : NULL;
+	if (decl && c->nout > 0 && decl->dt == dt &&
+	    type_numel(decl) == type_numel(&c->out[0]))
+		c->free_out[0] = true;
+	return 0;
+}
+
+static int sh_pad_slice_tile(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x || x->rank > MAXR)
+		return 1;
+	int r = x->rank;
+	int64_t v[2 * MAXR], sz[MAXR], d[MAXR];
+	int n = const_ints(c->g, &c->in, 1, v, 2 * MAXR);
+	if (n < 0)
+		return 1;
+	if (fn == SH_PAD) {
+		if (n != 2 * r)
+			return fail(c, "paddings must have %d entries ([%d,2]), not %d",
+				    2 * r, r, n);
+		for (int i = 0; i < r; i++) {
+			if (v[2 * i] < 0 || v[2 * i + 1] < 0)
+				return fail(c, "paddings must not be negative");
+			d[i] = x->dims[i] < 0 ? UNK : x->dims[i] + v[2 * i] + v[2 * i + 1];
+		}
+	} else if (fn == SH_TILE) {
+		if (n != r)
+			return fail(c, "multiples has %d entries for rank %d", n, r);
+		for (int i = 0; i < r; i++) {
+			if (v[i] < 0)
+				return fail(c, "multiples must not be negative");
+			d[i] = UNK;
+			if (x->dims[i] >= 0 && mul_big(x->dims[i], v[i], &d[i]))
+				return fail(c, "the tiled size overflows");
+		}
+	} else {
+		int m = const_ints(c->g, &c->in, 2, sz, MAXR);
+		if (m < 0)
+			return 1;
+		if (n != r || m != r)
+			return fail(c, "begin and size must have %d entries", r);
+		for (int i = 0; i < r; i++) {
+			if (v[i] < 0 || sz[i] < -1)
+				return fail(c, "bad slice begin %lld size %lld in dimension %d",
+					    (long long)v[i], (long long)sz[i], i);
+			d[i] = sz[i] == -1 ? (x->dims[i] < 0 ? UNK : x->dims[i] - v[i])
+					   : sz[i];
+			if (x->dims[i] >= 0 && (d[i] < 0 || v[i] + d[i] > x->dims[i]))
+				return fail(c, "slice [%lld, +%lld) is outside dimension %d of size %lld",
+					    (long long)v[i], (long long)sz[i], i,
+					    (long long)x->dims[i]);
+		}
+	}
+	set_out(c, 0, x->dt, r, d);
+	return 0;
+}
+
+static int infer(Ctx *c, int fn)
+{
+	const Ins *s = &c->in;
+	const Type *x = in_type(s, 0), *y;
+	int64_t d[MAXR];
+	switch (fn) {
+	case SH_NONE:
+		return 1;
+	case SH_NOOP:
+		return 0;
+	case SH_UNARY:
+	case SH_SOFTMAX:
+		if (!x)
+			return 1;
+		if (fn == SH_SOFTMAX && x->rank < 1)
+			return fail(c, "logits must have rank 1 or more");
+		set_out(c, 0, x->dt, x->rank, x->dims);
+		return 0;
+	case SH_BINARY: {
+		y = in_type(s, 1);
+		if (!x || !y || x->rank > MAXR || y->rank > MAXR)
+			return 1;
+		if (same_dtype(c, x, y) < 0)
+			return -1;
+		int r = broadcast(c, x, y, d);
+		if (r < 0)
+			return -1;
+		set_out(c, 0, x->dt, r, d);
+		return 0;
+	}
+	case SH_ELEMGRAD:
+	case SH_NARY:
+		if (!x || x->rank > MAXR)
+			return 1;
+		memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+		for (uint32_t k = 1; k < s->n; k++) {
+			y = in_type(s, k);
+			if (!y)
+				return 1;
+			Type cur = {x->dt, x->rank, d};
+			if (same_dtype(c, x, y) < 0 || merge_shape(c, &cur, y, d) < 0)
+				return -1;
+		}
+		set_out(c, 0, x->dt, x->rank, d);
+		return 0;
+	case SH_PLACEHOLDER:
+	case SH_VARIABLE:
+		return sh_declared(c);
+	case SH_CONST:
+		return sh_const(c);
+	case SH_MATMUL:
+		return sh_matmul(c);
+	case SH_BATCHMATMUL:
+		return sh_batchmatmul(c);
+	case SH_CONV2D: case SH_CONV2D_BI: case SH_CONV2D_BF:
+	case SH_DWCONV: case SH_DWCONV_BI: case SH_DWCONV_BF:
+		return sh_conv(c, fn);
+	case SH_BIASADD: {
+		y = in_type(s, 1);
+		if (!x || !y)
+			return 1;
+		if (x->rank < 2)
+			return fail(c, "value must have rank 2 or more");
+		if (need_rank(c, y, 1, "bias") < 0 || same_dtype(c, x, y) < 0)
+			return -1;
+		int cd = is_nchw(c->g, c->op) ? 1 : x->rank - 1;
+		int64_t ch;
+		if (merge_dim(c, x->dims[cd], y->dims[0], &ch, "channels of value and bias") < 0)
+			return -1;
+		set_out(c, 0, x->dt, x->rank, x->dims);
+		return 0;
+	}
+	case SH_BIASADDGRAD:
+		if (!x)
+			return 1;
+		if (x->rank < 2)
+			return fail(c, "out_backprop must have rank 2 or more");
+		set_out(c, 0, x->dt, 1,
+			&x->dims[is_nchw(c->g, c->op) ? 1 : x->rank - 1]);
+		return 0;
+	case SH_POOL: case SH_MAXPOOLGRAD: case SH_AVGPOOLGRAD:
+		return sh_pool(c, fn);
+	case SH_FBN:
+	case SH_FBNGRAD:
+		return sh_fbn(c, fn == SH_FBNGRAD);
+	case SH_REDUCE:
+	case SH_ARGMAX:
+		return sh_reduce(c, fn == SH_ARGMAX);
+	case SH_RESHAPE:
+		return sh_reshape(c);
+	case SH_TRANSPOSE:
+		return sh_transpose(c);
+	case SH_EXPANDDIMS:
+		return sh_expanddims(c);
+	case SH_SQUEEZE:
+		return sh_squeeze(c);
+	case SH_BROADCASTTO:
+		return sh_broadcastto(c);
+	case SH_GATHER:
+		return sh_gather(c);
+	case SH_CONCAT:
+		return sh_concat(c);
+	case SH_SPLIT:
+	case SH_SPLITV:
+		return sh_split(c, fn == SH_SPLITV);
+	case SH_PACK:
+		return sh_pack(c);
+	case SH_SCE:
+		return sh_sce(c, c->op->opcode == O_SparseSoftmaxCrossEntropyWithLogits);
+	case SH_APPLY:
+		return sh_apply(c);
+	case SH_IDENTITYN:
+		for (uint32_t k = 0; k < c->nout; k++) {
+			y = in_type(s, k);
+			if (!y)
+				return 1;
+			set_out(c, k, y->dt, y->rank, y->dims);
+		}
+		return 0;
+	case SH_SHAPE: {
+		DType dt;
+		if (!x)
+			return 1;
+		if (!attr_dtype(c->g, c->op, "out_type", &dt))
+			dt = DT_I32;
+		int64_t r = x->rank;
+		set_out(c, 0, dt, 1, &r);
+		return 0;
+	}
+	case SH_CAST: {
+		DType dt;
+		if (!x || !attr_dtype(c->g, c->op, "DstT", &dt))
+			return 1;
+		set_out(c, 0, dt, x->rank, x->dims);
+		return 0;
+	}
+	case SH_PAD: case SH_SLICE: case SH_TILE:
+		return sh_pad_slice_tile(c, fn);
+	case SH_FILL: {
+		y = in_type(s, 1);
+		int n = const_ints(c->g, s, 0, d, MAXR);
+		if (!y || n < 0)
+			return 1;
+		if (y->rank != 0)
+			return fail(c, "value must be a scalar");
+		for (int i = 0; i < n; i++)
+			if (d[i] < 0)
+				return fail(c, "dims must not be negative");
+		set_out(c, 0, y->dt, n, d);
+		return 0;
+	}
+	}
+	return 1;
+}
+
+int op_num_outputs(const Graph *g, const Op *op)
+{
+	const OpInfo *info = op_info(op->opcode);
+	if (!info)
+		return -1;
+	if (info->nout >= 0)
+		return info->nout;
+	switch (op->opcode) {
+	case O_Split:
+		return (int)op_get_int(g, op, "num_split", -1);
+	case O_SplitV: {
+		int64_t n = op_get_int(g, op, "num_split", -1);
+		if (n >= 0)
+			return (int)n;
+		Ins s = ins_of(op);
+		int64_t *v = xmalloc(sizeof(int64_t) * MAXV);
+		int m = const_ints(g, &s, 1, v, MAXV);
+		free(v);
+		return m;
+	}
+	case O_IdentityN:
+		return (int)ins_of(op).n;
+	default: /* Apply*: gir's `: ()` or TF's updated variable */
+		return op->nout <= 1 ? (int)op->nout : 1;
+	}
+}
+
+static bool compatible(const Type *decl, const Type *t)
+{
+	if (decl->dt != t->dt || decl->rank != t->rank)
+		return false;
+	for (int i = 0; i < t->rank; i++)
+		if (decl->dims[i] >= 0 && t->dims[i] >= 0 &&
+		    decl->dims[i] != t->dims[i])
+			return false;
+	return true;
+}
+
+int op_infer(const Graph *g, const Op *op, Type *out, uint32_t nout,
+	     Arena *a, char *msg, size_t n)
+{
+	const OpInfo *info = op_info(op->opcode);
+	if (!info)
+		return 1;
+	int want = op_num_outputs(g, op);
+	if (want >= 0 && (uint32_t)want != nout)
+		return 1;
+	Ctx c = {g, op, ins_of(op), out, nout, a, msg, n, {false}};
+	if ((int)c.in.n < info->min_in ||
+	    (info->max_in >= 0 && (int)c.in.n > info->max_in))
+		return 1;
+	for (uint32_t k = 0; k < nout; k++)
+		out[k] = (Type){DT_F32, 0, NULL};
+	for (uint32_t k = 0; k < c.in.n; k++) {
+		const Type *t = in_type(&c.in, k);
+		for (int i = 0; t && i < t->rank; i++)
+			if (t->dims[i] > DIM_MAX)
+				return 1;
+	}
+	int r = infer(&c, fns[op->opcode].shape);
+	if (r != 0 || !op->types_given)
+		return r;
+	for (uint32_t k = 0; k < nout && k < op->nout; k++) {
+		const Type *decl = &op->out[k];
+		if ((k < 8 && c.free_out[k]) || compatible(decl, &out[k]))
+			out[k] = type_make(a, decl->dt, decl->rank, decl->dims);
+	}
+	return 0;
+}
+
+/* ---- FLOPs and bytes ---------------------------------------------------- */
+
+static double numel_of(const Type *t)
+{
+	if (!t)
+		return -1;
+	int64_t n = type_numel(t);
+	return n < 0 ? -1 : (double)n;
+}
+
+static double dim_of(const Type *t, int i)
+{
+	if (!t || i < 0 || i >= t->rank || t->dims[i] < 0)
+		return -1;
+	return (double)t->dims[i];
+}
+
+/* Product of x's that must all be known (>= 0); -1 otherwise. */
+static double prod(int n, ...)
+{
+	va_list ap;
+	double p = 1;
+	bool ok = true;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++) {
+		double x = va_arg(ap, double);
+		if (x < 0)
+			ok = false;
+		p *= x;
+	}
+	va_end(ap);
+	return ok ? p : -1;
+}
+
+/* Filter [kh,kw,ci,co] of a backprop-filter op: its output, else the
+ * filter_sizes constant. */
+static bool bf_filter(const Graph *g, const Op *op, const Ins *s, double f[4])
+{
+	const Type *t = out_type(op, 0);
+	if (t && t->rank == 4 && type_known(t)) {
+		for (int i = 0; i < 4; i++)
+			f[i] = (double)t->dims[i];
+		return true;
+	}
+	int64_t v[4];
+	if (const_ints(g, s, 1, v, 4) != 4)
+		return false;
+	for (int i = 0; i < 4; i++)
+		f[i] = v[i] < 0 ? -1 : (double)v[i];
+	return true;
+}
+
+static void pool_window(const Graph *g, const Op *op, double k[2])
+{
+	int64_t v[4];
+	int n = attr_ints(g, op, "ksize", v, 4);
+	bool nchw = is_nchw(g, op);
+	if (n == 4) {
+		k[0] = (double)v[nchw ? 2 : 1];
+		k[1] = (double)v[nchw ? 3 : 2];
+	} else if (n == 2) {
+		k[0] = (double)v[0];
+		k[1] = (double)v[1];
+	} else
+		k[0] = k[1] = 1;
+}
+
+double op_flops(const Graph *g, const Op *op)
+{
+	double ann = op_ann_num(g, op, ANN_FLOPS, -1);
+	if (ann >= 0)
+		return ann;
+	const OpInfo *info = op_info(op->opcode);
+	if (!info)
+		return -1;
+	const struct Fns *fn = &fns[op->opcode];
+	Ins s = ins_of(op);
+	const Type *x = in_type(&s, 0), *w = in_type(&s, 1), *o = out_type(op, 0);
+	double fk = fn->fk, f[4], k[2];
+	switch (fn->flops) {
+	case FL_ZERO:
+		return 0;
+	case FL_ELEM:
+		return prod(2, numel_of(o), fk);
+	case FL_ELEM_IN:
+	case FL_REDUCE:
+	case FL_APPLY:
+	case FL_FBNGRAD:
+		return prod(2, numel_of(x), fk);
+	case FL_FBN:
+		if (!op_get_bool(g, op, "is_training", true))
+			fk /= 2;
+		return prod(2, numel_of(x), fk);
+	case FL_ADDN:
+		return prod(2, numel_of(o), (double)(s.n - 1));
+	case FL_MATMUL: {
+		bool ta = op_get_bool(g, op, "transpose_a", false);
+		bool tb = op_get_bool(g, op, "transpose_b", false);
+		if (!x || !w || x->rank != 2 || w->rank != 2)
+			return -1;
+		return prod(4, 2.0, dim_of(x, ta ? 1 : 0), dim_of(x, ta ? 0 : 1),
+			    dim_of(w, tb ? 0 : 1));
+	}
+	case FL_BATCHMATMUL: {
+		bool ax = op_get_bool(g, op, "adj_x", false);
+		if (!x || x->rank < 2)
+			return -1;
+		return prod(3, 2.0, numel_of(o), dim_of(x, ax ? x->rank - 2 : x->rank - 1));
+	}
+	case FL_CONV2D:
+		if (!w || w->rank != 4)
+			return -1;
+		return prod(5, 2.0, numel_of(o), dim_of(w, 0), dim_of(w, 1), dim_of(w, 2));
+	case FL_CONV2D_BI:
+		if (!w || w->rank != 4)
+			return -1;
+		return prod(5, 2.0, numel_of(in_type(&s, 2)), dim_of(w, 0),
+			    dim_of(w, 1), dim_of(w, 2));
+	case FL_CONV2D_BF:
+		if (!bf_filter(g, op, &s, f))
+			return -1;
+		return prod(5, 2.0, numel_of(in_type(&s, 2)), f[0], f[1], f[2]);
+	case FL_DWCONV:
+		if (!w || w->rank != 4)
+			return -1;
+		return prod(4, 2.0, numel_of(o), dim_of(w, 0), dim_of(w, 1));
+	case FL_DWCONV_BI:
+		if (!w || w->rank != 4)
+			return -1;
+		return prod(4, 2.0, numel_of(in_type(&s, 2)), dim_of(w, 0), dim_of(w, 1));
+	case FL_DWCONV_BF:
+		if (!bf_filter(g, op, &s, f))
+			return -1;
+		return prod(4, 2.0, numel_of(in_type(&s, 2)), f[0], f[1]);
+	case FL_POOL:
+		pool_window(g, op, k);
+		return prod(3, numel_of(o), k[0], k[1]);
+	case FL_POOLGRAD:
+		pool_window(g, op, k);
+		return prod(3, numel_of(in_type(&s, s.n - 1)), k[0], k[1]);
+	}
+	return -1;
+}
+
+double op_bytes_moved(const Graph *g, const Op *op)
+{
+	double b = 0;
+	for (uint32_t i = 0; i < op->nin; i++) {
+		const Input *in = &op->in[i];
+		if (in->ctrl || !in->src || in->idx >= in->src->nout)
+			continue;
+		int64_t n = type_bytes(&in->src->out[in->idx]);
+		if (n > 0)
+			b += (double)n;
+	}
+	for (uint32_t k = 0; k < op->nout; k++) {
+		int64_t n = type_bytes(&op->out[k]);
+		if (n > 0)
+			b += (double)n;
+	}
+	return b;
+}
+
+/* ---- split categories and dimensions ------------------------------------ */
+
+/* Reduction mask of a Sum/Mean/... (data input 1); false if not constant. */
+static bool reduced(const Graph *g, const Op *op, const Ins *s, int r,
+		    bool *mask)
+{
+	int64_t v[MAXR];
+	int n = const_ints(g, s, 1, v, MAXR);
+	if (n < 0 || r > MAXR)
+		return false;
+	memset(mask, 0, sizeof(bool) * MAXR);
+	for (int i = 0; i < n; i++) {
+		if (!norm_axis(&v[i], r))
+			return false;
+		mask[v[i]] = true;
+	}
+	return true;
+}
+
+SplitCat op_split_cat(const Graph *g, const Op *op)
+{
+	SplitCat sc;
+	const char *given = op_ann_str(g, op, ANN_SPLIT);
+	if (given && splitcat_parse(given, &sc))
+		return sc;
+	const OpInfo *info = op_info(op->opcode);
+	if (!info)
+		return SPLIT_NONE;
+	Ins s = ins_of(op);
+	const Type *x = in_type(&s, 0);
+	bool mask[MAXR];
+	int64_t a, v[MAXR];
+	switch (op->opcode) {
+	case O_MatMul:
+		return op_get_bool(g, op, "transpose_a", false) ? SPLIT_SUM
+								 : SPLIT_CONCAT;
+	case O_Sum: case O_Mean: case O_Max: case O_Min: case O_Prod:
+		if (!x || !reduced(g, op, &s, x->rank, mask))
+			return SPLIT_NONE;
+		if (x->rank == 0 || !mask[0])
+			return SPLIT_CONCAT;
+		return op->opcode == O_Sum ? SPLIT_SUM : SPLIT_NONE;
+	case O_ArgMax:
+		if (!x || !const_int(g, &s, 1, &a) || !norm_axis(&a, x->rank))
+			return SPLIT_NONE;
+		return a == 0 ? SPLIT_NONE : SPLIT_CONCAT;
+	case O_ConcatV2:
+	case O_Split:
+	case O_SplitV: {
+		uint32_t ai = op->opcode == O_ConcatV2 ? s.n - 1
+			      : op->opcode == O_Split ? 0 : 2;
+		if (op->opcode == O_Split)
+			x = in_type(&s, 1);
+		if (!x || !const_int(g, &s, ai, &a) || !norm_axis(&a, x->rank))
+			return SPLIT_NONE;
+		return a == 0 ? SPLIT_NONE : SPLIT_CONCAT;
+	}
+	case O_Transpose:
+		if (const_ints(g, &s, 1, v, MAXR) < 1)
+			return SPLIT_NONE;
+		return v[0] == 0 ? SPLIT_CONCAT : SPLIT_NONE;
+	}
+	return info->split;
+}
+
+SplitCat op_split_output(const Graph *g, const Op *op, uint32_t k)
+{
+	SplitCat sc = op_split_cat(g, op);
+	if (k == 0 || op_ann(g, op, ANN_SPLIT))
+		return sc;
+	if (op->opcode == O_FusedBatchNormGradV3)
+		return k <= 2 ? SPLIT_SUM : SPLIT_NONE;
+	if (op->opcode == O_FusedBatchNormV3)
+		return SPLIT_NONE;
+	return sc;
+}
+
+static int put(int *dims, int n, int max, int d)
+{
+	if (n < max)
+		dims[n++] = d;
+	return n;
+}
+
+int op_split_dims(const Graph *g, const Op *op, int *dims, int max)
+{
+	const Value *ann = op_ann(g, op, ANN_SPLIT_DIMS);
+	if (ann) {
+		int64_t v[MAXR];
+		int n = val_ints(ann, v, MAXR), m = 0;
+		for (int i = 0; i < n; i++)
+			if (v[i] >= 0)
+				m = put(dims, m, max, (int)v[i]);
+		return m;
+	}
+	const OpInfo *info = op_info(op->opcode);
+	const Type *o = out_type(op, 0);
+	if (!info || !o || op_split_cat(g, op) != SPLIT_CONCAT)
+		return 0;
+	Ins s = ins_of(op);
+	const Type *x = in_type(&s, 0);
+	int r = o->rank, n = 0, skip = -1;
+	int64_t a, v[2 * MAXR], sz[MAXR];
+	bool mask[MAXR];
+	switch (fns[op->opcode].sdims) {
+	case SD_NONE:
+		return 0;
+	case SD_ALL:
+	case SD_GATHER:
+	case SD_MATMUL:
+		break;
+	case SD_BATCH:
+		return r >= 1 ? put(dims, 0, max, 0) : 0;
+	case SD_BATCH_CHAN:
+		if (r < 1)
+			return 0;
+		n = put(dims, 0, max, 0);
+		if (r == 4)
+			n = put(dims, n, max, is_nchw(g, op) ? 1 : 3);
+		return n;
+	case SD_PLACEHOLDER: {
+		int64_t b = op_get_int(g, op, g->ann[ANN_BATCH_DIM], 0);
+		return b >= 0 && b < r ? put(dims, 0, max, (int)b) : 0;
+	}
+	case SD_ALL_BUT_LAST:
+		r--;
+		break;
+	case SD_RESHAPE:
+		if (x && x->rank >= 1 && r >= 1 && x->dims[0] >= 0 &&
+		    x->dims[0] == o->dims[0])
+			return put(dims, 0, max, 0);
+		return 0;
+	case SD_EXPANDDIMS:
+		if (!const_int(g, &s, 1, &a) || !norm_axis(&a, r))
+			return 0;
+		skip = (int)a;
+		break;
+	case SD_CONCAT:
+	case SD_SPLIT: {
+		uint32_t ai = op->opcode == O_ConcatV2 ? s.n - 1
+			      : op->opcode == O_Split ? 0 : 2;
+		if (!const_int(g, &s, ai, &a) || !norm_axis(&a, r))
+			return 0;
+		skip = (int)a;
+		break;
+	}
+	case SD_REDUCE:
+		if (op->opcode == O_ArgMax || !keep_dims(g, op))
+			break; /* every output dimension is a kept one */
+		if (!x || x->rank != r || !reduced(g, op, &s, r, mask))
+			return 0;
+		for (int i = 0; i < r; i++)
+			if (!mask[i])
+				n = put(dims, n, max, i);
+		return n;
+	case SD_PAD:
+	case SD_TILE:
+		if (!x || x->rank != r ||
+		    const_ints(g, &s, 1, v, 2 * MAXR) !=
+			    (fns[op->opcode].sdims == SD_PAD ? 2 * r : r))
+			return 0;
+		for (int i = 0; i < r; i++)
+			if (fns[op->opcode].sdims == SD_PAD ? v[2 * i] == 0 && v[2 * i + 1] == 0
+							   : v[i] == 1)
+				n = put(dims, n, max, i);
+		return n;
+	case SD_SLICE:
+		if (!x || x->rank != r || r > MAXR ||
+		    const_ints(g, &s, 1, v, MAXR) != r ||
+		    const_ints(g, &s, 2, sz, MAXR) != r)
+			return 0;
+		for (int i = 0; i < r; i++)
+			if (v[i] == 0 && (sz[i] == -1 || (x->dims[i] >= 0 &&
+							  sz[i] == x->dims[i])))
+				n = put(dims, n, max, i);
+		return n;
+	}
+	for (int i = 0; i < r; i++)
+		if (i != skip)
+			n = put(dims, n, max, i);
+	return n;
+}

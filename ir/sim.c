@@ -1,0 +1,879 @@
+/* sim.c — discrete-event simulation of one training iteration of a placed
+ * graph (docs/simulator.md).
+ *
+ * Like the simulators of TAG §4.3.2 and HeteroG §5: each device runs one
+ * op at a time, taking ops from a FIFO ready queue (TensorFlow's executor)
+ * or, when the plan carries @order, in that order; a tensor consumed on
+ * another device is sent once per (output, destination device) over the
+ * link resources on its path (a directed intra-machine link, or the
+ * sender machine's NIC-out plus the receiver machine's NIC-in), FIFO per
+ * resource; memory is tracked per device with reference counting and the
+ * peak is recorded (HeteroG's OOM check).
+ *
+ * Every resource serves its work in the order the work becomes ready, so a
+ * job's start is decided when it becomes ready: start = max(ready, time the
+ * resource frees).  Events (op ready/start/finish, transfer start/done) are
+ * processed in time order from a binary heap: O((V + E) log V), no
+ * recursion. */
+#include "ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	EV_OP_FINISH,            /* frees before allocations at equal times */
+	EV_X_DONE,
+	EV_OP_READY,
+	EV_X_START,
+	EV_OP_START,
+};
+
+typedef struct Ev {
+	double t;
+	uint32_t kind, id;
+} Ev;
+
+typedef struct Heap {
+	Ev *a;
+	size_t n, cap;
+} Heap;
+
+static bool ev_less(const Ev *x, const Ev *y)
+{
+	if (x->t != y->t)
+		return x->t < y->t;
+	if (x->kind != y->kind)
+		return x->kind < y->kind;
+	return x->id < y->id;
+}
+
+static void heap_push(Heap *h, double t, uint32_t kind, uint32_t id)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 256;
+		h->a = xrealloc(h->a, sizeof(Ev) * h->cap);
+	}
+	size_t i = h->n++;
+	Ev e = {t, kind, id};
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ev_less(&e, &h->a[p]))
+			break;
+		h->a[i] = h->a[p];
+		i = p;
+	}
+	h->a[i] = e;
+}
+
+static Ev heap_pop(Heap *h)
+{
+	Ev top = h->a[0], last = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && ev_less(&h->a[c + 1], &h->a[c]))
+			c++;
+		if (!ev_less(&h->a[c], &last))
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (h->n)
+		h->a[i] = last;
+	return top;
+}
+
+/* One tensor sent from op u's output k to device dst. */
+typedef struct Xfer {
+	uint32_t u, k;
+	int src, dst;
+	int res[2], nres;        /* link resources held for the duration */
+	double bytes, dur;
+	double start, finish;
+	uint32_t cons, ncons;    /* consumer ops (one per input slot) in xcons */
+	uint32_t ref;            /* consumer slots that have not finished */
+} Xfer;
+
+typedef struct Remote {
+	uint32_t k;
+	int dst;
+	uint32_t c, slot;
+} Remote;
+
+static int remote_cmp(const void *pa, const void *pb)
+{
+	const Remote *a = pa, *b = pb;
+	if (a->k != b->k)
+		return a->k < b->k ? -1 : 1;
+	if (a->dst != b->dst)
+		return a->dst < b->dst ? -1 : 1;
+	if (a->c != b->c)
+		return a->c < b->c ? -1 : 1;
+	return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+typedef struct Sim {
+	Graph *g;
+	const CostModel *m;
+	const Cluster *c;
+	SimResult *r;
+	/* per op */
+	double *dur, *ws;
+	uint32_t *pending;
+	bool *resident;          /* parameter: outputs live all iteration */
+	uint32_t *outbase, *inbase;
+	uint32_t *xbase;         /* transfers of op u: xbase[u] .. xbase[u+1] */
+	/* per output (outbase[u] + k) */
+	uint32_t *ref;
+	double *obytes;
+	/* per input slot (inbase[c] + j): the transfer that delivers it */
+	uint32_t *slot_x;
+	Xfer *x;
+	uint32_t nx;
+	uint32_t *xcons;
+	/* per device */
+	double *dev_free, *mem;
+	bool *ordered;
+	uint32_t *seq, *seq_start, *seq_pos;
+	bool *ready;
+	/* per link resource */
+	int nres;
+	double *res_free, *res_busy, *res_bytes;
+	uint32_t *res_used;
+	int r_ovr, r_pair, r_out, r_in;
+	int *pairbase, *local, *mcount;
+	Heap h;
+} Sim;
+
+/* ---- device names ------------------------------------------------------ */
+
+typedef struct DevTab {
+	int *slot;
+	uint32_t cap;
+} DevTab;
+
+static void devtab_init(DevTab *t, const Cluster *c)
+{
+	t->cap = 16;
+	while (t->cap < 2 * (uint32_t)c->ndevs)
+		t->cap *= 2;
+	t->slot = xmalloc(sizeof(int) * t->cap);
+	for (uint32_t i = 0; i < t->cap; i++)
+		t->slot[i] = -1;
+	for (int d = 0; d < c->ndevs; d++) {
+		const char *n = c->devs[d].name;
+		uint32_t h = (uint32_t)hash_bytes(n, strlen(n)) & (t->cap - 1);
+		while (t->slot[h] >= 0)
+			h = (h + 1) & (t->cap - 1);
+		t->slot[h] = d;
+	}
+}
+
+static int devtab_find(const DevTab *t, const Cluster *c, const char *n)
+{
+	uint32_t h = (uint32_t)hash_bytes(n, strlen(n)) & (t->cap - 1);
+	for (; t->slot[h] >= 0; h = (h + 1) & (t->cap - 1))
+		if (strcmp(c->devs[t->slot[h]].name, n) == 0)
+			return t->slot[h];
+	return -1;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static unsigned op_flags(const Op *op)
+{
+	const OpInfo *i = op_info(op->opcode);
+	return i ? i->flags : 0;
+}
+
+static bool has_role(const Graph *g, const Op *op, Role r)
+{
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	return s && role_parse(s) == r;
+}
+
+static void mem_add(Sim *s, int d, double b)
+{
+	s->mem[d] += b;
+	if (s->mem[d] > s->r->peak_mem[d])
+		s->r->peak_mem[d] = s->mem[d];
+}
+
+static void mem_sub(Sim *s, int d, double b)
+{
+	s->mem[d] -= b;
+}
+
+/* Link resources of a transfer a -> b (see the file comment). */
+static void route(Sim *s, int a, int b, int *res, int *n)
+{
+	const Cluster *c = s->c;
+	for (int l = 0; l < c->nlinks; l++) {
+		const LinkOverride *o = &c->links[l];
+		if ((o->a == a && o->b == b) || (o->a == b && o->b == a)) {
+			res[0] = s->r_ovr + 2 * l + (o->a == a ? 0 : 1);
+			*n = 1;
+			return;
+		}
+	}
+	int ma = c->devs[a].machine, mb = c->devs[b].machine;
+	if (ma == mb) {
+		res[0] = s->r_pair + s->pairbase[ma] +
+			 s->local[a] * s->mcount[ma] + s->local[b];
+		*n = 1;
+	} else {
+		res[0] = s->r_out + ma;
+		res[1] = s->r_in + mb;
+		*n = 2;
+	}
+}
+
+static void reserve_op(Sim *s, uint32_t i, double ready)
+{
+	int d = s->r->dev[i];
+	double st = ready > s->dev_free[d] ? ready : s->dev_free[d];
+	s->r->start[i] = st;
+	s->r->finish[i] = st + s->dur[i];
+	s->dev_free[d] = st + s->dur[i];
+	s->r->busy[d] += s->dur[i];
+	heap_push(&s->h, st, EV_OP_START, i);
+}
+
+/* @order mode: reserve the device's next ops while they are ready. */
+static void advance(Sim *s, int d)
+{
+	uint32_t end = s->seq_start[d + 1];
+	while (s->seq_pos[d] < end && s->ready[s->seq[s->seq_pos[d]]]) {
+		uint32_t i = s->seq[s->seq_pos[d]++];
+		reserve_op(s, i, s->r->start[i]);   /* start holds ready time */
+	}
+}
+
+static void op_ready(Sim *s, uint32_t i, double t)
+{
+	int d = s->r->dev[i];
+	if (!s->ordered[d]) {
+		reserve_op(s, i, t);
+		return;
+	}
+	s->ready[i] = true;
+	s->r->start[i] = t;
+	advance(s, d);
+}
+
+static void dec_pending(Sim *s, uint32_t i, double t)
+{
+	if (--s->pending[i] == 0)
+		heap_push(&s->h, t, EV_OP_READY, i);
+}
+
+static void release_out(Sim *s, uint32_t u, uint32_t k)
+{
+	uint32_t o = s->outbase[u] + k;
+	if (--s->ref[o] == 0 && !s->resident[u])
+		mem_sub(s, s->r->dev[u], s->obytes[o]);
+}
+
+static void op_finish(Sim *s, uint32_t i, double t)
+{
+	Graph *g = s->g;
+	const Op *op = g->ops[i];
+	int d = s->r->dev[i];
+	for (uint32_t j = 0; j < op->nin; j++) {
+		const Input *in = &op->in[j];
+		if (in->ctrl)
+			continue;
+		uint32_t x = s->slot_x[s->inbase[i] + j];
+		if (x == UINT32_MAX) {
+			release_out(s, in->src->id, in->idx);
+		} else if (--s->x[x].ref == 0) {
+			mem_sub(s, d, s->x[x].bytes);
+		}
+	}
+	if (!s->resident[i])
+		for (uint32_t k = 0; k < op->nout; k++)
+			if (s->ref[s->outbase[i] + k] == 0)
+				mem_sub(s, d, s->obytes[s->outbase[i] + k]);
+	mem_sub(s, d, s->ws[i]);
+	const Uses *us = graph_uses(g);
+	for (uint32_t k = us->start[i]; k < us->start[i + 1]; k++) {
+		const Use *u = &us->use[k];
+		if (u->op->in[u->slot].ctrl || s->r->dev[u->op->id] == d)
+			dec_pending(s, u->op->id, t);
+	}
+	for (uint32_t x = s->xbase[i]; x < s->xbase[i + 1]; x++) {
+		Xfer *xf = &s->x[x];
+		double st = t;
+		for (int r = 0; r < xf->nres; r++)
+			if (s->res_free[xf->res[r]] > st)
+				st = s->res_free[xf->res[r]];
+		xf->start = st;
+		xf->finish = st + xf->dur;
+		for (int r = 0; r < xf->nres; r++) {
+			s->res_free[xf->res[r]] = xf->finish;
+			s->res_busy[xf->res[r]] += xf->dur;
+			s->res_bytes[xf->res[r]] += xf->bytes;
+			s->res_used[xf->res[r]]++;
+		}
+		heap_push(&s->h, st, EV_X_START, x);
+	}
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static int check_placement(Sim *s, Diag *d)
+{
+	Graph *g = s->g;
+	int errs = 0;
+	DevTab tab;
+	devtab_init(&tab, s->c);
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		s->r->dev[i] = -1;
+		if (op->dead)
+			continue;
+		const char *name = op_ann_str(g, op, ANN_DEVICE);
+		if (!name) {
+			diag_error(d, op->loc, "op '%s' is not placed (no @device)",
+				   op->name);
+			errs++;
+			continue;
+		}
+		int dev = devtab_find(&tab, s->c, name);
+		if (dev < 0) {
+			diag_error(d, op->loc, "op '%s': unknown device '%s'",
+				   op->name, name);
+			errs++;
+			continue;
+		}
+		s->r->dev[i] = dev;
+	}
+	free(tab.slot);
+	return errs;
+}
+
+static void setup_resources(Sim *s)
+{
+	const Cluster *c = s->c;
+	s->pairbase = xmalloc(sizeof(int) * (size_t)(c->nmachines + 1));
+	s->local = xmalloc(sizeof(int) * (size_t)(c->ndevs ? c->ndevs : 1));
+	int *cnt = xcalloc((size_t)c->nmachines + 1, sizeof(int));
+	s->mcount = xcalloc((size_t)c->nmachines + 1, sizeof(int));
+	for (int d = 0; d < c->ndevs; d++)
+		s->local[d] = cnt[c->devs[d].machine]++;
+	int pairs = 0;
+	for (int mi = 0; mi < c->nmachines; mi++) {
+		s->pairbase[mi] = pairs;
+		int n = c->machines[mi].count > cnt[mi] ? c->machines[mi].count
+							: cnt[mi];
+		s->mcount[mi] = n;
+		pairs += n * n;
+	}
+	free(cnt);
+	s->r_ovr = 0;
+	s->r_pair = 2 * c->nlinks;
+	s->r_out = s->r_pair + pairs;
+	s->r_in = s->r_out + c->nmachines;
+	s->nres = s->r_in + c->nmachines;
+	size_t n = (size_t)(s->nres ? s->nres : 1);
+	s->res_free = xcalloc(n, sizeof(double));
+	s->res_busy = xcalloc(n, sizeof(double));
+	s->res_bytes = xcalloc(n, sizeof(double));
+	s->res_used = xcalloc(n, sizeof(uint32_t));
+}
+
+/* Name of resource r; malloc'd. */
+static char *res_name(const Sim *s, int r)
+{
+	const Cluster *c = s->c;
+	char buf[512];
+	if (r < s->r_pair) {
+		const LinkOverride *o = &c->links[r / 2];
+		int a = r % 2 ? o->b : o->a, b = r % 2 ? o->a : o->b;
+		snprintf(buf, sizeof buf, "%s->%s", c->devs[a].name,
+			 c->devs[b].name);
+	} else if (r < s->r_out) {
+		int mi = 0;
+		while (mi + 1 < c->nmachines &&
+		       s->pairbase[mi + 1] <= r - s->r_pair)
+			mi++;
+		int n = s->mcount[mi], off = r - s->r_pair - s->pairbase[mi];
+		int la = off / n, lb = off % n, a = -1, b = -1;
+		for (int d = 0; d < c->ndevs; d++)
+			if (c->devs[d].machine == mi) {
+				if (s->local[d] == la)
+					a = d;
+				if (s->local[d] == lb)
+					b = d;
+			}
+		snprintf(buf, sizeof buf, "%s->%s", a >= 0 ? c->devs[a].name : "?",
+			 b >= 0 ? c->devs[b].name : "?");
+	} else if (r < s->r_in) {
+		snprintf(buf, sizeof buf, "%s/out", c->machines[r - s->r_out].name);
+	} else {
+		snprintf(buf, sizeof buf, "%s/in", c->machines[r - s->r_in].name);
+	}
+	return xstrdup(buf);
+}
+
+/* Builds the transfers and the reference counts. */
+static void setup_edges(Sim *s)
+{
+	Graph *g = s->g;
+	uint32_t n = g->nops;
+	const Uses *us = graph_uses(g);
+	s->outbase = xmalloc(sizeof(uint32_t) * (n + 1));
+	s->inbase = xmalloc(sizeof(uint32_t) * (n + 1));
+	s->xbase = xmalloc(sizeof(uint32_t) * (n + 1));
+	uint32_t no = 0, ni = 0, maxfan = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		s->outbase[i] = no;
+		s->inbase[i] = ni;
+		no += g->ops[i]->nout;
+		ni += g->ops[i]->nin;
+		uint32_t f = us->start[i + 1] - us->start[i];
+		maxfan = f > maxfan ? f : maxfan;
+	}
+	s->outbase[n] = no;
+	s->inbase[n] = ni;
+	s->ref = xcalloc(no ? no : 1, sizeof(uint32_t));
+	s->obytes = xcalloc(no ? no : 1, sizeof(double));
+	s->slot_x = xmalloc(sizeof(uint32_t) * (ni ? ni : 1));
+	memset(s->slot_x, 0xff, sizeof(uint32_t) * (ni ? ni : 1));
+	s->xcons = xmalloc(sizeof(uint32_t) * (ni ? ni : 1));
+	Remote *tmp = xmalloc(sizeof(Remote) * (maxfan ? maxfan : 1));
+	uint32_t capx = 16, ncons = 0;
+	s->x = xmalloc(sizeof(Xfer) * capx);
+	s->nx = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const Op *op = g->ops[i];
+		s->xbase[i] = s->nx;
+		if (op->dead)
+			continue;
+		for (uint32_t k = 0; k < op->nout; k++)
+			s->obytes[s->outbase[i] + k] = cost_out_bytes(g, op, k);
+		int d = s->r->dev[i];
+		uint32_t nr = 0;
+		for (uint32_t k = us->start[i]; k < us->start[i + 1]; k++) {
+			const Use *u = &us->use[k];
+			const Input *in = &u->op->in[u->slot];
+			if (in->ctrl)
+				continue;
+			int dc = s->r->dev[u->op->id];
+			if (dc == d)
+				s->ref[s->outbase[i] + in->idx]++;
+			else
+				tmp[nr++] = (Remote){in->idx, dc, u->op->id, u->slot};
+		}
+		if (nr > 1)
+			qsort(tmp, nr, sizeof *tmp, remote_cmp);
+		for (uint32_t j = 0; j < nr; j++) {
+			if (j == 0 || tmp[j].k != tmp[j - 1].k ||
+			    tmp[j].dst != tmp[j - 1].dst) {
+				if (s->nx == capx) {
+					capx *= 2;
+					s->x = xrealloc(s->x, sizeof(Xfer) * capx);
+				}
+				Xfer *x = &s->x[s->nx++];
+				memset(x, 0, sizeof *x);
+				x->u = i;
+				x->k = tmp[j].k;
+				x->src = d;
+				x->dst = tmp[j].dst;
+				x->bytes = s->obytes[s->outbase[i] + x->k];
+				x->dur = cost_transfer(s->m, d, x->dst, x->bytes);
+				route(s, d, x->dst, x->res, &x->nres);
+				x->cons = ncons;
+				s->ref[s->outbase[i] + x->k]++;
+			}
+			Xfer *x = &s->x[s->nx - 1];
+			s->xcons[ncons++] = tmp[j].c;
+			x->ncons++;
+			x->ref++;
+			s->slot_x[s->inbase[tmp[j].c] + tmp[j].slot] = s->nx - 1;
+		}
+	}
+	s->xbase[n] = s->nx;
+	free(tmp);
+}
+
+typedef struct OrdKey {
+	int64_t order;
+	uint32_t id;
+} OrdKey;
+
+static int ordkey_cmp(const void *pa, const void *pb)
+{
+	const OrdKey *a = pa, *b = pb;
+	if (a->order != b->order)
+		return a->order < b->order ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Per device: does any op carry @order?  If so, its execution sequence
+ * sorted by (@order, id); ops without @order go last. */
+static void setup_order(Sim *s)
+{
+	Graph *g = s->g;
+	int nd = s->c->ndevs;
+	s->ordered = xcalloc((size_t)nd + 1, sizeof(bool));
+	s->seq_start = xcalloc((size_t)nd + 2, sizeof(uint32_t));
+	s->seq_pos = xcalloc((size_t)nd + 1, sizeof(uint32_t));
+	s->ready = xcalloc((size_t)g->nops + 1, sizeof(bool));
+	OrdKey *keys = xmalloc(sizeof(OrdKey) * ((size_t)g->nops + 1));
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		Value *v = op_ann(g, op, ANN_ORDER);
+		double x;
+		keys[i].order = INT64_MAX;
+		keys[i].id = i;
+		if (v && v->kind == V_INT) {
+			keys[i].order = v->i;
+			s->ordered[s->r->dev[i]] = true;
+		} else if (v && val_number(v, &x) && x == x) {
+			keys[i].order = x < -9e18 ? (int64_t)-9e18
+				      : x > 9e18 ? (int64_t)9e18 : (int64_t)x;
+			s->ordered[s->r->dev[i]] = true;
+		}
+		s->seq_start[s->r->dev[i] + 1]++;
+	}
+	for (int d = 0; d < nd; d++)
+		s->seq_start[d + 1] += s->seq_start[d];
+	uint32_t total = s->seq_start[nd];
+	OrdKey *sorted = xmalloc(sizeof(OrdKey) * (total ? total : 1));
+	uint32_t *fill = xmalloc(sizeof(uint32_t) * ((size_t)nd + 1));
+	memcpy(fill, s->seq_start, sizeof(uint32_t) * (size_t)nd);
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead)
+			sorted[fill[s->r->dev[i]]++] = keys[i];
+	s->seq = xmalloc(sizeof(uint32_t) * (total ? total : 1));
+	for (int d = 0; d < nd; d++) {
+		uint32_t a = s->seq_start[d], b = s->seq_start[d + 1];
+		if (s->ordered[d])
+			qsort(sorted + a, b - a, sizeof(OrdKey), ordkey_cmp);
+		for (uint32_t j = a; j < b; j++)
+			s->seq[j] = sorted[j].id;
+		s->seq_pos[d] = a;
+	}
+	free(fill);
+	free(sorted);
+	free(keys);
+}
+
+/* max(critical path at each op's fastest device type with free
+ * communication, sum of fastest times / number of devices). */
+static double lower_bound(Sim *s, const uint32_t *topo)
+{
+	Graph *g = s->g;
+	const Cluster *c = s->c;
+	bool *present = xcalloc((size_t)c->ntypes + 1, sizeof(bool));
+	for (int d = 0; d < c->ndevs; d++)
+		present[c->devs[d].type] = true;
+	double *ef = xcalloc((size_t)g->nops + 1, sizeof(double));
+	double sum = 0, cp = 0;
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		live += !g->ops[i]->dead;
+	for (uint32_t j = 0; j < live; j++) {
+		uint32_t i = topo[j];
+		const Op *op = g->ops[i];
+		double best = INFINITY;
+		for (int t = 0; t < c->ntypes; t++)
+			if (present[t]) {
+				double x = cost_op(s->m, op, t);
+				best = x < best ? x : best;
+			}
+		if (!isfinite(best))
+			best = 0;
+		double est = 0;
+		for (uint32_t k = 0; k < op->nin; k++) {
+			double f = ef[op->in[k].src->id];
+			est = f > est ? f : est;
+		}
+		ef[i] = est + best;
+		cp = ef[i] > cp ? ef[i] : cp;
+		sum += best;
+	}
+	free(ef);
+	free(present);
+	double work = c->ndevs ? sum / c->ndevs : 0;
+	return cp > work ? cp : work;
+}
+
+static void sim_cleanup(Sim *s)
+{
+	free(s->dur);
+	free(s->ws);
+	free(s->pending);
+	free(s->resident);
+	free(s->outbase);
+	free(s->inbase);
+	free(s->xbase);
+	free(s->ref);
+	free(s->obytes);
+	free(s->slot_x);
+	free(s->x);
+	free(s->xcons);
+	free(s->dev_free);
+	free(s->mem);
+	free(s->ordered);
+	free(s->seq);
+	free(s->seq_start);
+	free(s->seq_pos);
+	free(s->ready);
+	free(s->res_free);
+	free(s->res_busy);
+	free(s->res_bytes);
+	free(s->res_used);
+	free(s->pairbase);
+	free(s->local);
+	free(s->mcount);
+	free(s->h.a);
+}
+
+int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
+{
+	memset(r, 0, sizeof *r);
+	const Cluster *c = m->c ? m->c : g->cluster;
+	if (!c) {
+		diag_error(d, (Loc){0}, "cannot simulate: no cluster attached");
+		return EXIT_BADINPUT;
+	}
+	const uint32_t *topo = graph_topo(g);
+	if (!topo) {
+		diag_error(d, (Loc){0}, "cannot simulate: the graph has a cycle");
+		return EXIT_BADINPUT;
+	}
+	uint32_t n = g->nops;
+	size_t n1 = (size_t)n + 1, nd1 = (size_t)c->ndevs + 1;
+	r->nops = n;
+	r->ndevs = c->ndevs;
+	r->start = xcalloc(n1, sizeof(double));
+	r->finish = xcalloc(n1, sizeof(double));
+	r->dev = xcalloc(n1, sizeof(int));
+	r->busy = xcalloc(nd1, sizeof(double));
+	r->peak_mem = xcalloc(nd1, sizeof(double));
+	Sim s = {0};
+	s.g = g;
+	s.m = m;
+	s.c = c;
+	s.r = r;
+	if (check_placement(&s, d)) {
+		sim_free(r);
+		return EXIT_BADINPUT;
+	}
+	setup_resources(&s);
+	setup_edges(&s);
+	setup_order(&s);
+	s.dur = xcalloc(n1, sizeof(double));
+	s.ws = xcalloc(n1, sizeof(double));
+	s.pending = xcalloc(n1, sizeof(uint32_t));
+	s.resident = xcalloc(n1, sizeof(bool));
+	s.dev_free = xcalloc(nd1, sizeof(double));
+	s.mem = xcalloc(nd1, sizeof(double));
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		live++;
+		int dv = r->dev[i];
+		s.dur[i] = cost_op(m, op, c->devs[dv].type);
+		s.pending[i] = op->nin;
+		bool param = (op_flags(op) & OPF_PARAM) ||
+			     has_role(g, op, ROLE_PARAM);
+		bool update = (op_flags(op) & OPF_UPDATE) ||
+			      has_role(g, op, ROLE_UPDATE);
+		double mem = cost_op_mem(m, op);
+		if (param || update) {
+			/* Resident for the whole iteration, from time 0. */
+			s.resident[i] = param;
+			if (param)
+				for (uint32_t k = 0; k < op->nout; k++)
+					mem_add(&s, dv, s.obytes[s.outbase[i] + k]);
+			mem_add(&s, dv, mem);
+		} else {
+			s.ws[i] = mem;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!g->ops[i]->dead && s.pending[i] == 0)
+			heap_push(&s.h, 0, EV_OP_READY, i);
+	uint32_t done = 0;
+	while (s.h.n) {
+		Ev e = heap_pop(&s.h);
+		switch (e.kind) {
+		case EV_OP_READY:
+			op_ready(&s, e.id, e.t);
+			break;
+		case EV_OP_START: {
+			const Op *op = g->ops[e.id];
+			int dv = r->dev[e.id];
+			if (!s.resident[e.id])
+				for (uint32_t k = 0; k < op->nout; k++)
+					mem_add(&s, dv, s.obytes[s.outbase[e.id] + k]);
+			mem_add(&s, dv, s.ws[e.id]);
+			heap_push(&s.h, r->finish[e.id], EV_OP_FINISH, e.id);
+			break;
+		}
+		case EV_OP_FINISH:
+			done++;
+			if (r->finish[e.id] > r->makespan)
+				r->makespan = r->finish[e.id];
+			op_finish(&s, e.id, e.t);
+			break;
+		case EV_X_START: {
+			Xfer *x = &s.x[e.id];
+			mem_add(&s, x->dst, x->bytes);
+			heap_push(&s.h, x->finish, EV_X_DONE, e.id);
+			break;
+		}
+		case EV_X_DONE: {
+			Xfer *x = &s.x[e.id];
+			release_out(&s, x->u, x->k);
+			for (uint32_t j = 0; j < x->ncons; j++)
+				dec_pending(&s, s.xcons[x->cons + j], e.t);
+			break;
+		}
+		}
+	}
+	int rc = 0;
+	if (done < live) {
+		/* Only @order can stall a device: its next op waits for an op
+		 * that the order puts later. */
+		for (int dv = 0; dv < c->ndevs && !rc; dv++) {
+			if (!s.ordered[dv] || s.seq_pos[dv] >= s.seq_start[dv + 1])
+				continue;
+			const Op *op = g->ops[s.seq[s.seq_pos[dv]]];
+			diag_error(d, op->loc,
+				   "@order deadlocks device '%s': op '%s' waits "
+				   "for an op ordered after it", c->devs[dv].name,
+				   op->name);
+			rc = EXIT_BADINPUT;
+		}
+		if (!rc) {
+			diag_error(d, (Loc){0}, "simulation stalled");
+			rc = EXIT_BADINPUT;
+		}
+	}
+	if (!rc) {
+		r->lower_bound = lower_bound(&s, topo);
+		for (int dv = 0; dv < c->ndevs; dv++)
+			if (r->peak_mem[dv] > c->types[c->devs[dv].type].memory)
+				r->oom = true;
+		int nl = 0;
+		for (int k = 0; k < s.nres; k++)
+			nl += s.res_used[k] > 0;
+		r->nlinks = nl;
+		r->link_name = xcalloc((size_t)nl + 1, sizeof(char *));
+		r->link_busy = xcalloc((size_t)nl + 1, sizeof(double));
+		r->link_bytes = xcalloc((size_t)nl + 1, sizeof(double));
+		nl = 0;
+		for (int k = 0; k < s.nres; k++)
+			if (s.res_used[k]) {
+				r->link_name[nl] = res_name(&s, k);
+				r->link_busy[nl] = s.res_busy[k];
+				r->link_bytes[nl++] = s.res_bytes[k];
+			}
+	}
+	sim_cleanup(&s);
+	if (rc)
+		sim_free(r);
+	return rc;
+}
+
+void sim_free(SimResult *r)
+{
+	free(r->busy);
+	free(r->peak_mem);
+	free(r->start);
+	free(r->finish);
+	free(r->dev);
+	for (int i = 0; r->link_name && i < r->nlinks; i++)
+		free(r->link_name[i]);
+	free(r->link_name);
+	free(r->link_busy);
+	free(r->link_bytes);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void json_num(FILE *f, double x)
+{
+	if (isfinite(x))
+		fprintf(f, "%.9g", x);
+	else
+		fputs("null", f);
+}
+
+static void json_bytes(FILE *f, double x)
+{
+	if (isfinite(x))
+		fprintf(f, "%.0f", x);
+	else
+		fputs("null", f);
+}
+
+void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
+		    const SimResult *r)
+{
+	const Cluster *c = m && m->c ? m->c : g->cluster;
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		live += !g->ops[i]->dead;
+	fputs("{\n  \"simulated\": true,\n  \"makespan_s\": ", f);
+	json_num(f, r->makespan);
+	fputs(",\n  \"lower_bound_s\": ", f);
+	json_num(f, r->lower_bound);
+	fprintf(f, ",\n  \"oom\": %s,\n  \"ops\": %u,\n  \"devices\": [",
+		r->oom ? "true" : "false", live);
+	for (int d = 0; c && d < r->ndevs && d < c->ndevs; d++) {
+		const Device *dv = &c->devs[d];
+		fputs(d ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+		json_str(f, dv->name);
+		fputs(", \"type\": ", f);
+		json_str(f, c->types[dv->type].name);
+		fputs(", \"busy_s\": ", f);
+		json_num(f, r->busy[d]);
+		fputs(", \"peak_mem_bytes\": ", f);
+		json_bytes(f, r->peak_mem[d]);
+		fputs(", \"memory_bytes\": ", f);
+		json_bytes(f, c->types[dv->type].memory);
+		fputc('}', f);
+	}
+	fputs(r->ndevs ? "\n  ],\n  \"links\": [" : "],\n  \"links\": [", f);
+	for (int l = 0; l < r->nlinks; l++) {
+		fputs(l ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+		json_str(f, r->link_name[l]);
+		fputs(", \"busy_s\": ", f);
+		json_num(f, r->link_busy[l]);
+		fputs(", \"bytes\": ", f);
+		json_bytes(f, r->link_bytes[l]);
+		fputc('}', f);
+	}
+	fputs(r->nlinks ? "\n  ]\n}\n" : "]\n}\n", f);
+}

@@ -1,0 +1,317 @@
+/* test_cost.c — the cost model: @cost, profiles, the analytic roofline,
+ * transfers, collectives, optimizer memory, the CSV table.  Every expected
+ * value is worked out by hand in the comments. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+#define NEAR(x, y) CU_ASSERT_DOUBLE_EQUAL((x), (y), 1e-12)
+
+static Cluster *mk_cluster(Arena *a, int nmach, int per, double bw, double lat,
+			   double net_bw, double net_lat)
+{
+	Cluster *c = cluster_new(a, "t");
+	DevType t = {.name = "GPU", .flops = 10e12, .memory = 16e9,
+		     .mem_bw = 900e9};
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &t), 0);
+	DevType slow = {.name = "SLOW", .flops = 10e12, .memory = 16e9,
+			.mem_bw = 100e9, .eff_given = true};
+	for (int i = 0; i < OC_COUNT; i++)
+		slow.eff[i] = 0.5;
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &slow), 1);
+	for (int i = 0; i < nmach; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "m%d", i);
+		Machine m = {.name = name, .type = 0, .count = per, .bw = bw,
+			     .lat = lat};
+		CU_ASSERT_EQUAL_FATAL(cluster_add_machine(c, a, &m), i);
+	}
+	c->net_bw = net_bw;
+	c->net_lat = net_lat;
+	Diag d;
+	diag_init(&d, stderr, "t", NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(cluster_finalize(c, a, &d), 0);
+	return c;
+}
+
+static Op *mk_op(Graph *g, const char *name, const char *type, int64_t bytes,
+		 int nin, Op **in)
+{
+	Op *op = graph_add_op(g, name, type, (uint32_t)nin, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+	op->out[0] = type_make(g->arena, DT_U8, 1, (int64_t[]){bytes});
+	op->types_given = true;
+	for (int i = 0; i < nin; i++)
+		op->in[i] = (Input){in[i], 0, false};
+	return op;
+}
+
+static int dev(const Cluster *c, const char *name)
+{
+	int d = cluster_find_device(c, name);
+	CU_ASSERT_FATAL(d >= 0);
+	return d;
+}
+
+static void test_cost_annotation(void)
+{
+	Graph *g = graph_new("t");
+	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
+	CostModel m = {g, g->cluster, NULL};
+	Op *a = mk_op(g, "a", "Work", 0, 0, NULL);
+	op_set_ann(g, a, ANN_COST, val_qty(g->arena, 2.5e-3, UNIT_SECONDS));
+	NEAR(cost_op(&m, a, 0), 2.5e-3);
+	NEAR(cost_op(&m, a, 1), 2.5e-3);
+	/* A bare number is seconds. */
+	op_set_ann(g, a, ANN_COST, val_float(g->arena, 0.25));
+	NEAR(cost_op(&m, a, 1), 0.25);
+	/* Per device type: GPU has an entry, SLOW falls through to the
+	 * profile (4 ms). */
+	Value *dict = val_dict(g->arena, 1);
+	dict->dict.items[0].key = graph_intern(g, "GPU");
+	dict->dict.items[0].val = val_qty(g->arena, 1e-3, UNIT_SECONDS);
+	op_set_ann(g, a, ANN_COST, dict);
+	const char *y = "ops:\n  a: {SLOW: 4 ms, GPU: 9 ms}\n";
+	Diag d;
+	diag_init(&d, stderr, "p.yaml", y, strlen(y));
+	m.prof = profile_parse(g->arena, "p.yaml", y, strlen(y), &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m.prof);
+	NEAR(cost_op(&m, a, 0), 1e-3);
+	NEAR(cost_op(&m, a, 1), 4e-3);
+	graph_free(g);
+}
+
+static void test_cost_profile_fit(void)
+{
+	Graph *g = graph_new("t");
+	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
+	const char *y =
+		"# measured\n"
+		"batch_sizes: [16, 32]\n"
+		"ops:\n"
+		"  conv1/Conv2D:\n"
+		"    GPU: {16: 1 ms, 32: 1.8 ms}\n"
+		"    SLOW: 3 ms\n"
+		"  one: {GPU: {16: 2ms}, SLOW: [1ms, 3ms]}\n"
+		"  other: {V100: 1 ms}\n";
+	Diag d;
+	diag_init(&d, stderr, "p.yaml", y, strlen(y));
+	CostModel m = {g, g->cluster, NULL};
+	m.prof = profile_parse(g->arena, "p.yaml", y, strlen(y), &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m.prof);
+	CU_ASSERT_EQUAL(d.nerrors, 0);
+	Op *c = mk_op(g, "conv1/Conv2D", "Work", 0, 0, NULL);
+	Op *o = mk_op(g, "one", "Work", 0, 0, NULL);
+	/* No graph batch: the largest profiled batch (32). */
+	NEAR(cost_op(&m, c, 0), 1.8e-3);
+	NEAR(cost_op(&m, o, 0), 2e-3);
+	NEAR(cost_op(&m, o, 1), 3e-3);
+	/* batch 64: b = (1.8 - 1) ms / 16 = 0.05 ms, a = 1 - 16 * 0.05 =
+	 * 0.2 ms; 0.2 + 64 * 0.05 = 3.4 ms.  One point: 2 ms / 16 * 64 =
+	 * 8 ms.  List [1, 3] at [16, 32]: b = 0.125 ms, a = -1 ms; at 64:
+	 * -1 + 8 = 7 ms.  A scalar time holds at any batch. */
+	graph_set_attr(g, "batch", val_int(g->arena, 64));
+	NEAR(cost_op(&m, c, 0), 3.4e-3);
+	NEAR(cost_op(&m, c, 1), 3e-3);
+	NEAR(cost_op(&m, o, 0), 8e-3);
+	NEAR(cost_op(&m, o, 1), 7e-3);
+	graph_free(g);
+}
+
+static char *capture_profile_error(const char *y)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	Diag d;
+	diag_init(&d, f, "p.yaml", y, strlen(y));
+	Arena *a = arena_new();
+	Profile *p = profile_parse(a, "p.yaml", y, strlen(y), &d);
+	CU_ASSERT_PTR_NULL(p);
+	CU_ASSERT(d.nerrors > 0);
+	fclose(f);
+	arena_free(a);
+	return buf;
+}
+
+static void test_cost_profile_errors(void)
+{
+	char *e = capture_profile_error("ops:\n  a:\n    GPU: 3 parsecs\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:3:10: error: bad time"));
+	free(e);
+	e = capture_profile_error("ops:\n  a: {GPU: {0: 1ms}}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:2:13: error: batch size"));
+	free(e);
+	e = capture_profile_error("ops:\n  a: {GPU: [1ms, 2ms]}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:2:12: error: a list of times"));
+	free(e);
+	e = capture_profile_error("ops: [\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:2:1: error: YAML syntax"));
+	free(e);
+	e = capture_profile_error("opz: {}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:1:1: error: unknown profile key 'opz'"));
+	free(e);
+}
+
+static void test_cost_analytic(void)
+{
+	Graph *g = graph_new("t");
+	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
+	CostModel m = {g, g->cluster, NULL};
+	Op *x = graph_add_op(g, "x", "Placeholder", 0, 1);
+	x->out[0] = type_make(g->arena, DT_F32, 2, (int64_t[]){64, 784});
+	Op *w = graph_add_op(g, "w", "Placeholder", 0, 1);
+	w->out[0] = type_make(g->arena, DT_F32, 2, (int64_t[]){784, 256});
+	Op *mm = graph_add_op(g, "mm", "MatMul", 2, 1);
+	mm->out[0] = type_make(g->arena, DT_F32, 2, (int64_t[]){64, 256});
+	mm->in[0] = (Input){x, 0, false};
+	mm->in[1] = (Input){w, 0, false};
+	x->types_given = w->types_given = mm->types_given = true;
+	/* Sources do no work. */
+	NEAR(cost_op(&m, x, 0), 0);
+	/* FLOPs 2*64*784*256 = 25690112; bytes moved 4*(50176 + 200704 +
+	 * 16384) = 1069056.  GPU: compute 25690112 / (10e12 * 0.7) =
+	 * 3.670016e-6 > memory 1069056 / 900e9 = 1.18784e-6.  SLOW (eff 0.5,
+	 * 100 GB/s): compute 25690112 / 5e12 = 5.1380224e-6 < memory
+	 * 1069056 / 100e9 = 1.069056e-5. */
+	CU_ASSERT_DOUBLE_EQUAL(op_flops(g, mm), 25690112.0, 0.5);
+	CU_ASSERT_DOUBLE_EQUAL(op_bytes_moved(g, mm), 1069056.0, 0.5);
+	NEAR(cost_op(&m, mm, 0), 25690112.0 / 7e12);
+	NEAR(cost_op(&m, mm, 1), 1069056.0 / 100e9);
+	graph_free(g);
+}
+
+static void test_cost_transfer(void)
+{
+	Arena *a = arena_new();
+	Graph *g = graph_new("t");
+	Cluster *c = mk_cluster(a, 2, 2, 10e9, 1e-6, 1e9, 1e-5);
+	CostModel m = {g, c, NULL};
+	int d00 = dev(c, "m0/gpu0"), d01 = dev(c, "m0/gpu1"),
+	    d10 = dev(c, "m1/gpu0");
+	NEAR(cost_transfer(&m, d00, d00, 1e9), 0);
+	NEAR(cost_transfer(&m, d00, d01, 1e6), 1e-6 + 1e-4);
+	NEAR(cost_transfer(&m, d01, d10, 1e6), 1e-5 + 1e-3);
+	graph_free(g);
+	arena_free(a);
+}
+
+static void test_cost_collectives(void)
+{
+	Arena *a = arena_new();
+	Graph *g = graph_new("t");
+	/* One machine of 4, 1 GB/s, 1 us: ring of 4e6 bytes =
+	 * 2*3*(1e-6 + 1e6/1e9) = 6.006e-3. */
+	Cluster *c1 = mk_cluster(a, 1, 4, 1e9, 1e-6, 1e9, 0);
+	CostModel m1 = {g, c1, NULL};
+	int ring[4] = {0, 1, 2, 3};
+	NEAR(cost_allreduce_ring(&m1, ring, 4, 4e6), 6.006e-3);
+	NEAR(cost_allreduce_ring(&m1, ring, 1, 4e6), 0);
+	/* One machine: hierarchical == ring. */
+	NEAR(cost_allreduce_hier(&m1, ring, 4, 4e6), 6.006e-3);
+
+	/* Two machines of 2; intra 10 GB/s, network 1 GB/s, no latency.
+	 * Ring over all 4: slowest link 1 GB/s: 2*3*(1e6/1e9) = 6e-3.
+	 * Hierarchical: intra reduce-scatter 1*(2e6/10e9) = 2e-4, inter ring
+	 * of 2 machines 2*1*(2e6/1e9) = 4e-3, intra all-gather 2e-4: 4.4e-3. */
+	Cluster *c2 = mk_cluster(a, 2, 2, 10e9, 0, 1e9, 0);
+	CostModel m2 = {g, c2, NULL};
+	int all[4] = {dev(c2, "m0/gpu0"), dev(c2, "m0/gpu1"),
+		      dev(c2, "m1/gpu0"), dev(c2, "m1/gpu1")};
+	NEAR(cost_allreduce_ring(&m2, all, 4, 4e6), 6e-3);
+	NEAR(cost_allreduce_hier(&m2, all, 4, 4e6), 4.4e-3);
+
+	/* PS on m0/gpu0; network latency 10 us.  Push: m0/gpu1 over its own
+	 * link 1e6/10e9 = 1e-4; m1's two workers share m0's NIC: 1e-5 +
+	 * 2 * 1e6/1e9 = 2.01e-3; push = 2.01e-3, pull the same: 4.02e-3.
+	 * The PS's own replica moves nothing. */
+	Cluster *c3 = mk_cluster(a, 2, 2, 10e9, 0, 1e9, 1e-5);
+	CostModel m3 = {g, c3, NULL};
+	int w[4] = {dev(c3, "m0/gpu0"), dev(c3, "m0/gpu1"),
+		    dev(c3, "m1/gpu0"), dev(c3, "m1/gpu1")};
+	NEAR(cost_ps(&m3, w, 4, w[0], 1e6), 4.02e-3);
+	/* Only local workers: the slowest single round trip, 2e-4. */
+	NEAR(cost_ps(&m3, w, 2, w[0], 1e6), 2e-4);
+	NEAR(cost_ps(&m3, w, 1, w[0], 1e6), 0);
+	graph_free(g);
+	arena_free(a);
+}
+
+static void test_cost_mem(void)
+{
+	Graph *g = graph_new("t");
+	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
+	CostModel m = {g, g->cluster, NULL};
+	Op *p = mk_op(g, "p", "Work", 1000000, 0, NULL);
+	op_set_ann(g, p, ANN_ROLE, val_ident(g->arena, "param"));
+	Op *gr = mk_op(g, "gr", "Work", 1000000, 0, NULL);
+	Op *pg[2] = {p, gr};
+	Op *adam = graph_add_op(g, "adam", "ApplyAdam", 2, 0);
+	Op *mom = graph_add_op(g, "mom", "ApplyMomentum", 2, 0);
+	Op *gd = graph_add_op(g, "gd", "ApplyGradientDescent", 2, 0);
+	Op *ups[3] = {adam, mom, gd};
+	for (int i = 0; i < 3; i++) {
+		ups[i]->in[0] = (Input){pg[0], 0, false};
+		ups[i]->in[1] = (Input){pg[1], 0, false};
+		op_set_ann(g, ups[i], ANN_ROLE, val_ident(g->arena, "update"));
+	}
+	NEAR(cost_op_mem(&m, p), 0);
+	NEAR(cost_op_mem(&m, gr), 0);
+	NEAR(cost_op_mem(&m, adam), 2e6);
+	NEAR(cost_op_mem(&m, mom), 1e6);
+	NEAR(cost_op_mem(&m, gd), 0);
+	/* Adam with its m and v spelled out as parameters: nothing extra. */
+	Op *mv = mk_op(g, "m", "Work", 1000000, 0, NULL);
+	Op *vv = mk_op(g, "v", "Work", 1000000, 0, NULL);
+	op_set_ann(g, mv, ANN_ROLE, val_ident(g->arena, "param"));
+	op_set_ann(g, vv, ANN_ROLE, val_ident(g->arena, "param"));
+	Op *adam2 = graph_add_op(g, "adam2", "ApplyAdam", 4, 0);
+	adam2->in[0] = (Input){p, 0, false};
+	adam2->in[1] = (Input){mv, 0, false};
+	adam2->in[2] = (Input){vv, 0, false};
+	adam2->in[3] = (Input){gr, 0, false};
+	op_set_ann(g, adam2, ANN_ROLE, val_ident(g->arena, "update"));
+	NEAR(cost_op_mem(&m, adam2), 0);
+	/* @mem wins. */
+	op_set_ann(g, gr, ANN_MEM, val_qty(g->arena, 5e5, UNIT_BYTES));
+	NEAR(cost_op_mem(&m, gr), 5e5);
+	NEAR(cost_out_bytes(g, gr, 0), 1e6);
+	NEAR(cost_out_bytes(g, gr, 1), 0);
+	graph_free(g);
+}
+
+static void test_cost_csv(void)
+{
+	Graph *g = graph_new("t");
+	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
+	CostModel m = {g, g->cluster, NULL};
+	Op *a = mk_op(g, "a,b", "Work", 1000, 0, NULL);
+	op_set_ann(g, a, ANN_COST, val_qty(g->arena, 1.5e-3, UNIT_SECONDS));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cost_print_csv(f, &m);
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(buf,
+			       "op,type,device_type,time_s,out_bytes,mem_bytes\n"
+			       "\"a,b\",Work,GPU,0.0015,1000,0\n"
+			       "\"a,b\",Work,SLOW,0.0015,1000,0\n");
+	free(buf);
+	graph_free(g);
+}
+
+void suite_cost(void)
+{
+	CU_pSuite s = CU_add_suite("cost", NULL, NULL);
+	CU_add_test(s, "@cost annotation", test_cost_annotation);
+	CU_add_test(s, "profile linear fit", test_cost_profile_fit);
+	CU_add_test(s, "profile errors", test_cost_profile_errors);
+	CU_add_test(s, "analytic roofline", test_cost_analytic);
+	CU_add_test(s, "transfer", test_cost_transfer);
+	CU_add_test(s, "collectives", test_cost_collectives);
+	CU_add_test(s, "memory", test_cost_mem);
+	CU_add_test(s, "csv", test_cost_csv);
+}

@@ -1,0 +1,366 @@
+/* test_sim.c — the discrete-event simulator: transfers, link sharing,
+ * @order, control edges, memory, OOM, errors, the lower bound, JSON.
+ * Every expected time is worked out by hand in the comments (ms). */
+#include <CUnit/CUnit.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+#define NEAR(x, y) CU_ASSERT_DOUBLE_EQUAL((x), (y), 1e-12)
+#define MS 1e-3
+
+/* nmach machines of per GPUs (memory mem bytes each); intra and network
+ * links 1 GB/s, no latency. */
+static Graph *mk_graph(int nmach, int per, double mem)
+{
+	Graph *g = graph_new("t");
+	Arena *a = g->arena;
+	Cluster *c = cluster_new(a, "t");
+	DevType t = {.name = "GPU", .flops = 10e12, .memory = mem,
+		     .mem_bw = 900e9};
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &t), 0);
+	for (int i = 0; i < nmach; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "m%d", i);
+		Machine m = {.name = name, .type = 0, .count = per, .bw = 1e9,
+			     .lat = 0};
+		CU_ASSERT_EQUAL_FATAL(cluster_add_machine(c, a, &m), i);
+	}
+	c->net_bw = 1e9;
+	c->net_lat = 0;
+	Diag d;
+	diag_init(&d, stderr, "t", NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(cluster_finalize(c, a, &d), 0);
+	g->cluster = c;
+	return g;
+}
+
+/* An op of unknown type "Work" with one output of `bytes` bytes, cost
+ * `ms` milliseconds, on device `dev`, reading output 0 of each of in[]. */
+static Op *op(Graph *g, const char *name, int64_t bytes, double ms,
+	      const char *dev, int nin, ...)
+{
+	Op *o = graph_add_op(g, name, "Work", (uint32_t)nin, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	o->out[0] = type_make(g->arena, DT_U8, 1, (int64_t[]){bytes});
+	o->types_given = true;
+	va_list ap;
+	va_start(ap, nin);
+	for (int i = 0; i < nin; i++)
+		o->in[i] = (Input){va_arg(ap, Op *), 0, false};
+	va_end(ap);
+	op_set_ann(g, o, ANN_COST, val_qty(g->arena, ms * MS, UNIT_SECONDS));
+	if (dev)
+		op_set_ann(g, o, ANN_DEVICE, val_str(g->arena, dev));
+	return o;
+}
+
+static int run(Graph *g, SimResult *r)
+{
+	CostModel m = {g, g->cluster, NULL};
+	Diag d;
+	diag_init(&d, stderr, "t", NULL, 0);
+	return sim_run(g, &m, r, &d);
+}
+
+static char *run_capture(Graph *g, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CostModel m = {g, g->cluster, NULL};
+	Diag d;
+	diag_init(&d, f, "t.gir", NULL, 0);
+	SimResult r;
+	*rc = sim_run(g, &m, &r, &d);
+	if (*rc == 0)
+		sim_free(&r);
+	fclose(f);
+	return buf;
+}
+
+static void test_sim_transfer(void)
+{
+	/* a (1 ms) -> 1 MB over 1 GB/s (1 ms) -> b (1 ms): 3 ms. */
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	Op *b = op(g, "b", 1000000, 1, "m0/gpu1", 1, a);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 3 * MS);
+	NEAR(r.start[b->id], 2 * MS);
+	NEAR(r.finish[a->id], 1 * MS);
+	CU_ASSERT_EQUAL(r.dev[b->id], 1);
+	NEAR(r.busy[0], 1 * MS);
+	CU_ASSERT_EQUAL(r.nlinks, 1);
+	if (r.nlinks == 1) {
+		CU_ASSERT_STRING_EQUAL(r.link_name[0], "m0/gpu0->m0/gpu1");
+		NEAR(r.link_busy[0], 1 * MS);
+		NEAR(r.link_bytes[0], 1e6);
+	}
+	/* Lower bound: critical path 2 ms >= 2 ms of work / 2 devices. */
+	NEAR(r.lower_bound, 2 * MS);
+	CU_ASSERT_FALSE(r.oom);
+	sim_free(&r);
+	/* Both on one device: no transfer, 2 ms. */
+	op_set_ann(g, b, ANN_DEVICE, val_str(g->arena, "m0/gpu0"));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 2 * MS);
+	CU_ASSERT_EQUAL(r.nlinks, 0);
+	sim_free(&r);
+	graph_free(g);
+}
+
+static void test_sim_order(void)
+{
+	/* gpu0: a (1) feeds c (1) and b (1); b -> x (3) on gpu1; c -> y (1)
+	 * on gpu1, which also reads x.  All tensors 1 MB: 1 ms per transfer
+	 * on the one link gpu0->gpu1.  c was created before b, so FIFO runs
+	 * c first (ties by id):
+	 *   a[0,1] c[1,2] b[2,3]; c->gpu1 [2,3]; b->gpu1 [3,4]; x[4,7];
+	 *   y[7,8]: 8 ms.
+	 * With @order a=0, b=1, c=2 on gpu0:
+	 *   a[0,1] b[1,2] c[2,3]; b->gpu1 [2,3]; c->gpu1 [3,4]; x[3,6];
+	 *   y[6,7]: 7 ms. */
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	Op *c = op(g, "c", 1000000, 1, "m0/gpu0", 1, a);
+	Op *b = op(g, "b", 1000000, 1, "m0/gpu0", 1, a);
+	Op *x = op(g, "x", 1000000, 3, "m0/gpu1", 1, b);
+	Op *y = op(g, "y", 1000000, 1, "m0/gpu1", 2, x, c);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 8 * MS);
+	NEAR(r.start[c->id], 1 * MS);
+	NEAR(r.start[x->id], 4 * MS);
+	sim_free(&r);
+	op_set_ann(g, a, ANN_ORDER, val_int(g->arena, 0));
+	op_set_ann(g, b, ANN_ORDER, val_int(g->arena, 1));
+	op_set_ann(g, c, ANN_ORDER, val_int(g->arena, 2));
+	/* gpu1 ordered too (x then y): x still waits for its input. */
+	op_set_ann(g, x, ANN_ORDER, val_int(g->arena, 0));
+	op_set_ann(g, y, ANN_ORDER, val_int(g->arena, 1));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 7 * MS);
+	NEAR(r.start[b->id], 1 * MS);
+	NEAR(r.start[x->id], 3 * MS);
+	NEAR(r.start[y->id], 6 * MS);
+	sim_free(&r);
+	/* An order that contradicts the data edges deadlocks: an error. */
+	op_set_ann(g, a, ANN_ORDER, val_int(g->arena, 5));
+	int rc;
+	char *e = run_capture(g, &rc);
+	CU_ASSERT_EQUAL(rc, EXIT_BADINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "@order deadlocks device 'm0/gpu0': op 'b'"));
+	free(e);
+	graph_free(g);
+}
+
+static void test_sim_links(void)
+{
+	/* Two sources (0 ms) on gpu0 send 1 MB each to gpu1: the transfers
+	 * share link gpu0->gpu1 and serialize: [0,1], [1,2]; b1[1,2],
+	 * b2[2,3]: 3 ms. */
+	Graph *g = mk_graph(1, 4, 16e9);
+	Op *a1 = op(g, "a1", 1000000, 0, "m0/gpu0", 0);
+	Op *a2 = op(g, "a2", 1000000, 0, "m0/gpu0", 0);
+	Op *b1 = op(g, "b1", 1, 1, "m0/gpu1", 1, a1);
+	Op *b2 = op(g, "b2", 1, 1, "m0/gpu1", 1, a2);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 3 * MS);
+	sim_free(&r);
+	/* gpu2 -> gpu3 is a different link: both transfers [0,1], both
+	 * consumers [1,2]: 2 ms. */
+	op_set_ann(g, a2, ANN_DEVICE, val_str(g->arena, "m0/gpu2"));
+	op_set_ann(g, b2, ANN_DEVICE, val_str(g->arena, "m0/gpu3"));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 2 * MS);
+	CU_ASSERT_EQUAL(r.nlinks, 2);
+	sim_free(&r);
+	/* Two consumers of one tensor on one device share one transfer. */
+	Op *b3 = op(g, "b3", 1, 1, "m0/gpu1", 1, a1);
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	/* b1 and b3 both wait for the one transfer [0,1]: [1,2], [2,3]. */
+	NEAR(r.makespan, 3 * MS);
+	NEAR(r.finish[b3->id], 3 * MS);
+	CU_ASSERT_EQUAL(r.nlinks, 2);
+	if (r.nlinks == 2)
+		NEAR(r.link_bytes[0] + r.link_bytes[1], 2e6);
+	sim_free(&r);
+	(void)b1;
+	graph_free(g);
+
+	/* Across machines: m0/gpu0 -> m1/gpu0 and m0/gpu1 -> m1/gpu1 are
+	 * different device pairs but share m0's NIC: 3 ms, as on one link. */
+	g = mk_graph(2, 2, 16e9);
+	a1 = op(g, "a1", 1000000, 0, "m0/gpu0", 0);
+	a2 = op(g, "a2", 1000000, 0, "m0/gpu1", 0);
+	op(g, "b1", 1, 1, "m1/gpu0", 1, a1);
+	op(g, "b2", 1, 1, "m1/gpu1", 1, a2);
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 3 * MS);
+	CU_ASSERT_EQUAL(r.nlinks, 2);       /* m0/out and m1/in */
+	if (r.nlinks == 2) {
+		CU_ASSERT_STRING_EQUAL(r.link_name[0], "m0/out");
+		CU_ASSERT_STRING_EQUAL(r.link_name[1], "m1/in");
+		NEAR(r.link_busy[0], 2 * MS);
+	}
+	sim_free(&r);
+	graph_free(g);
+}
+
+static void test_sim_control(void)
+{
+	/* A control edge across devices orders without a transfer: a[0,1],
+	 * b[1,2] on the other device, although a's output is 1 MB. */
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	Op *b = op(g, "b", 1, 1, "m0/gpu1", 1, a);
+	b->in[0].ctrl = true;
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 2 * MS);
+	NEAR(r.start[b->id], 1 * MS);
+	CU_ASSERT_EQUAL(r.nlinks, 0);
+	sim_free(&r);
+	graph_free(g);
+}
+
+static void test_sim_memory(void)
+{
+	/* Chain a -> b -> c on one device, 1 MB each: a's output is freed
+	 * when b finishes, before c allocates: peak 2 MB, not 3 MB. */
+	Graph *g = mk_graph(1, 1, 16e9);
+	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	Op *b = op(g, "b", 1000000, 1, "m0/gpu0", 1, a);
+	op(g, "c", 1000000, 1, "m0/gpu0", 1, b);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.peak_mem[0], 2e6);
+	CU_ASSERT_FALSE(r.oom);
+	sim_free(&r);
+	/* Workspace (@mem) is held while the op runs: b holds 1 MB (a's) +
+	 * 1 MB (its own) + 0.5 MB: 2.5 MB. */
+	op_set_ann(g, b, ANN_MEM, val_qty(g->arena, 5e5, UNIT_BYTES));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.peak_mem[0], 2.5e6);
+	sim_free(&r);
+	graph_free(g);
+
+	/* Back to back on one device, outputs unused: a[0,1] frees its 2 MB
+	 * at 1 ms, when b allocates its own: peak 2 MB, not 4 MB. */
+	g = mk_graph(1, 1, 16e9);
+	op(g, "a", 2000000, 1, "m0/gpu0", 0);
+	op(g, "b", 2000000, 1, "m0/gpu0", 0);
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.peak_mem[0], 2e6);
+	NEAR(r.makespan, 2 * MS);
+	sim_free(&r);
+	graph_free(g);
+
+	/* A received tensor is allocated at the destination: a 1 MB on gpu0;
+	 * on gpu1 the 1 MB copy plus b's 1 MB output. */
+	g = mk_graph(1, 2, 16e9);
+	a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	op(g, "b", 1000000, 1, "m0/gpu1", 1, a);
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.peak_mem[0], 1e6);
+	NEAR(r.peak_mem[1], 2e6);
+	sim_free(&r);
+	graph_free(g);
+
+	/* Parameters and Adam state are resident from time 0: p (1 MB) + 2 MB
+	 * of state, plus the gradient gr (1 MB) while it lives: 4 MB. */
+	g = mk_graph(1, 1, 16e9);
+	Op *p = op(g, "p", 1000000, 0, "m0/gpu0", 0);
+	op_set_ann(g, p, ANN_ROLE, val_ident(g->arena, "param"));
+	Op *gr = op(g, "gr", 1000000, 1, "m0/gpu0", 0);
+	Op *u = graph_add_op(g, "u", "ApplyAdam", 2, 0);
+	u->in[0] = (Input){p, 0, false};
+	u->in[1] = (Input){gr, 0, false};
+	op_set_ann(g, u, ANN_ROLE, val_ident(g->arena, "update"));
+	op_set_ann(g, u, ANN_COST, val_qty(g->arena, 1 * MS, UNIT_SECONDS));
+	op_set_ann(g, u, ANN_DEVICE, val_str(g->arena, "m0/gpu0"));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.peak_mem[0], 4e6);
+	NEAR(r.makespan, 2 * MS);
+	sim_free(&r);
+	graph_free(g);
+}
+
+static void test_sim_oom(void)
+{
+	/* 1 MB device, 2 MB tensor. */
+	Graph *g = mk_graph(1, 1, 1e6);
+	op(g, "a", 2000000, 1, "m0/gpu0", 0);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	CU_ASSERT_TRUE(r.oom);
+	NEAR(r.peak_mem[0], 2e6);
+	sim_free(&r);
+	graph_free(g);
+}
+
+static void test_sim_errors(void)
+{
+	Graph *g = mk_graph(1, 1, 16e9);
+	Op *a = op(g, "a", 1, 1, "m0/gpu0", 0);
+	Op *b = op(g, "lonely", 1, 1, NULL, 1, a);
+	b->loc = (Loc){"t.gir", 7, 3};
+	int rc;
+	char *e = run_capture(g, &rc);
+	CU_ASSERT_EQUAL(rc, EXIT_BADINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "t.gir:7:3: error: op 'lonely' is not placed"));
+	free(e);
+	op_set_ann(g, b, ANN_DEVICE, val_str(g->arena, "m9/gpu0"));
+	e = run_capture(g, &rc);
+	CU_ASSERT_EQUAL(rc, EXIT_BADINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "unknown device 'm9/gpu0'"));
+	free(e);
+	graph_free(g);
+}
+
+static void test_sim_json(void)
+{
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	op(g, "b", 1000000, 1, "m0/gpu1", 1, a);
+	CostModel m = {g, g->cluster, NULL};
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	sim_stats_json(f, g, &m, &r);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"simulated\": true"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"makespan_s\": 0.003,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"lower_bound_s\": 0.002,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"oom\": false"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"ops\": 2,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
+		"{\"name\": \"m0/gpu1\", \"type\": \"GPU\", \"busy_s\": 0.001, "
+		"\"peak_mem_bytes\": 2000000, \"memory_bytes\": 16000000000}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf,
+		"{\"name\": \"m0/gpu0->m0/gpu1\", \"busy_s\": 0.001, "
+		"\"bytes\": 1000000}"));
+	free(buf);
+	sim_free(&r);
+	graph_free(g);
+}
+
+void suite_sim(void)
+{
+	CU_pSuite s = CU_add_suite("sim", NULL, NULL);
+	CU_add_test(s, "transfer between devices", test_sim_transfer);
+	CU_add_test(s, "@order and FIFO", test_sim_order);
+	CU_add_test(s, "link sharing", test_sim_links);
+	CU_add_test(s, "control edges", test_sim_control);
+	CU_add_test(s, "memory", test_sim_memory);
+	CU_add_test(s, "oom", test_sim_oom);
+	CU_add_test(s, "errors", test_sim_errors);
+	CU_add_test(s, "json", test_sim_json);
+}

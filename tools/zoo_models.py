@@ -1,0 +1,74 @@
+"""Model builders for tools/torch2gir's MODULE:FUNCTION path (the model zoo).
+
+Contract (docs/models.md): FUNCTION(batch=N[, image_size=S]) returns
+(model, inputs) or (model, inputs, labels).  Everything here is built from
+torch.nn with random weights; nothing is downloaded.
+
+    tools/torch2gir zoo_models:transformer_base --batch 64 -o transformer.gir
+    tools/torch2gir zoo_models:bert_large --batch 16 -o bert_large.gir
+"""
+
+import torch
+import torch.nn as nn
+
+
+class EncoderLM(nn.Module):
+    """Token + position (+ segment) embeddings, an nn.TransformerEncoder and a
+    token-level classifier over the vocabulary (masked-LM style head)."""
+
+    def __init__(self, vocab, d_model, heads, layers, ffn, seq, act="relu",
+                 segments=0, mlm_head=False, dropout=0.1):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(seq, d_model)
+        self.seg = nn.Embedding(segments, d_model) if segments else None
+        self.norm = nn.LayerNorm(d_model) if segments else None
+        self.drop = nn.Dropout(dropout)
+        layer = nn.TransformerEncoderLayer(d_model, heads, ffn, dropout,
+                                           activation=act, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers,
+                                             enable_nested_tensor=False)
+        if mlm_head:
+            self.head = nn.Sequential(nn.Linear(d_model, d_model), nn.GELU(),
+                                      nn.LayerNorm(d_model))
+        else:
+            self.head = None
+        self.out = nn.Linear(d_model, vocab)
+        self.register_buffer("positions", torch.arange(seq).unsqueeze(0),
+                             persistent=False)
+
+    def forward(self, tokens):
+        h = self.tok(tokens) + self.pos(self.positions)
+        if self.seg is not None:
+            h = h + self.seg(torch.zeros_like(tokens))
+        if self.norm is not None:
+            h = self.norm(h)
+        h = self.encoder(self.drop(h))
+        if self.head is not None:
+            h = self.head(h)
+        return self.out(h)
+
+
+def transformer_base(batch=64, seq=128, vocab=32000, **kw):
+    """Transformer base encoder stack: 6 layers, d_model 512, 8 heads,
+    FFN 2048, sequence 128, a 32000-token vocabulary."""
+    m = EncoderLM(vocab, 512, 8, 6, 2048, seq)
+    return m, (torch.randint(0, vocab, (batch, seq)),)
+
+
+def bert_large(batch=16, seq=128, vocab=30522, **kw):
+    """BERT-large: 24 layers, hidden 1024, 16 heads, FFN 4096, GELU,
+    sequence 128, token/position/segment embeddings and the masked-LM head
+    (dense + GELU + LayerNorm + vocabulary projection tied to the token
+    embedding): about 335 M parameters."""
+    m = EncoderLM(vocab, 1024, 16, 24, 4096, seq, act="gelu", segments=2,
+                  mlm_head=True)
+    m.out.weight = m.tok.weight         # BERT ties the decoder to the embedding
+    return m, (torch.randint(0, vocab, (batch, seq)),)
+
+
+def tiny(batch=4, **kw):
+    """A small CNN + MLP for tests."""
+    m = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                      nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 8 * 8, 10))
+    return m, (torch.randn(batch, 3, 16, 16),)
