@@ -5,7 +5,8 @@
 
 typedef enum AnnKind {
 	AK_INT, AK_BOOL, AK_NUMBER, AK_BYTES, AK_TIME, AK_STRING, AK_DEVICE,
-	AK_ROLE, AK_SPLITCAT, AK_INTLIST, AK_COST,
+	AK_ROLE, AK_SPLITCAT, AK_INTLIST, AK_COST, AK_DEVLIST, AK_SHARES,
+	AK_SYNC, AK_PAIR,
 } AnnKind;
 
 static const struct {
@@ -61,6 +62,20 @@ static bool is_time(const Value *v)
 	       x >= 0;
 }
 
+static bool check_device(const Graph *g, const Value *v, char *msg, size_t n)
+{
+	if (!is_word(v)) {
+		snprintf(msg, n, "expected a device name string");
+		return false;
+	}
+	if (g->cluster && cluster_find_device(g->cluster, v->s) < 0) {
+		snprintf(msg, n, "unknown device '%s' (not in cluster '%s')",
+			 v->s, g->cluster->name);
+		return false;
+	}
+	return true;
+}
+
 static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 		  size_t n)
 {
@@ -100,16 +115,51 @@ static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 		snprintf(msg, n, "expected a string");
 		return false;
 	case AK_DEVICE:
-		if (!is_word(v)) {
-			snprintf(msg, n, "expected a device name string");
+		return check_device(g, v, msg, n);
+	case AK_DEVLIST:
+		if (v->kind != V_LIST || v->list.n == 0) {
+			snprintf(msg, n, "expected a non-empty list of devices");
 			return false;
 		}
-		if (g->cluster && cluster_find_device(g->cluster, v->s) < 0) {
-			snprintf(msg, n, "unknown device '%s' (not in cluster '%s')",
-				 v->s, g->cluster->name);
-			return false;
+		for (uint32_t i = 0; i < v->list.n; i++) {
+			if (!check_device(g, v->list.items[i], msg, n))
+				return false;
+			for (uint32_t j = 0; j < i; j++)
+				if (strcmp(v->list.items[j]->s,
+					   v->list.items[i]->s) == 0) {
+					snprintf(msg, n, "device '%s' listed twice",
+						 v->list.items[i]->s);
+					return false;
+				}
 		}
 		return true;
+	case AK_SHARES:
+		if (v->kind == V_LIST && v->list.n > 0) {
+			uint32_t i = 0;
+			while (i < v->list.n && v->list.items[i]->kind == V_INT &&
+			       v->list.items[i]->i > 0)
+				i++;
+			if (i == v->list.n)
+				return true;
+		}
+		snprintf(msg, n, "expected a list of positive batch shares");
+		return false;
+	case AK_SYNC:
+		if (is_word(v) && (strcmp(v->s, "ring") == 0 ||
+				   strcmp(v->s, "hier") == 0 ||
+				   strcmp(v->s, "ps") == 0 ||
+				   strcmp(v->s, "sfb") == 0))
+			return true;
+		snprintf(msg, n, "expected ring, hier, ps or sfb");
+		return false;
+	case AK_PAIR:
+		if (v->kind == V_LIST && v->list.n == 2 &&
+		    v->list.items[0]->kind == V_INT &&
+		    v->list.items[1]->kind == V_INT &&
+		    v->list.items[0]->i >= 0 && v->list.items[1]->i >= 0)
+			return true;
+		snprintf(msg, n, "expected a pair of non-negative integers [a, b]");
+		return false;
 	case AK_ROLE:
 		if (is_word(v) && role_parse(v->s) != ROLE_NONE)
 			return true;

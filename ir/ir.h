@@ -432,6 +432,7 @@ enum {
 	OPF_LOSS = 1 << 4,       /* produces the loss (SoftmaxCrossEntropy...) */
 	OPF_GRAD = 1 << 5,       /* a gradient op (…Grad, …Backprop…): role bwd */
 	OPF_INPUT = 1 << 6,      /* Placeholder: a data input */
+	OPF_COMM = 1 << 7,       /* pcc's Transfer, AllReduce: occupy links (docs/plan.md) */
 };
 
 typedef struct OpInfo {
