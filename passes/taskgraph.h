@@ -1,0 +1,114 @@
+/* taskgraph.h — the weighted DAG the placement and ordering algorithms
+ * work on: one node per op, or per fused group (@group) when the graph is
+ * fused.  Node costs are per device type, edges carry bytes, memory is
+ * split into what a node keeps for the whole iteration and what it holds
+ * only briefly.  Algorithms written against it are unit-tested on DAGs
+ * built by hand (tg_new/tg_add_edge/tg_finish), such as HEFT's 10-task
+ * example, and run on real graphs through tg_from_graph. */
+#ifndef PCC_TASKGRAPH_H
+#define PCC_TASKGRAPH_H
+
+#include "../ir/ir.h"
+
+typedef struct TgEdge {
+	uint32_t node;           /* the other end */
+	double bytes;            /* data carried (0: a control edge) */
+} TgEdge;
+
+typedef struct TaskGraph {
+	uint32_t n;              /* nodes */
+	const CostModel *m;      /* cluster, for transfer times */
+	const Cluster *c;
+	int ndev, ntype;
+	double *cost;            /* [n * ntype]: seconds on a device of type t */
+	double *mem_perm;        /* [n]: bytes kept all iteration (parameters,
+				  * optimizer state, activations saved for
+				  * the backward pass) */
+	double *mem_temp;        /* [n]: bytes held only until consumers run */
+	int *pinned;             /* [n]: device index (pinned @device), or -1 */
+	uint32_t *succ_start;    /* [n + 1], CSR into succ */
+	TgEdge *succ;
+	uint32_t *pred_start;    /* [n + 1], CSR into pred */
+	TgEdge *pred;
+	uint32_t *topo;          /* [n]: a topological order (stable by id) */
+	const char **name;       /* [n]: op name, or "group K" */
+	uint32_t *op_node;       /* [graph ops]: node of each op, UINT32_MAX
+				  * for dead ops; NULL for hand-built graphs */
+	uint32_t nops;           /* length of op_node */
+	double elat[3], einv[3]; /* per TgWeight: link latency and seconds per
+				  * byte (tg_edge_time) */
+	/* building */
+	uint32_t nedge, capedge;
+	struct { uint32_t a, b; double bytes; } *edges;
+} TaskGraph;
+
+/* ---- taskgraph.c -------------------------------------------------------- */
+/* A graph of n nodes with zero costs, for tests and synthetic problems;
+ * fill cost/mem/pinned, add edges, then tg_finish. */
+TaskGraph *tg_new(uint32_t n, const CostModel *m);
+void tg_add_edge(TaskGraph *t, uint32_t a, uint32_t b, double bytes);
+/* Builds the CSR arrays and topo; parallel edges a->b are merged (bytes
+ * add).  Returns false if the edges form a cycle. */
+bool tg_finish(TaskGraph *t);
+/* From a graph: one node per live op, or per @group value when groups is
+ * true and every live op has @group (ops without one get a node each).
+ * A tensor consumed by several ops of one node counts once on the edge to
+ * that node.  Pinned @device becomes pinned[]; a node with ops pinned to
+ * two devices is reported on d and NULL returned. */
+TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d);
+void tg_free(TaskGraph *t);
+/* Seconds to move bytes from device a to device b (0 when a == b). */
+double tg_comm(const TaskGraph *t, int a, int b, double bytes);
+/* Cost of node v on device d. */
+static inline double tg_cost(const TaskGraph *t, uint32_t v, int d)
+{
+	return t->cost[(size_t)v * (size_t)t->ntype + (size_t)t->c->devs[d].type];
+}
+/* Writes @device on every op from dev[node]; clears @replicas. */
+void tg_apply(const TaskGraph *t, Graph *g, const int *dev);
+
+/* Node weights for level computations: the minimum, mean or maximum
+ * cost over the cluster's devices. */
+typedef enum TgWeight { TG_MIN, TG_MEAN, TG_MAX } TgWeight;
+void tg_weights(const TaskGraph *t, TgWeight how, double *w);
+/* Edge time used by level computations: latency + bytes / bandwidth
+ * over the cluster's device-to-device links: their mean (TG_MEAN), or the
+ * smallest (TG_MIN) or largest (TG_MAX) latency and seconds per byte,
+ * taken separately; 0 for a control edge. */
+double tg_edge_time(const TaskGraph *t, TgWeight how, double bytes);
+/* tlevel[v]: longest path from a source to v, excluding w[v];
+ * blevel[v]: longest path from v to a sink, including w[v]; edges cost
+ * tg_edge_time(how) (Celeritas §5.1, FastT's rank_u, FD-DPS's EST and
+ * LST = cp - blevel).  Either output may be NULL.  Returns the critical
+ * path length. */
+double tg_levels(const TaskGraph *t, const double *w, TgWeight how,
+		 double *tlevel, double *blevel);
+
+/* Per-device memory while placing: permanent bytes add up, temporary
+ * bytes count by their largest (Baechi's m-TOPO/m-ETF accounting). */
+typedef struct TgMem {
+	double *perm, *temp;     /* [ndev] */
+} TgMem;
+void tg_mem_init(const TaskGraph *t, TgMem *mm);
+void tg_mem_free(TgMem *mm);
+double tg_mem_cap(const TaskGraph *t, int d);          /* device memory */
+double tg_mem_used(const TgMem *mm, int d);
+bool tg_mem_fits(const TaskGraph *t, const TgMem *mm, int d, uint32_t v);
+void tg_mem_add(const TaskGraph *t, TgMem *mm, int d, uint32_t v);
+/* "device D (TYPE): needs X GiB, has Y GiB" lines for a placement that
+ * does not fit, to f; returns true if some device is over. */
+bool tg_mem_report(const TaskGraph *t, const int *dev, FILE *f);
+
+/* ---- placement algorithms (one file each in passes/) -------------------- */
+typedef struct PlaceOpts {
+	bool best_effort;        /* place even when memory does not fit */
+	unsigned seed;
+	FILE *report;            /* one-line reports, or NULL */
+	Arena *scratch;
+} PlaceOpts;
+/* Fills dev[0..t->n) with device indices, respecting t->pinned.
+ * Returns EXIT_OK; or EXIT_INFEASIBLE when no placement fits memory and
+ * !o->best_effort (after tg_mem_report to stderr). */
+typedef int (*PlacerFn)(const TaskGraph *t, const PlaceOpts *o, int *dev);
+
+#endif
