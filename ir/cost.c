@@ -431,14 +431,26 @@ double cost_op(const CostModel *m, const Op *op, int devtype)
 	} else if (v && val_number(v, &x)) {
 		return x;
 	}
+	/* A replica or partition is profiled under its origin's name; a
+	 * replica processes its shard of the batch (docs/plan.md). */
 	const ProfEntry *e = prof_find(m->prof, op->name, t->name);
+	const char *origin = op_ann_str(g, op, ANN_ORIGIN);
+	if (!e && origin)
+		e = prof_find(m->prof, origin, t->name);
 	if (e) {
 		if (e->maxbatch == 0)
 			return e->a;
 		double b = graph_batch(g);
+		Value *sh = op_ann(g, op, ANN_SHARD);
+		if (sh && sh->kind == V_LIST && sh->list.n == 2 &&
+		    sh->list.items[1]->kind == V_INT)
+			b = (double)sh->list.items[1]->i;
 		double r = e->a + e->b * (b > 0 ? b : e->maxbatch);
 		return r > 0 ? r : 0;
 	}
+	/* Transfer and AllReduce take the links' time, not the device's. */
+	if (op_flags(op) & OPF_COMM)
+		return 0;
 	if (op_flags(op) & OPF_SOURCE)
 		return 0;
 	double flops = op_flops(g, op);

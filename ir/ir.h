@@ -526,8 +526,23 @@ typedef struct SimResult {
 	char **link_name;        /* per link: "m0/gpu0->m0/gpu1", "m0/out" */
 	double *link_busy;       /* per link, seconds */
 	double *link_bytes;      /* per link, bytes */
+	/* Every tensor movement, in start order: the Transfer ops of a plan
+	 * and the implicit transfers of cross-device edges without one. */
+	struct SimXfer {
+		uint32_t op;     /* producer op id */
+		uint32_t k;      /* its output index */
+		uint32_t via;    /* the Transfer op id, or UINT32_MAX */
+		int src, dst;    /* devices */
+		int link;        /* index into link_name: the route's first link */
+		double start, finish, bytes;
+	} *xfers;
+	uint32_t nxfers;
 } SimResult;
 /* Simulates one iteration of a placed graph (every op has @device).
+ * Compute ops occupy their device; Transfer ops the links of their route;
+ * AllReduce members (one collective per `key`) start together on every
+ * member's collective stream and occupy the ring's links (docs/plan.md,
+ * docs/simulator.md).
  * Returns 0, or EXIT_BADINPUT with errors on d (e.g. an unplaced op). */
 int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d);
 void sim_free(SimResult *r);

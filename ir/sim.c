@@ -86,7 +86,8 @@ static Ev heap_pop(Heap *h)
 	return top;
 }
 
-/* One tensor sent from op u's output k to device dst. */
+/* One tensor sent implicitly from op u's output k to device dst (an edge
+ * between devices without a Transfer op). */
 typedef struct Xfer {
 	uint32_t u, k;
 	int src, dst;
@@ -115,15 +116,34 @@ static int remote_cmp(const void *pa, const void *pb)
 	return a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
+enum { K_COMPUTE, K_XFER, K_COLL };
+
+/* One collective: the AllReduce ops sharing a key. */
+typedef struct Coll {
+	int64_t key;
+	uint32_t first, n;       /* members in cmem[first .. first + n) */
+	uint32_t arrived;
+	double t;                /* latest arrival */
+	double dur, bytes;
+	int *links;              /* link resources of the ring */
+	int nlinks;
+} Coll;
+
+/* Resources: [0, ndev) device compute, [ndev, 2 ndev) collective streams,
+ * [rl, nres) links (overrides, intra-machine pairs, NICs out, NICs in). */
 typedef struct Sim {
 	Graph *g;
 	const CostModel *m;
 	const Cluster *c;
 	SimResult *r;
+	int ndev;
 	/* per op */
-	double *dur, *ws;
+	uint8_t *kind;
+	double *dur, *ws, *rtime;
 	uint32_t *pending;
-	bool *resident;          /* parameter: outputs live all iteration */
+	bool *resident;
+	int *res0, *res1;        /* resources an op holds; -1: none */
+	uint32_t *coll_of;       /* collective index, or UINT32_MAX */
 	uint32_t *outbase, *inbase;
 	uint32_t *xbase;         /* transfers of op u: xbase[u] .. xbase[u+1] */
 	/* per output (outbase[u] + k) */
@@ -134,16 +154,19 @@ typedef struct Sim {
 	Xfer *x;
 	uint32_t nx;
 	uint32_t *xcons;
+	/* collectives */
+	Coll *coll;
+	uint32_t ncoll, *cmem;
 	/* per device */
-	double *dev_free, *mem;
-	bool *ordered;
-	uint32_t *seq, *seq_start, *seq_pos;
-	bool *ready;
-	/* per link resource */
-	int nres;
+	double *mem;
+	/* per resource */
+	int nres, rl;
 	double *res_free, *res_busy, *res_bytes;
 	uint32_t *res_used;
-	int r_ovr, r_pair, r_out, r_in;
+	bool *ordered, *blocked;
+	uint32_t *seq, *seq_start, *seq_pos;
+	bool *ready;
+	int r_ovr, r_pair, r_out, r_in;   /* link layout, relative to rl */
 	int *pairbase, *local, *mcount;
 	Heap h;
 } Sim;
@@ -207,61 +230,130 @@ static void mem_sub(Sim *s, int d, double b)
 	s->mem[d] -= b;
 }
 
-/* Link resources of a transfer a -> b (see the file comment). */
-static void route(Sim *s, int a, int b, int *res, int *n)
+/* Link resources (absolute ids) of a transfer a -> b. */
+static void route(const Sim *s, int a, int b, int *res, int *n)
 {
 	const Cluster *c = s->c;
+	*n = 0;
+	if (a == b)
+		return;
 	for (int l = 0; l < c->nlinks; l++) {
 		const LinkOverride *o = &c->links[l];
 		if ((o->a == a && o->b == b) || (o->a == b && o->b == a)) {
-			res[0] = s->r_ovr + 2 * l + (o->a == a ? 0 : 1);
+			res[0] = s->rl + s->r_ovr + 2 * l + (o->a == a ? 0 : 1);
 			*n = 1;
 			return;
 		}
 	}
 	int ma = c->devs[a].machine, mb = c->devs[b].machine;
 	if (ma == mb) {
-		res[0] = s->r_pair + s->pairbase[ma] +
+		res[0] = s->rl + s->r_pair + s->pairbase[ma] +
 			 s->local[a] * s->mcount[ma] + s->local[b];
 		*n = 1;
 	} else {
-		res[0] = s->r_out + ma;
-		res[1] = s->r_in + mb;
+		res[0] = s->rl + s->r_out + ma;
+		res[1] = s->rl + s->r_in + mb;
 		*n = 2;
 	}
 }
 
-static void reserve_op(Sim *s, uint32_t i, double ready)
+static double res_ready(const Sim *s, int r, double t)
 {
-	int d = s->r->dev[i];
-	double st = ready > s->dev_free[d] ? ready : s->dev_free[d];
+	return r >= 0 && s->res_free[r] > t ? s->res_free[r] : t;
+}
+
+static void res_hold(Sim *s, int r, double finish, double dur, double bytes)
+{
+	if (r < 0)
+		return;
+	s->res_free[r] = finish;
+	s->res_busy[r] += dur;
+	s->res_bytes[r] += bytes;
+	s->res_used[r]++;
+}
+
+static void advance(Sim *s, int r);
+
+/* Every member of collective c has arrived: start them together. */
+static void coll_start(Sim *s, Coll *c)
+{
+	double st = c->t;
+	for (uint32_t j = 0; j < c->n; j++)
+		st = res_ready(s, s->res0[s->cmem[c->first + j]], st);
+	for (int l = 0; l < c->nlinks; l++)
+		st = res_ready(s, c->links[l], st);
+	double fin = st + c->dur;
+	for (int l = 0; l < c->nlinks; l++)
+		res_hold(s, c->links[l], fin, c->dur,
+			 2.0 * (c->n - 1) / c->n * c->bytes);
+	for (uint32_t j = 0; j < c->n; j++) {
+		uint32_t i = s->cmem[c->first + j];
+		int r = s->res0[i];
+		s->res_free[r] = fin;
+		s->res_busy[r] += c->dur;
+		s->r->start[i] = st;
+		s->r->finish[i] = fin;
+		heap_push(&s->h, st, EV_OP_START, i);
+	}
+	for (uint32_t j = 0; j < c->n; j++) {
+		int r = s->res0[s->cmem[c->first + j]];
+		if (s->blocked[r]) {
+			s->blocked[r] = false;
+			advance(s, r);
+		}
+	}
+}
+
+/* Op i may run from time t: reserve its resources (or, for a collective
+ * member, arrive and wait for the others). */
+static void dispatch(Sim *s, uint32_t i, double t)
+{
+	if (s->kind[i] == K_COLL) {
+		Coll *c = &s->coll[s->coll_of[i]];
+		c->t = t > c->t ? t : c->t;
+		if (s->ordered[s->res0[i]])
+			s->blocked[s->res0[i]] = true;
+		if (++c->arrived == c->n)
+			coll_start(s, c);
+		return;
+	}
+	int r0 = s->res0[i], r1 = s->res1[i];
+	double st = res_ready(s, r1, res_ready(s, r0, t));
+	double fin = st + s->dur[i];
 	s->r->start[i] = st;
-	s->r->finish[i] = st + s->dur[i];
-	s->dev_free[d] = st + s->dur[i];
-	s->r->busy[d] += s->dur[i];
+	s->r->finish[i] = fin;
+	if (s->kind[i] == K_COMPUTE) {
+		s->res_free[r0] = fin;
+		s->r->busy[r0] += s->dur[i];
+	} else {
+		double b = s->obytes[s->outbase[i]];
+		res_hold(s, r0, fin, s->dur[i], b);
+		res_hold(s, r1, fin, s->dur[i], b);
+	}
 	heap_push(&s->h, st, EV_OP_START, i);
 }
 
-/* @order mode: reserve the device's next ops while they are ready. */
-static void advance(Sim *s, int d)
+/* @order mode: dispatch resource r's next ops while they are ready. */
+static void advance(Sim *s, int r)
 {
-	uint32_t end = s->seq_start[d + 1];
-	while (s->seq_pos[d] < end && s->ready[s->seq[s->seq_pos[d]]]) {
-		uint32_t i = s->seq[s->seq_pos[d]++];
-		reserve_op(s, i, s->r->start[i]);   /* start holds ready time */
+	uint32_t end = s->seq_start[r + 1];
+	while (!s->blocked[r] && s->seq_pos[r] < end &&
+	       s->ready[s->seq[s->seq_pos[r]]]) {
+		uint32_t i = s->seq[s->seq_pos[r]++];
+		dispatch(s, i, s->rtime[i]);
 	}
 }
 
 static void op_ready(Sim *s, uint32_t i, double t)
 {
-	int d = s->r->dev[i];
-	if (!s->ordered[d]) {
-		reserve_op(s, i, t);
+	int r = s->res0[i];
+	if (r < 0 || !s->ordered[r]) {
+		dispatch(s, i, t);
 		return;
 	}
 	s->ready[i] = true;
-	s->r->start[i] = t;
-	advance(s, d);
+	s->rtime[i] = t;
+	advance(s, r);
 }
 
 static void dec_pending(Sim *s, uint32_t i, double t)
@@ -275,6 +367,13 @@ static void release_out(Sim *s, uint32_t u, uint32_t k)
 	uint32_t o = s->outbase[u] + k;
 	if (--s->ref[o] == 0 && !s->resident[u])
 		mem_sub(s, s->r->dev[u], s->obytes[o]);
+}
+
+/* Does the edge from a producer on device d to consumer c stay local
+ * (no implicit transfer)?  A Transfer op moves its input itself. */
+static bool local_edge(const Sim *s, int d, const Op *c)
+{
+	return s->r->dev[c->id] == d || s->kind[c->id] == K_XFER;
 }
 
 static void op_finish(Sim *s, uint32_t i, double t)
@@ -301,23 +400,18 @@ static void op_finish(Sim *s, uint32_t i, double t)
 	const Uses *us = graph_uses(g);
 	for (uint32_t k = us->start[i]; k < us->start[i + 1]; k++) {
 		const Use *u = &us->use[k];
-		if (u->op->in[u->slot].ctrl || s->r->dev[u->op->id] == d)
+		if (u->op->in[u->slot].ctrl || local_edge(s, d, u->op))
 			dec_pending(s, u->op->id, t);
 	}
 	for (uint32_t x = s->xbase[i]; x < s->xbase[i + 1]; x++) {
 		Xfer *xf = &s->x[x];
 		double st = t;
 		for (int r = 0; r < xf->nres; r++)
-			if (s->res_free[xf->res[r]] > st)
-				st = s->res_free[xf->res[r]];
+			st = res_ready(s, xf->res[r], st);
 		xf->start = st;
 		xf->finish = st + xf->dur;
-		for (int r = 0; r < xf->nres; r++) {
-			s->res_free[xf->res[r]] = xf->finish;
-			s->res_busy[xf->res[r]] += xf->dur;
-			s->res_bytes[xf->res[r]] += xf->bytes;
-			s->res_used[xf->res[r]]++;
-		}
+		for (int r = 0; r < xf->nres; r++)
+			res_hold(s, xf->res[r], xf->finish, xf->dur, xf->bytes);
 		heap_push(&s->h, st, EV_X_START, x);
 	}
 }
@@ -373,23 +467,25 @@ static void setup_resources(Sim *s)
 		pairs += n * n;
 	}
 	free(cnt);
+	s->rl = 2 * s->ndev;
 	s->r_ovr = 0;
 	s->r_pair = 2 * c->nlinks;
 	s->r_out = s->r_pair + pairs;
 	s->r_in = s->r_out + c->nmachines;
-	s->nres = s->r_in + c->nmachines;
-	size_t n = (size_t)(s->nres ? s->nres : 1);
+	s->nres = s->rl + s->r_in + c->nmachines;
+	size_t n = (size_t)s->nres + 1;
 	s->res_free = xcalloc(n, sizeof(double));
 	s->res_busy = xcalloc(n, sizeof(double));
 	s->res_bytes = xcalloc(n, sizeof(double));
 	s->res_used = xcalloc(n, sizeof(uint32_t));
 }
 
-/* Name of resource r; malloc'd. */
+/* Name of link resource r (absolute id); malloc'd. */
 static char *res_name(const Sim *s, int r)
 {
 	const Cluster *c = s->c;
 	char buf[512];
+	r -= s->rl;
 	if (r < s->r_pair) {
 		const LinkOverride *o = &c->links[r / 2];
 		int a = r % 2 ? o->b : o->a, b = r % 2 ? o->a : o->b;
@@ -419,7 +515,155 @@ static char *res_name(const Sim *s, int r)
 	return xstrdup(buf);
 }
 
-/* Builds the transfers and the reference counts. */
+/* Kinds and resources of every op; Transfer durations. */
+static void setup_kinds(Sim *s)
+{
+	Graph *g = s->g;
+	int xfer = op_lookup("Transfer"), coll = op_lookup("AllReduce");
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		s->res0[i] = s->res1[i] = -1;
+		s->coll_of[i] = UINT32_MAX;
+		if (op->dead)
+			continue;
+		int d = s->r->dev[i];
+		if (op->opcode == xfer && op->nin >= 1 && !op->in[0].ctrl) {
+			int src = s->r->dev[op->in[0].src->id], res[2], n;
+			s->kind[i] = K_XFER;
+			route(s, src, d, res, &n);
+			s->res0[i] = n > 0 ? res[0] : -1;
+			s->res1[i] = n > 1 ? res[1] : -1;
+		} else if (op->opcode == coll) {
+			s->kind[i] = K_COLL;
+			s->res0[i] = s->ndev + d;
+		} else {
+			s->kind[i] = K_COMPUTE;
+			s->res0[i] = d;
+		}
+	}
+}
+
+typedef struct CollKey {
+	int64_t key;
+	uint32_t id;
+} CollKey;
+
+static int collkey_cmp(const void *pa, const void *pb)
+{
+	const CollKey *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Groups AllReduce members by key and checks each collective: every
+ * member on a distinct device of its `devices` list, and one member per
+ * listed device.  Returns the number of errors. */
+static int setup_colls(Sim *s, Diag *d)
+{
+	Graph *g = s->g;
+	const Cluster *c = s->c;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		n += !g->ops[i]->dead && s->kind[i] == K_COLL;
+	s->cmem = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	s->coll = xcalloc((size_t)n + 1, sizeof(Coll));
+	if (!n)
+		return 0;
+	CollKey *keys = xmalloc(sizeof(CollKey) * n);
+	uint32_t m = 0;
+	int errs = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || s->kind[i] != K_COLL)
+			continue;
+		Value *k = op_attr(op, graph_intern(g, "key"));
+		if (!k || k->kind != V_INT) {
+			diag_error(d, op->loc, "AllReduce '%s' has no integer 'key'",
+				   op->name);
+			errs++;
+			continue;
+		}
+		keys[m++] = (CollKey){k->i, i};
+	}
+	qsort(keys, m, sizeof(CollKey), collkey_cmp);
+	DevTab tab;
+	devtab_init(&tab, c);
+	int *devs = xmalloc(sizeof(int) * ((size_t)c->ndevs + 1));
+	for (uint32_t j = 0; j < m;) {
+		uint32_t e = j;
+		while (e < m && keys[e].key == keys[j].key)
+			e++;
+		Coll *cl = &s->coll[s->ncoll];
+		cl->key = keys[j].key;
+		cl->first = j;
+		cl->n = e - j;
+		const Op *first = g->ops[keys[j].id];
+		Value *dl = op_attr(first, graph_intern(g, "devices"));
+		int nd = 0;
+		bool bad = !dl || dl->kind != V_LIST || dl->list.n != cl->n;
+		for (uint32_t q = 0; !bad && q < dl->list.n; q++) {
+			const Value *v = dl->list.items[q];
+			int dv = (v->kind == V_STR || v->kind == V_IDENT)
+				 ? devtab_find(&tab, c, v->s) : -1;
+			for (int p = 0; dv >= 0 && p < nd; p++)
+				if (devs[p] == dv)
+					dv = -1;
+			if (dv < 0)
+				bad = true;
+			else
+				devs[nd++] = dv;
+		}
+		for (uint32_t q = j; !bad && q < e; q++) {
+			int dv = s->r->dev[keys[q].id];
+			bool found = false;
+			for (int p = 0; p < nd; p++)
+				found |= devs[p] == dv;
+			for (uint32_t p = j; p < q; p++)
+				found &= s->r->dev[keys[p].id] != dv;
+			bad = !found;
+		}
+		if (bad) {
+			diag_error(d, first->loc,
+				   "AllReduce key %lld: its members must be one per "
+				   "device of its 'devices' list",
+				   (long long)cl->key);
+			errs++;
+			j = e;
+			continue;
+		}
+		for (uint32_t q = j; q < e; q++) {
+			s->cmem[q] = keys[q].id;
+			s->coll_of[keys[q].id] = s->ncoll;
+			double b = cost_out_bytes(g, g->ops[keys[q].id], 0);
+			cl->bytes = b > cl->bytes ? b : cl->bytes;
+		}
+		const char *algo = op_get_str(g, first, "algo");
+		cl->dur = algo && strcmp(algo, "hier") == 0
+			  ? cost_allreduce_hier(s->m, devs, nd, cl->bytes)
+			  : cost_allreduce_ring(s->m, devs, nd, cl->bytes);
+		cl->links = xmalloc(sizeof(int) * (size_t)(2 * nd + 1));
+		for (int p = 0; nd > 1 && p < nd; p++) {
+			int res[2], nr;
+			route(s, devs[p], devs[(p + 1) % nd], res, &nr);
+			for (int q = 0; q < nr; q++) {
+				bool dup = false;
+				for (int z = 0; z < cl->nlinks; z++)
+					dup |= cl->links[z] == res[q];
+				if (!dup)
+					cl->links[cl->nlinks++] = res[q];
+			}
+		}
+		s->ncoll++;
+		j = e;
+	}
+	free(devs);
+	free(tab.slot);
+	free(keys);
+	return errs;
+}
+
+/* Builds the implicit transfers and the reference counts. */
 static void setup_edges(Sim *s)
 {
 	Graph *g = s->g;
@@ -462,11 +706,11 @@ static void setup_edges(Sim *s)
 			const Input *in = &u->op->in[u->slot];
 			if (in->ctrl)
 				continue;
-			int dc = s->r->dev[u->op->id];
-			if (dc == d)
+			if (local_edge(s, d, u->op))
 				s->ref[s->outbase[i] + in->idx]++;
 			else
-				tmp[nr++] = (Remote){in->idx, dc, u->op->id, u->slot};
+				tmp[nr++] = (Remote){in->idx, s->r->dev[u->op->id],
+						     u->op->id, u->slot};
 		}
 		if (nr > 1)
 			qsort(tmp, nr, sizeof *tmp, remote_cmp);
@@ -513,20 +757,23 @@ static int ordkey_cmp(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Per device: does any op carry @order?  If so, its execution sequence
- * sorted by (@order, id); ops without @order go last. */
+/* Per resource: does any op on it carry @order?  If so, its sequence
+ * sorted by (@order, id); ops without @order go last.  An op is ordered
+ * on its first resource: its device, its collective stream, or the first
+ * link of a Transfer's route. */
 static void setup_order(Sim *s)
 {
 	Graph *g = s->g;
-	int nd = s->c->ndevs;
-	s->ordered = xcalloc((size_t)nd + 1, sizeof(bool));
-	s->seq_start = xcalloc((size_t)nd + 2, sizeof(uint32_t));
-	s->seq_pos = xcalloc((size_t)nd + 1, sizeof(uint32_t));
+	int nr = s->nres;
+	s->ordered = xcalloc((size_t)nr + 1, sizeof(bool));
+	s->blocked = xcalloc((size_t)nr + 1, sizeof(bool));
+	s->seq_start = xcalloc((size_t)nr + 2, sizeof(uint32_t));
+	s->seq_pos = xcalloc((size_t)nr + 1, sizeof(uint32_t));
 	s->ready = xcalloc((size_t)g->nops + 1, sizeof(bool));
 	OrdKey *keys = xmalloc(sizeof(OrdKey) * ((size_t)g->nops + 1));
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		if (op->dead)
+		if (op->dead || s->res0[i] < 0)
 			continue;
 		Value *v = op_ann(g, op, ANN_ORDER);
 		double x;
@@ -534,31 +781,31 @@ static void setup_order(Sim *s)
 		keys[i].id = i;
 		if (v && v->kind == V_INT) {
 			keys[i].order = v->i;
-			s->ordered[s->r->dev[i]] = true;
+			s->ordered[s->res0[i]] = true;
 		} else if (v && val_number(v, &x) && x == x) {
 			keys[i].order = x < -9e18 ? (int64_t)-9e18
 				      : x > 9e18 ? (int64_t)9e18 : (int64_t)x;
-			s->ordered[s->r->dev[i]] = true;
+			s->ordered[s->res0[i]] = true;
 		}
-		s->seq_start[s->r->dev[i] + 1]++;
+		s->seq_start[s->res0[i] + 1]++;
 	}
-	for (int d = 0; d < nd; d++)
-		s->seq_start[d + 1] += s->seq_start[d];
-	uint32_t total = s->seq_start[nd];
+	for (int r = 0; r < nr; r++)
+		s->seq_start[r + 1] += s->seq_start[r];
+	uint32_t total = s->seq_start[nr];
 	OrdKey *sorted = xmalloc(sizeof(OrdKey) * (total ? total : 1));
-	uint32_t *fill = xmalloc(sizeof(uint32_t) * ((size_t)nd + 1));
-	memcpy(fill, s->seq_start, sizeof(uint32_t) * (size_t)nd);
+	uint32_t *fill = xmalloc(sizeof(uint32_t) * ((size_t)nr + 1));
+	memcpy(fill, s->seq_start, sizeof(uint32_t) * (size_t)nr);
 	for (uint32_t i = 0; i < g->nops; i++)
-		if (!g->ops[i]->dead)
-			sorted[fill[s->r->dev[i]]++] = keys[i];
+		if (!g->ops[i]->dead && s->res0[i] >= 0)
+			sorted[fill[s->res0[i]]++] = keys[i];
 	s->seq = xmalloc(sizeof(uint32_t) * (total ? total : 1));
-	for (int d = 0; d < nd; d++) {
-		uint32_t a = s->seq_start[d], b = s->seq_start[d + 1];
-		if (s->ordered[d])
+	for (int r = 0; r < nr; r++) {
+		uint32_t a = s->seq_start[r], b = s->seq_start[r + 1];
+		if (s->ordered[r])
 			qsort(sorted + a, b - a, sizeof(OrdKey), ordkey_cmp);
 		for (uint32_t j = a; j < b; j++)
 			s->seq[j] = sorted[j].id;
-		s->seq_pos[d] = a;
+		s->seq_pos[r] = a;
 	}
 	free(fill);
 	free(sorted);
@@ -607,10 +854,15 @@ static double lower_bound(Sim *s, const uint32_t *topo)
 
 static void sim_cleanup(Sim *s)
 {
+	free(s->kind);
 	free(s->dur);
 	free(s->ws);
+	free(s->rtime);
 	free(s->pending);
 	free(s->resident);
+	free(s->res0);
+	free(s->res1);
+	free(s->coll_of);
 	free(s->outbase);
 	free(s->inbase);
 	free(s->xbase);
@@ -619,9 +871,13 @@ static void sim_cleanup(Sim *s)
 	free(s->slot_x);
 	free(s->x);
 	free(s->xcons);
-	free(s->dev_free);
+	for (uint32_t c = 0; s->coll && c < s->ncoll; c++)
+		free(s->coll[c].links);
+	free(s->coll);
+	free(s->cmem);
 	free(s->mem);
 	free(s->ordered);
+	free(s->blocked);
 	free(s->seq);
 	free(s->seq_start);
 	free(s->seq_pos);
@@ -634,6 +890,62 @@ static void sim_cleanup(Sim *s)
 	free(s->local);
 	free(s->mcount);
 	free(s->h.a);
+}
+
+static int xrec_cmp(const void *pa, const void *pb)
+{
+	const struct SimXfer *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->op != b->op)
+		return a->op < b->op ? -1 : 1;
+	return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+/* Link statistics and the transfer records of a finished run. */
+static void collect_links(Sim *s)
+{
+	Graph *g = s->g;
+	SimResult *r = s->r;
+	int *idx = xmalloc(sizeof(int) * ((size_t)s->nres + 1));
+	int nl = 0;
+	for (int k = 0; k < s->nres; k++)
+		idx[k] = k >= s->rl && s->res_used[k] ? nl++ : -1;
+	r->nlinks = nl;
+	r->link_name = xcalloc((size_t)nl + 1, sizeof(char *));
+	r->link_busy = xcalloc((size_t)nl + 1, sizeof(double));
+	r->link_bytes = xcalloc((size_t)nl + 1, sizeof(double));
+	for (int k = s->rl; k < s->nres; k++)
+		if (idx[k] >= 0) {
+			r->link_name[idx[k]] = res_name(s, k);
+			r->link_busy[idx[k]] = s->res_busy[k];
+			r->link_bytes[idx[k]] = s->res_bytes[k];
+		}
+	uint32_t nxo = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		nxo += !g->ops[i]->dead && s->kind[i] == K_XFER;
+	r->xfers = xmalloc(sizeof(struct SimXfer) * ((size_t)s->nx + nxo + 1));
+	uint32_t n = 0;
+	for (uint32_t x = 0; x < s->nx; x++) {
+		const Xfer *xf = &s->x[x];
+		r->xfers[n++] = (struct SimXfer){
+			xf->u, xf->k, UINT32_MAX, xf->src, xf->dst,
+			xf->nres ? idx[xf->res[0]] : -1, xf->start, xf->finish,
+			xf->bytes};
+	}
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || s->kind[i] != K_XFER)
+			continue;
+		const Input *in = &op->in[0];
+		r->xfers[n++] = (struct SimXfer){
+			in->src->id, in->idx, i, r->dev[in->src->id], r->dev[i],
+			s->res0[i] >= 0 ? idx[s->res0[i]] : -1, r->start[i],
+			r->finish[i], s->obytes[s->outbase[i]]};
+	}
+	qsort(r->xfers, n, sizeof(struct SimXfer), xrec_cmp);
+	r->nxfers = n;
+	free(idx);
 }
 
 int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
@@ -663,18 +975,29 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
 	s.m = m;
 	s.c = c;
 	s.r = r;
+	s.ndev = c->ndevs;
 	if (check_placement(&s, d)) {
 		sim_free(r);
 		return EXIT_BADINPUT;
 	}
+	s.kind = xcalloc(n1, 1);
+	s.res0 = xmalloc(n1 * sizeof(int));
+	s.res1 = xmalloc(n1 * sizeof(int));
+	s.coll_of = xmalloc(n1 * sizeof(uint32_t));
 	setup_resources(&s);
+	setup_kinds(&s);
+	if (setup_colls(&s, d)) {
+		sim_cleanup(&s);
+		sim_free(r);
+		return EXIT_BADINPUT;
+	}
 	setup_edges(&s);
 	setup_order(&s);
 	s.dur = xcalloc(n1, sizeof(double));
 	s.ws = xcalloc(n1, sizeof(double));
+	s.rtime = xcalloc(n1, sizeof(double));
 	s.pending = xcalloc(n1, sizeof(uint32_t));
 	s.resident = xcalloc(n1, sizeof(bool));
-	s.dev_free = xcalloc(nd1, sizeof(double));
 	s.mem = xcalloc(nd1, sizeof(double));
 	uint32_t live = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -683,7 +1006,11 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
 			continue;
 		live++;
 		int dv = r->dev[i];
-		s.dur[i] = cost_op(m, op, c->devs[dv].type);
+		if (s.kind[i] == K_XFER)
+			s.dur[i] = cost_transfer(m, r->dev[op->in[0].src->id], dv,
+						 s.obytes[s.outbase[i]]);
+		else if (s.kind[i] == K_COMPUTE)
+			s.dur[i] = cost_op(m, op, c->devs[dv].type);
 		s.pending[i] = op->nin;
 		bool param = (op_flags(op) & OPF_PARAM) ||
 			     has_role(g, op, ROLE_PARAM);
@@ -735,6 +1062,8 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
 		}
 		case EV_X_DONE: {
 			Xfer *x = &s.x[e.id];
+			if (x->finish > r->makespan)
+				r->makespan = x->finish;
 			release_out(&s, x->u, x->k);
 			for (uint32_t j = 0; j < x->ncons; j++)
 				dec_pending(&s, s.xcons[x->cons + j], e.t);
@@ -744,16 +1073,21 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
 	}
 	int rc = 0;
 	if (done < live) {
-		/* Only @order can stall a device: its next op waits for an op
-		 * that the order puts later. */
-		for (int dv = 0; dv < c->ndevs && !rc; dv++) {
-			if (!s.ordered[dv] || s.seq_pos[dv] >= s.seq_start[dv + 1])
+		/* Only @order (or a collective whose members are ordered
+		 * inconsistently) can stall: a resource's next op waits for
+		 * an op that the order puts later. */
+		for (int k = 0; k < s.nres && !rc; k++) {
+			if (!s.ordered[k] || s.seq_pos[k] >= s.seq_start[k + 1])
 				continue;
-			const Op *op = g->ops[s.seq[s.seq_pos[dv]]];
+			uint32_t i = s.seq[s.seq_pos[k] - (s.blocked[k] ? 1 : 0)];
+			const Op *op = g->ops[i];
+			char *rn = k >= s.rl ? res_name(&s, k) : NULL;
 			diag_error(d, op->loc,
-				   "@order deadlocks device '%s': op '%s' waits "
-				   "for an op ordered after it", c->devs[dv].name,
-				   op->name);
+				   "@order deadlocks %s '%s': op '%s' waits "
+				   "for an op ordered after it",
+				   k < s.ndev ? "device" : k < s.rl ? "collectives of device" : "link",
+				   rn ? rn : c->devs[k % s.ndev].name, op->name);
+			free(rn);
 			rc = EXIT_BADINPUT;
 		}
 		if (!rc) {
@@ -766,20 +1100,7 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
 		for (int dv = 0; dv < c->ndevs; dv++)
 			if (r->peak_mem[dv] > c->types[c->devs[dv].type].memory)
 				r->oom = true;
-		int nl = 0;
-		for (int k = 0; k < s.nres; k++)
-			nl += s.res_used[k] > 0;
-		r->nlinks = nl;
-		r->link_name = xcalloc((size_t)nl + 1, sizeof(char *));
-		r->link_busy = xcalloc((size_t)nl + 1, sizeof(double));
-		r->link_bytes = xcalloc((size_t)nl + 1, sizeof(double));
-		nl = 0;
-		for (int k = 0; k < s.nres; k++)
-			if (s.res_used[k]) {
-				r->link_name[nl] = res_name(&s, k);
-				r->link_busy[nl] = s.res_busy[k];
-				r->link_bytes[nl++] = s.res_bytes[k];
-			}
+		collect_links(&s);
 	}
 	sim_cleanup(&s);
 	if (rc)
@@ -799,6 +1120,7 @@ void sim_free(SimResult *r)
 	free(r->link_name);
 	free(r->link_busy);
 	free(r->link_bytes);
+	free(r->xfers);
 	memset(r, 0, sizeof *r);
 }
 

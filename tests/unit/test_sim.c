@@ -352,6 +352,152 @@ static void test_sim_json(void)
 	graph_free(g);
 }
 
+/* A pcc op (Transfer, AllReduce) on dev reading output 0 of src. */
+static Op *comm_op(Graph *g, const char *name, const char *type,
+		   const char *dev, Op *src)
+{
+	Op *o = graph_add_op(g, name, type, 1, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	o->opcode = op_lookup(type);
+	o->out[0] = src->out[0];
+	o->types_given = true;
+	o->in[0] = (Input){src, 0, false};
+	op_set_ann(g, o, ANN_DEVICE, val_str(g->arena, dev));
+	return o;
+}
+
+static void set_coll(Graph *g, Op *o, int64_t key, const char *algo)
+{
+	op_set(g, o, "key", val_int(g->arena, key));
+	op_set(g, o, "algo", val_ident(g->arena, algo));
+	Value *l = val_list(g->arena, 2);
+	l->list.items[0] = val_str(g->arena, "m0/gpu0");
+	l->list.items[1] = val_str(g->arena, "m0/gpu1");
+	op_set(g, o, "devices", l);
+}
+
+static void test_sim_transfer_op(void)
+{
+	/* gpu0: a (1 ms, 1 MB); t = Transfer(a) to gpu1 (1 ms on the link);
+	 * gpu1: c (2 ms, independent) then b(t) (1 ms).  The transfer runs
+	 * on the link during [1, 2] while gpu1 computes c during [0, 2]: b
+	 * starts at 2 and the makespan is 3 ms (4 if a transfer took the
+	 * device). */
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	Op *t = comm_op(g, "t", "Transfer", "m0/gpu1", a);
+	op(g, "c", 10, 2, "m0/gpu1", 0);
+	Op *b = op(g, "b", 10, 1, "m0/gpu1", 1, t);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.start[t->id], 1 * MS);
+	NEAR(r.finish[t->id], 2 * MS);
+	NEAR(r.start[b->id], 2 * MS);
+	NEAR(r.makespan, 3 * MS);
+	NEAR(r.busy[1], 3 * MS);               /* c + b; not the transfer */
+	CU_ASSERT_EQUAL(r.nlinks, 1);
+	CU_ASSERT_EQUAL_FATAL(r.nxfers, 1);
+	CU_ASSERT_EQUAL(r.xfers[0].op, a->id);
+	CU_ASSERT_EQUAL(r.xfers[0].via, t->id);
+	CU_ASSERT_EQUAL(r.xfers[0].src, 0);
+	CU_ASSERT_EQUAL(r.xfers[0].dst, 1);
+	CU_ASSERT_EQUAL(r.xfers[0].link, 0);
+	NEAR(r.xfers[0].bytes, 1e6);
+	/* Memory on gpu1: the copy (1 MB) from 1 ms until b finishes, c's
+	 * 10 B during [0, 2], b's 10 B from 2 ms; at 2 ms c is freed before
+	 * b allocates (finishes come first), so the peak is 1 MB + 10 B. */
+	NEAR(r.peak_mem[1], 1e6 + 10);
+	sim_free(&r);
+	graph_free(g);
+}
+
+static void test_sim_allreduce(void)
+{
+	/* g0 on gpu0 (1 ms), g1 on gpu1 (3 ms), each 1 MB; a ring AllReduce
+	 * over the two: 2 (n-1) (lat + bytes/n/bw) = 2 * 0.5 ms = 1 ms; it
+	 * starts when the last member is ready (3 ms) and ends at 4; then
+	 * u0, u1 (1 ms each): 5 ms.  gpu0 stays free for w (2 ms) during
+	 * [1, 3]: collectives do not take the device's compute. */
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *g0 = op(g, "g0", 1000000, 1, "m0/gpu0", 0);
+	Op *g1 = op(g, "g1", 1000000, 3, "m0/gpu1", 0);
+	Op *a0 = comm_op(g, "g0/ar0", "AllReduce", "m0/gpu0", g0);
+	Op *a1 = comm_op(g, "g0/ar1", "AllReduce", "m0/gpu1", g1);
+	set_coll(g, a0, 7, "ring");
+	set_coll(g, a1, 7, "ring");
+	Op *w = op(g, "w", 10, 2, "m0/gpu0", 1, g0);
+	Op *u0 = op(g, "u0", 10, 1, "m0/gpu0", 1, a0);
+	op(g, "u1", 10, 1, "m0/gpu1", 1, a1);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.start[a0->id], 3 * MS);
+	NEAR(r.start[a1->id], 3 * MS);
+	NEAR(r.finish[a0->id], 4 * MS);
+	NEAR(r.start[w->id], 1 * MS);
+	NEAR(r.start[u0->id], 4 * MS);
+	NEAR(r.makespan, 5 * MS);
+	NEAR(r.busy[0], 4 * MS);               /* g0 + w + u0 */
+	/* The ring uses both directed links for 1 ms each. */
+	CU_ASSERT_EQUAL(r.nlinks, 2);
+	for (int l = 0; l < r.nlinks; l++)
+		NEAR(r.link_busy[l], 1 * MS);
+	sim_free(&r);
+	/* Hierarchical on one machine: one intra ring of two phases,
+	 * 2 * 0.5 ms, and no inter-machine phase: also 1 ms. */
+	set_coll(g, a0, 7, "hier");
+	set_coll(g, a1, 7, "hier");
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.finish[a0->id] - r.start[a0->id], 1 * MS);
+	sim_free(&r);
+	graph_free(g);
+}
+
+static void test_sim_allreduce_order(void)
+{
+	/* Two collectives K1 (x) and K2 (y) over gpu0 and gpu1.  gpu0's
+	 * collective stream orders K1 first, gpu1's K2 first: no member can
+	 * start, and the simulator reports the deadlock.  Ordered
+	 * consistently, it runs: K1 at [1, 2], K2 at [2, 3]. */
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *x0 = op(g, "x0", 1000000, 1, "m0/gpu0", 0);
+	Op *x1 = op(g, "x1", 1000000, 1, "m0/gpu1", 0);
+	Op *y0 = op(g, "y0", 1000000, 1, "m0/gpu0", 0);
+	Op *y1 = op(g, "y1", 1000000, 1, "m0/gpu1", 0);
+	Op *k[4] = {comm_op(g, "k1a", "AllReduce", "m0/gpu0", x0),
+		    comm_op(g, "k1b", "AllReduce", "m0/gpu1", x1),
+		    comm_op(g, "k2a", "AllReduce", "m0/gpu0", y0),
+		    comm_op(g, "k2b", "AllReduce", "m0/gpu1", y1)};
+	for (int i = 0; i < 4; i++)
+		set_coll(g, k[i], i < 2 ? 1 : 2, "ring");
+	int order[4] = {0, 1, 1, 0};  /* k1a first on gpu0, k2b on gpu1 */
+	for (int i = 0; i < 4; i++)
+		op_set_ann(g, k[i], ANN_ORDER, val_int(g->arena, order[i]));
+	int rc;
+	char *e = run_capture(g, &rc);
+	CU_ASSERT_EQUAL(rc, EXIT_BADINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "@order deadlocks collectives of device"));
+	free(e);
+	op_set_ann(g, k[1], ANN_ORDER, val_int(g->arena, 0));
+	op_set_ann(g, k[3], ANN_ORDER, val_int(g->arena, 1));
+	/* x0, x1 finish at 2 ms (each device runs x then y, FIFO by id:
+	 * x at [0, 1], y at [1, 2]); K1 runs [1, 2], K2 [2, 3]. */
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.start[k[0]->id], 1 * MS);
+	NEAR(r.start[k[2]->id], 2 * MS);
+	NEAR(r.makespan, 3 * MS);
+	sim_free(&r);
+	/* A member missing from the devices list is an error. */
+	Value *l = val_list(g->arena, 1);
+	l->list.items[0] = val_str(g->arena, "m0/gpu0");
+	op_set(g, k[0], "devices", l);
+	e = run_capture(g, &rc);
+	CU_ASSERT_EQUAL(rc, EXIT_BADINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "AllReduce key 1: its members must be one per device"));
+	free(e);
+	graph_free(g);
+}
+
 void suite_sim(void)
 {
 	CU_pSuite s = CU_add_suite("sim", NULL, NULL);
@@ -363,4 +509,7 @@ void suite_sim(void)
 	CU_add_test(s, "oom", test_sim_oom);
 	CU_add_test(s, "errors", test_sim_errors);
 	CU_add_test(s, "json", test_sim_json);
+	CU_add_test(s, "Transfer op on a link", test_sim_transfer_op);
+	CU_add_test(s, "AllReduce ring and hier", test_sim_allreduce);
+	CU_add_test(s, "AllReduce order and errors", test_sim_allreduce_order);
 }
