@@ -23,6 +23,8 @@ typedef struct Opts {
 	const char *passes, *olevel;
 	const char *emit;
 	const char *stats_json, *print_costs;
+	const char **emit_opts;
+	int nemit_opts;
 	bool print_pipeline, list_passes;
 	int max_errors;
 	RunOptions run;
@@ -34,6 +36,7 @@ enum {
 	OPT_STOP_AFTER, OPT_TIME_PASSES, OPT_VERIFY_EACH, OPT_NO_VERIFY_EACH,
 	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
 	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
+	OPT_EMIT_OPT,
 };
 
 static const struct option longopts[] = {
@@ -53,6 +56,7 @@ static const struct option longopts[] = {
 	{"stats-json", required_argument, NULL, OPT_STATS_JSON},
 	{"print-costs", required_argument, NULL, OPT_PRINT_COSTS},
 	{"emit", required_argument, NULL, OPT_EMIT},
+	{"emit-opt", required_argument, NULL, OPT_EMIT_OPT},
 	{"best-effort", no_argument, NULL, OPT_BEST_EFFORT},
 	{"search-budget", required_argument, NULL, OPT_SEARCH_BUDGET},
 	{"seed", required_argument, NULL, OPT_SEED},
@@ -74,6 +78,7 @@ static void usage(FILE *f)
 	      "                          input's cluster block, else a built-in 2-GPU box\n"
 	      "      --profile=FILE      measured op times (YAML, docs/cost-model.md)\n"
 	      "      --emit=NAME         output format (see below; default gir)\n"
+	      "      --emit-opt=KEY=VAL  an option of the backend (see below); repeatable\n"
 	      "      --stats-json=FILE   simulate the plan; write makespan, bounds, memory as JSON\n"
 	      "      --print-costs=FILE  write the cost table as CSV\n"
 	      "Pipeline:\n"
@@ -101,8 +106,11 @@ static void usage(FILE *f)
 	int n;
 	const Backend *b = backend_table(&n);
 	fputs("\nBackends (--emit):\n", f);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		fprintf(f, "  %-10s %s\n", b[i].name, b[i].desc);
+		if (*b[i].options)
+			fprintf(f, "  %-10s options: %s\n", "", b[i].options);
+	}
 }
 
 static void list_passes(void)
@@ -176,6 +184,11 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 		case OPT_STATS_JSON: o->stats_json = optarg; break;
 		case OPT_PRINT_COSTS: o->print_costs = optarg; break;
 		case OPT_EMIT: o->emit = optarg; break;
+		case OPT_EMIT_OPT:
+			o->emit_opts = xrealloc(o->emit_opts, sizeof(char *) *
+						(size_t)(o->nemit_opts + 1));
+			o->emit_opts[o->nemit_opts++] = optarg;
+			break;
 		case OPT_BEST_EFFORT: o->run.best_effort = true; break;
 		case OPT_SEARCH_BUDGET:
 			if (!parse_double(optarg, &x) || x < 0)
@@ -324,6 +337,14 @@ static int run(int argc, char **argv, Arena *a)
 		pipeline_free(&pipe);
 		return usage_error("unknown backend '%s' (see --help)", o.emit);
 	}
+	int nopts = 0;
+	const char **opts = backend_resolve_opts(be, o.emit_opts, o.nemit_opts,
+						 a, &nopts, err, sizeof err);
+	free(o.emit_opts);
+	if (!opts) {
+		pipeline_free(&pipe);
+		return usage_error("%s", err);
+	}
 	if (!o.input) {
 		pipeline_free(&pipe);
 		return usage_error("%s", "no input file");
@@ -403,20 +424,22 @@ static int run(int argc, char **argv, Arena *a)
 
 	SimResult sim = {0};
 	bool simulated = false;
-	if (o.stats_json) {
+	if (o.stats_json || be->needs_sim) {
 		if ((rc = sim_run(g, &cost, &sim, &d)))
 			goto out;
 		simulated = true;
 		phase(&o, "simulate", &t0);
+	}
+	if (o.stats_json) {
 		StatsArg sa = {g, &cost, &sim};
 		rc = write_out(o.stats_json, emit_stats, &sa);
 	}
 	if (!rc && o.print_costs) {
-		EmitArg ea = {backend_find("costs"), {g, &cost}};
+		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0}};
 		rc = write_out(o.print_costs, emit_backend, &ea);
 	}
 	if (!rc) {
-		EmitArg ea = {be, {g, &cost}};
+		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts}};
 		rc = write_out(o.output, emit_backend, &ea);
 		phase(&o, "emit", &t0);
 	}

@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const Backend backends[] = {
-#define BACKEND(name, fn, desc) {name, desc, fn},
+#define BACKEND(name, fn, sim, opts, desc) {name, desc, fn, sim, opts},
 #include "backends.def"
 #undef BACKEND
 };
@@ -22,6 +22,56 @@ const Backend *backend_find(const char *name)
 		if (strcmp(backends[i].name, name) == 0)
 			return &backends[i];
 	return NULL;
+}
+
+const char *backend_opt(const EmitCtx *ctx, const char *key)
+{
+	size_t klen = strlen(key);
+	for (int i = 0; i < ctx->nopts; i++)
+		if (strncmp(ctx->opts[i], key, klen) == 0 &&
+		    ctx->opts[i][klen] == '=')
+			return ctx->opts[i] + klen + 1;
+	pcc_die("backend asked for undeclared option '%s'", key);
+}
+
+const char **backend_resolve_opts(const Backend *b, const char *const *given,
+				  int n, Arena *a, int *nout, char *err,
+				  size_t errlen)
+{
+	/* One "key=value" per declared option, defaults first. */
+	int cap = 1;
+	for (const char *p = b->options; *p; p++)
+		cap += *p == ',';
+	const char **out = arena_alloc(a, sizeof(char *) * (size_t)cap);
+	int m = 0;
+	for (const char *p = b->options; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		out[m++] = eq ? arena_strndup(a, p, len)
+			      : arena_printf(a, "%.*s=", (int)len, p);
+		p += len + (p[len] == ',');
+	}
+	for (int i = 0; i < n; i++) {
+		const char *eq = strchr(given[i], '=');
+		if (!eq || eq == given[i]) {
+			snprintf(err, errlen, "--emit-opt needs KEY=VALUE, not '%s'",
+				 given[i]);
+			return NULL;
+		}
+		size_t klen = (size_t)(eq - given[i]) + 1;
+		int j = 0;
+		while (j < m && strncmp(out[j], given[i], klen) != 0)
+			j++;
+		if (j == m) {
+			snprintf(err, errlen, "backend '%s' has no option '%.*s'%s%s",
+				 b->name, (int)klen - 1, given[i],
+				 *b->options ? "; options: " : "", b->options);
+			return NULL;
+		}
+		out[j] = given[i];
+	}
+	*nout = m;
+	return out;
 }
 
 bool emit_gir_backend(FILE *f, const EmitCtx *ctx)
