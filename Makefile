@@ -58,13 +58,16 @@ $(B)/libpcc.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
 
-$(B)/gen/gir.tab.c $(B)/gen/gir.tab.h: frontend/gir.y
+# One run of bison (flex) writes both files; the header follows the .c.
+$(B)/gen/gir.tab.c: frontend/gir.y
 	@mkdir -p $(B)/gen
 	$(BISON) -Wall -Werror --defines=$(B)/gen/gir.tab.h -o $(B)/gen/gir.tab.c frontend/gir.y
+$(B)/gen/gir.tab.h: $(B)/gen/gir.tab.c ;
 
-$(B)/gen/gir.lex.c $(B)/gen/gir.lex.h: frontend/gir.l
+$(B)/gen/gir.lex.c: frontend/gir.l
 	@mkdir -p $(B)/gen
 	$(FLEX) --header-file=$(B)/gen/gir.lex.h -o $(B)/gen/gir.lex.c frontend/gir.l
+$(B)/gen/gir.lex.h: $(B)/gen/gir.lex.c ;
 
 # Generated code: warnings we do not control are not errors.
 $(B)/gen/%.o: $(B)/gen/%.c $(HDRS) $(B)/gen/gir.lex.h
@@ -104,13 +107,13 @@ check: $(B)/pcc $(B)/unit-tests
 
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_CC     ?= clang
-FUZZ_FLAGS   = $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -I. -I$(B)/fuzz/gen \
-               -DPCC_ARENA_MALLOC
+FUZZ_FLAGS   = $(STD) -g -O1 -fsanitize=fuzzer,address,undefined \
+               -fno-sanitize-recover=all -I. -I$(B)/fuzz/gen -DPCC_ARENA_MALLOC
 FUZZ_TIME   ?= 30
 
 fuzz-build:
 	$(MAKE) B=$(B)/fuzz CC=$(FUZZ_CC) \
-	    CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -DPCC_ARENA_MALLOC" \
+	    CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -DPCC_ARENA_MALLOC" \
 	    $(B)/fuzz/libpcc.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-gir tests/fuzz/fuzz_gir.c $(B)/fuzz/libpcc.a $(LIBS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-cluster tests/fuzz/fuzz_cluster.c $(B)/fuzz/libpcc.a $(LIBS)

@@ -1,10 +1,12 @@
 /* gir.y — the grammar of gir (shared/spec/gir.md, docs/gir.md).
  *
  * A pure, reentrant LALR(1) parser (jq's parser.y style): all state lives
- * in a GirParser that the caller owns; semantic values live in arenas, so
- * error paths need no destructors.  The actions only collect; parse.c
- * builds the graph, resolves references after the whole file is read
- * (forward references) and interprets the cluster block.
+ * in a GirParser that the caller owns; semantic values live in arenas or
+ * are slices of the source text (%names), so error paths need no
+ * destructors.  The actions only collect; parse.c builds the graph,
+ * resolves each input as soon as its producer is known (the rest once the
+ * whole file is read: forward references) and interprets the cluster
+ * block.
  *
  * Error recovery is line based although newlines are white space: after a
  * syntax error inside the graph body (or the cluster block) the lexer
@@ -26,10 +28,16 @@
 typedef struct GirParser GirParser;
 typedef struct AttrList AttrList;
 typedef struct ValList ValList;
+/* A %name as a slice of the source text (without the '%'). */
+typedef struct GirName {
+	const char *s;
+	uint32_t n;
+} GirName;
 }
 
 %union {
 	const char *str;
+	GirName name;
 	int64_t i;
 	double f;
 	struct { double v; int unit; } q;
@@ -58,13 +66,18 @@ struct ValList {
 
 /* A result name of the statement being parsed. */
 typedef struct GirRes {
-	const char *name;
+	GirName name;
 	Loc loc;
 } GirRes;
 
-/* An input reference, resolved when the whole graph has been read. */
+/* An input of the statement being parsed: resolved at once when its
+ * producer came earlier in the file (in.src set), else a forward
+ * reference, resolved when the whole graph has been read. */
 typedef struct GirRef {
-	const char *name;                   /* without '%' (scratch) */
+	Input in;
+	GirName name;
+	Op *op;                             /* forward refs: the consumer */
+	uint32_t slot;                      /* and its input index */
 	uint32_t line, col, idx;
 	bool ctrl, has_idx, bad_idx;
 } GirRef;
@@ -89,7 +102,7 @@ struct GirParser {
 	Graph *g;
 	Diag *d;
 	Arena *tmp;                         /* token text, lists: reset often */
-	Arena *names;                       /* %names, comments: kept to the end */
+	Arena *names;                       /* header comments: kept to the end */
 	const char *file;                   /* interned in g */
 	const char *src;
 	size_t len;
@@ -97,7 +110,8 @@ struct GirParser {
 
 	/* lexer position (1-based line, column in characters) */
 	uint32_t line, col;
-	size_t off, tok_off;
+	size_t off, tok_off;                /* of the next and the last token */
+	size_t in_off;                      /* bytes handed to flex so far */
 	bool at_bol;                        /* no token yet on this line */
 	uint32_t ntok;                      /* tokens returned so far */
 	int depth;                          /* bracket nesting */
@@ -126,9 +140,16 @@ struct GirParser {
 	int64_t *dims;
 	uint32_t ndims, capdims;
 
-	/* every input reference of the created ops, in op order */
+	/* inputs of the statement being parsed */
 	GirRef *refs;
-	size_t nrefs, caprefs, committed;
+	uint32_t nrefs, caprefs;
+	/* forward references of the created ops, in op order */
+	GirRef *fwd;
+	size_t nfwd, capfwd;
+	/* recently defined or used names (inputs mostly name ops defined a
+	 * few lines before): a direct-mapped cache in front of the graph's
+	 * name table, which a million-op graph no longer keeps in cache */
+	struct GirRecent { Op *op; uint32_t idx, hash; } *recent;
 
 	/* the cluster block */
 	Cluster *c;
@@ -139,6 +160,7 @@ struct GirParser {
 };
 
 #define GP_MAX_DEPTH 64
+#define GP_RECENT 4096                      /* a power of two */
 
 /* Lexer side (gir.l). */
 int gir_lex(GIRP_STYPE *lval, GIRP_LTYPE *lloc, void *scanner);
@@ -146,9 +168,9 @@ int gir_lex(GIRP_STYPE *lval, GIRP_LTYPE *lloc, void *scanner);
 /* Actions (parse.c). */
 Loc gp_loc(GirParser *st, const GIRP_LTYPE *l);
 void gp_version(GirParser *st, int64_t v, Loc loc);
-void gp_res_begin(GirParser *st, const char *name, Loc loc);
-void gp_res_add(GirParser *st, const char *name, Loc loc);
-void gp_input(GirParser *st, const char *name, Loc loc, bool ctrl,
+void gp_res_begin(GirParser *st, GirName name, Loc loc);
+void gp_res_add(GirParser *st, GirName name, Loc loc);
+void gp_input(GirParser *st, GirName name, Loc loc, bool ctrl,
 	      bool has_idx, int64_t idx, Loc idxloc);
 void gp_dims_begin(GirParser *st);
 void gp_dim(GirParser *st, int64_t v, Loc loc);
@@ -189,7 +211,7 @@ static void girp_error(GIRP_LTYPE *lloc, GirParser *st, const char *msg);
 %token KW_LINK "'link'" KW_TRUE "'true'" KW_FALSE "'false'"
 %token <str> IDENT "identifier"
 %token <str> ATKEY "annotation key"
-%token <str> VALNAME "%name"
+%token <name> VALNAME "%name"
 %token <str> STRING "string"
 %token <i> INT "integer"
 %token <f> FLOAT "number"

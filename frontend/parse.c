@@ -1,9 +1,10 @@
 /* parse.c — builds a Graph from gir text: the actions behind gir.y, the
- * resolution of input references once every op is known (ops may come in
- * any order), and the interpretation of the 'cluster { }' block through
- * the cluster builder of ir.h.  Statement buffers are reused from op to
- * op and everything else goes to arenas, so a 1M-op file costs a few bump
- * allocations per op and no error path can leak. */
+ * resolution of input references (at once when the producer came before,
+ * else once every op is known: ops may come in any order), and the
+ * interpretation of the 'cluster { }' block through the cluster builder of
+ * ir.h.  %names are slices of the source text, statement buffers are
+ * reused from op to op and everything else goes to arenas, so a 1M-op
+ * file costs a few bump allocations per op and no error path can leak. */
 #include "frontend/frontend.h"
 #include "gir.tab.h"
 
@@ -15,7 +16,6 @@
 int girp_parse(GirParser *st);
 int gir_lex_init_extra(GirParser *extra, void **scanner);
 int gir_lex_destroy(void *scanner);
-void *gir__scan_bytes(const char *bytes, int len, void *scanner);
 
 #define GROW(p, n, cap, init)                                              \
 	do {                                                               \
@@ -46,21 +46,76 @@ void gp_version(GirParser *st, int64_t v, Loc loc)
 
 /* ---- statements ------------------------------------------------------ */
 
-void gp_res_begin(GirParser *st, const char *name, Loc loc)
+void gp_res_begin(GirParser *st, GirName name, Loc loc)
 {
+	graph_prefetch_name(st->g, graph_name_hash(name.s, name.n));
 	st->nres = 0;
 	st->nouts = 0;
-	st->nrefs = st->committed;          /* drop a failed statement's refs */
+	st->nrefs = 0;                      /* drop a failed statement's refs */
 	gp_res_add(st, name, loc);
 }
 
-void gp_res_add(GirParser *st, const char *name, Loc loc)
+void gp_res_add(GirParser *st, GirName name, Loc loc)
 {
 	GROW(st->res, st->nres, st->capres, 4);
 	st->res[st->nres++] = (GirRes){name, loc};
 }
 
-void gp_input(GirParser *st, const char *name, Loc loc, bool ctrl,
+/* Connects ref to its producer src (whose output base the name stands
+ * for) and checks the output index. */
+static void connect(GirParser *st, GirRef *ref, Op *src, uint32_t base)
+{
+	Loc loc = {st->file, ref->line, ref->col};
+	uint32_t idx = ref->idx;
+	if (ref->ctrl) {
+		idx = 0;
+	} else if (base && ref->has_idx && idx != 0) {
+		diag_error(st->d, loc, "'%%%.*s' names output %u of '%%%s' and "
+			   "takes no output index", (int)ref->name.n,
+			   ref->name.s, base, src->name);
+		idx = 0;
+	}
+	if (!ref->ctrl)
+		idx += base;
+	if (!ref->ctrl && !ref->bad_idx && src->types_given &&
+	    idx >= src->nout) {
+		diag_error(st->d, loc, "output index %u out of range: '%%%s' "
+			   "has %u output%s", idx, src->name, src->nout,
+			   src->nout == 1 ? "" : "s");
+		idx = 0;
+	}
+	ref->in = (Input){src, idx, ref->ctrl};
+}
+
+static uint32_t recent_hash(GirName name)
+{
+	return graph_name_hash(name.s, name.n);
+}
+
+static void recent_put(GirParser *st, uint32_t h, Op *op, uint32_t idx)
+{
+	st->recent[h & (GP_RECENT - 1)] = (struct GirRecent){op, idx, h};
+}
+
+/* The op and output a %name stands for, or NULL if not (yet) defined. */
+static Op *lookup(GirParser *st, GirName name, uint32_t *idx)
+{
+	uint32_t h = recent_hash(name);
+	const struct GirRecent *r = &st->recent[h & (GP_RECENT - 1)];
+	if (r->op && r->hash == h) {
+		const char *t = r->idx ? r->op->out_names[r->idx] : r->op->name;
+		if (strncmp(t, name.s, name.n) == 0 && t[name.n] == 0) {
+			*idx = r->idx;
+			return r->op;
+		}
+	}
+	Op *op = graph_lookup_n(st->g, name.s, name.n, idx);
+	if (op)
+		recent_put(st, h, op, *idx);
+	return op;
+}
+
+void gp_input(GirParser *st, GirName name, Loc loc, bool ctrl,
 	      bool has_idx, int64_t idx, Loc idxloc)
 {
 	bool bad = false;
@@ -70,9 +125,15 @@ void gp_input(GirParser *st, const char *name, Loc loc, bool ctrl,
 		bad = true;
 		idx = 0;
 	}
-	GROW(st->refs, st->nrefs, st->caprefs, 1024);
-	st->refs[st->nrefs++] = (GirRef){name, loc.line, loc.col,
-					 (uint32_t)idx, ctrl, has_idx, bad};
+	GROW(st->refs, st->nrefs, st->caprefs, 8);
+	GirRef *ref = &st->refs[st->nrefs++];
+	*ref = (GirRef){.name = name, .line = loc.line, .col = loc.col,
+			.idx = (uint32_t)idx, .ctrl = ctrl, .has_idx = has_idx,
+			.bad_idx = bad};
+	uint32_t base = 0;
+	Op *src = lookup(st, name, &base);
+	if (src)
+		connect(st, ref, src, base);
 }
 
 void gp_dims_begin(GirParser *st)
@@ -177,41 +238,60 @@ void gp_op(GirParser *st, const char *type, AttrList *al, bool types_given)
 			   "several results");
 		nout = nres;
 	}
-	uint32_t nin = (uint32_t)(st->nrefs - st->committed);
-	Op *op = graph_add_op(g, res[0].name, type, nin, nout);
+	uint32_t nin = st->nrefs;
+	st->nrefs = 0;
+	Op *op = graph_add_op_n(g, res[0].name.s, res[0].name.n, type, nin,
+				nout);
 	if (!op) {
 		uint32_t idx;
-		Op *first = graph_lookup(g, res[0].name, &idx);
-		diag_error(st->d, res[0].loc, "duplicate op name '%%%s'",
-			   res[0].name);
+		Op *first = graph_lookup_n(g, res[0].name.s, res[0].name.n, &idx);
+		diag_error(st->d, res[0].loc, "duplicate op name '%%%.*s'",
+			   (int)res[0].name.n, res[0].name.s);
 		if (first && first->loc.line)
 			diag_note(st->d, first->loc, "'%%%s' was first defined "
 				  "here", first->name);
-		st->nrefs = st->committed;
 		return;
 	}
-	st->committed = st->nrefs;
+	for (uint32_t j = 0; j < nin; j++) {
+		GirRef *ref = &st->refs[j];
+		if (ref->in.src) {
+			op->in[j] = ref->in;
+			continue;
+		}
+		GROW(st->fwd, st->nfwd, st->capfwd, 64);
+		ref->op = op;
+		ref->slot = j;
+		st->fwd[st->nfwd++] = *ref;
+	}
 	op->loc = res[0].loc;
+	recent_put(st, recent_hash(res[0].name), op, 0);
 	op->types_given = types_given;
 	for (uint32_t k = 0; k < st->nouts && k < nout; k++)
 		op->out[k] = st->outs[k];
-	for (uint32_t k = 1; k < nres && k < nout; k++)
-		if (!graph_name_output(g, op, k, res[k].name)) {
-			uint32_t idx;
-			Op *first = graph_lookup(g, res[k].name, &idx);
-			diag_error(st->d, res[k].loc, "duplicate op name '%%%s'",
-				   res[k].name);
-			if (first && first->loc.line)
-				diag_note(st->d, first->loc, "'%%%s' was first "
-					  "defined here", res[k].name);
+	for (uint32_t k = 1; k < nres && k < nout; k++) {
+		const GirName *nm = &res[k].name;
+		uint32_t idx;
+		Op *first = graph_lookup_n(g, nm->s, nm->n, &idx);
+		if (first) {
+			diag_error(st->d, res[k].loc, "duplicate op name "
+				   "'%%%.*s'", (int)nm->n, nm->s);
+			if (first->loc.line)
+				diag_note(st->d, first->loc, "'%%%.*s' was first "
+					  "defined here", (int)nm->n, nm->s);
+			break;              /* outputs are named in order */
 		}
+		char *name = arena_strndup(st->tmp, nm->s, nm->n);
+		if (!graph_name_output(g, op, k, name))
+			pcc_die("cannot name output %u of '%s'", k, op->name);
+		recent_put(st, recent_hash(*nm), op, k);
+	}
 	if (al && al->n) {
 		op->attrs = attrs_of(st, al);
 		op->nattr = op->capattr = al->n;
 	}
 	/* The statement's scratch is garbage now, unless the lookahead
 	 * token (already read) or a token kept for recovery points into it;
-	 * %names live in st->names. */
+	 * %names point into the source. */
 	int la = st->last.kind;
 	if (arena_bytes(st->tmp) > (1u << 20) && !st->stashed && !st->replay &&
 	    (la == VALNAME || la == '}' || la == END))
@@ -284,46 +364,23 @@ void gp_graph_attrs(GirParser *st, AttrList *al)
 		graph_set_attr(st->g, al->items[i].key, al->items[i].val);
 }
 
-/* Connects every input to its producer (after the whole file is read). */
+/* Connects the forward references once every op is known. */
 static void resolve(GirParser *st)
 {
-	Graph *g = st->g;
-	size_t r = 0;
-	for (uint32_t i = 0; i < g->nops && r < st->nrefs; i++) {
-		Op *op = g->ops[i];
-		for (uint32_t j = 0; j < op->nin; j++, r++) {
-			const GirRef *ref = &st->refs[r];
-			Loc loc = {st->file, ref->line, ref->col};
-			uint32_t base = 0;
-			Op *src = graph_lookup(g, ref->name, &base);
-			if (!src) {
-				diag_error(st->d, loc, "undefined value '%%%s'",
-					   ref->name);
-				if (!gp_errok(st))
-					return;
-				continue;
-			}
-			uint32_t idx = ref->idx;
-			if (ref->ctrl) {
-				idx = 0;
-			} else if (base && ref->has_idx && idx != 0) {
-				diag_error(st->d, loc, "'%%%s' names output %u of "
-					   "'%%%s' and takes no output index",
-					   ref->name, base, src->name);
-				idx = 0;
-			}
-			if (!ref->ctrl)
-				idx += base;
-			if (!ref->ctrl && !ref->bad_idx && src->types_given &&
-			    idx >= src->nout) {
-				diag_error(st->d, loc, "output index %u out of "
-					   "range: '%%%s' has %u output%s", idx,
-					   src->name, src->nout,
-					   src->nout == 1 ? "" : "s");
-				idx = 0;
-			}
-			op->in[j] = (Input){src, idx, ref->ctrl};
+	for (size_t r = 0; r < st->nfwd; r++) {
+		GirRef *ref = &st->fwd[r];
+		uint32_t base = 0;
+		Op *src = graph_lookup_n(st->g, ref->name.s, ref->name.n, &base);
+		if (!src) {
+			diag_error(st->d, (Loc){st->file, ref->line, ref->col},
+				   "undefined value '%%%.*s'", (int)ref->name.n,
+				   ref->name.s);
+			if (!gp_errok(st))
+				return;
+			continue;
 		}
+		connect(st, ref, src, base);
+		ref->op->in[ref->slot] = ref->in;
 	}
 }
 
@@ -564,6 +621,7 @@ Graph *gir_parse(const char *file, const char *src, size_t len, Diag *d)
 	st.d = d;
 	st.tmp = arena_new();
 	st.names = arena_new();
+	st.recent = xcalloc(GP_RECENT, sizeof *st.recent);
 	st.file = graph_intern(g, file ? file : "<input>");
 	g->src_file = st.file;
 	st.src = src;
@@ -576,7 +634,6 @@ Graph *gir_parse(const char *file, const char *src, size_t len, Diag *d)
 	} else {
 		if (gir_lex_init_extra(&st, &st.scanner))
 			pcc_die("cannot create the gir lexer");
-		gir__scan_bytes(src, (int)len, st.scanner);
 		girp_parse(&st);
 		gir_lex_destroy(st.scanner);
 		if (!st.syntax_errors && !st.aborted)
@@ -593,6 +650,8 @@ Graph *gir_parse(const char *file, const char *src, size_t len, Diag *d)
 	free(st.outs);
 	free(st.dims);
 	free(st.refs);
+	free(st.fwd);
+	free(st.recent);
 	arena_free(st.tmp);
 	arena_free(st.names);
 	if (d->nerrors > err0 || st.syntax_errors) {

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct Block {
 	struct Block *next;
@@ -40,6 +41,21 @@ void *xrealloc(void *p, size_t n)
 	p = realloc(p, n ? n : 1);
 	if (!p)
 		pcc_die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *xmalloc_huge(size_t n)
+{
+	enum { HUGE = 2u << 20 };
+	if (n < 2 * HUGE)
+		return xmalloc(n);
+	n = (n + HUGE - 1) & ~(size_t)(HUGE - 1);
+	void *p = aligned_alloc(HUGE, n);
+	if (!p)
+		pcc_die("out of memory (%zu bytes)", n);
+#ifdef MADV_HUGEPAGE
+	madvise(p, n, MADV_HUGEPAGE);   /* a hint: failure is harmless */
+#endif
 	return p;
 }
 
@@ -96,7 +112,7 @@ static Block *new_block(Arena *a, size_t need)
 	if (a->bytes / 8 > size)
 		size = a->bytes / 8;
 #endif
-	Block *b = xmalloc(sizeof(Block) + size);
+	Block *b = xmalloc_huge(sizeof(Block) + size);
 	b->size = size;
 	b->used = 0;
 	b->next = a->head;

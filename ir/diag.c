@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void diag_init(Diag *d, FILE *out, const char *file, const char *src,
 	       size_t srclen)
@@ -99,8 +100,14 @@ char *read_file(const char *path, size_t *len)
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!f)
 		return NULL;
+	/* a regular file is read into a buffer of its size (plus the NUL);
+	 * anything else (a pipe, a growing file) into a doubling one */
+	struct stat sb;
 	size_t cap = 1 << 16, n = 0;
-	char *buf = xmalloc(cap);
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (uintmax_t)sb.st_size < SIZE_MAX / 2)
+		cap = (size_t)sb.st_size + 2;
+	char *buf = xmalloc_huge(cap);
 	for (;;) {
 		if (n + 1 >= cap) {
 			cap *= 2;

@@ -49,58 +49,92 @@ const char *graph_intern(Graph *g, const char *s)
 	return intern(&g->strs, s);
 }
 
-/* ---- name table ------------------------------------------------------- */
+/* ---- name table -------------------------------------------------------
+ * Open addressing with linear probing.  A slot holds the op and the output
+ * index the name stands for (0: the op's own name, k: out_names[k]) and the
+ * name's hash, so probes compare strings only on a hash match. */
 
-static void names_insert(Graph *g, const char *name, Op *op, uint32_t idx);
+#define SLOT_TOMB UINT32_MAX                /* idx of a removed entry */
+
+uint32_t graph_name_hash(const char *s, size_t n)
+{
+	uint64_t h = hash_bytes(s, n);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+#define name_hash graph_name_hash
+
+void graph_prefetch_name(const Graph *g, uint32_t h)
+{
+	__builtin_prefetch(&g->names[h & (g->names_cap - 1)]);
+}
+
+static const char *slot_name(const struct NameSlot *s)
+{
+	return s->idx ? s->op->out_names[s->idx] : s->op->name;
+}
+
+static void names_put(struct NameSlot *t, uint32_t mask, Op *op, uint32_t h,
+		      uint32_t idx)
+{
+	uint32_t j = h & mask;
+	while (t[j].op || t[j].idx == SLOT_TOMB)
+		j = (j + 1) & mask;
+	t[j] = (struct NameSlot){op, h, idx};
+}
 
 static void names_grow(Graph *g)
 {
 	struct NameSlot *old = g->names;
-	uint32_t oldcap = g->names_cap;
-	uint32_t live = 0;
+	uint32_t oldcap = g->names_cap, live = 0;
 	for (uint32_t i = 0; i < oldcap; i++)
-		live += old[i].name && old[i].op;
+		live += old[i].op != NULL;
 	uint32_t cap = 128;
-	while (cap < 4 * (live + 1))
+	while (cap < 4 * (uint64_t)(live + 1))
 		cap *= 2;
-	g->names = xcalloc(cap, sizeof *g->names);
+	g->names = xmalloc_huge(sizeof *g->names * cap);
+	memset(g->names, 0, sizeof *g->names * cap);
 	g->names_cap = cap;
-	g->names_used = 0;
+	g->names_used = live;
 	for (uint32_t i = 0; i < oldcap; i++)
-		if (old[i].name && old[i].op)
-			names_insert(g, old[i].name, old[i].op, old[i].idx);
+		if (old[i].op)
+			names_put(g->names, cap - 1, old[i].op, old[i].hash,
+				  old[i].idx);
 	free(old);
 }
 
-static struct NameSlot *names_find(const Graph *g, const char *name)
+static struct NameSlot *names_find(const Graph *g, const char *name, size_t n,
+				   uint32_t h)
 {
 	uint32_t mask = g->names_cap - 1;
-	uint32_t j = (uint32_t)hash_bytes(name, strlen(name)) & mask;
-	for (;;) {
+	for (uint32_t j = h & mask;; j = (j + 1) & mask) {
 		struct NameSlot *s = &g->names[j];
-		if (!s->name)
-			return NULL;
-		if (s->op && strcmp(s->name, name) == 0)
-			return s;
-		j = (j + 1) & mask;
+		if (!s->op) {
+			if (s->idx != SLOT_TOMB)
+				return NULL;
+			continue;
+		}
+		if (s->hash == h) {
+			const char *t = slot_name(s);
+			if (strncmp(t, name, n) == 0 && t[n] == 0)
+				return s;
+		}
 	}
 }
 
-static void names_insert(Graph *g, const char *name, Op *op, uint32_t idx)
+/* Registers output idx of op under its name (op->name or out_names[idx]),
+ * which must not be taken. */
+static void names_insert(Graph *g, Op *op, uint32_t idx, uint32_t h)
 {
-	if (2 * (g->names_used + 1) > g->names_cap)
+	if (2 * (uint64_t)(g->names_used + 1) > g->names_cap)
 		names_grow(g);
-	uint32_t mask = g->names_cap - 1;
-	uint32_t j = (uint32_t)hash_bytes(name, strlen(name)) & mask;
-	while (g->names[j].name)
-		j = (j + 1) & mask;
-	g->names[j] = (struct NameSlot){name, op, idx};
+	names_put(g->names, g->names_cap - 1, op, h, idx);
 	g->names_used++;
 }
 
-Op *graph_lookup(const Graph *g, const char *name, uint32_t *idx)
+Op *graph_lookup_n(const Graph *g, const char *name, size_t n, uint32_t *idx)
 {
-	struct NameSlot *s = names_find(g, name);
+	struct NameSlot *s = names_find(g, name, n, name_hash(name, n));
 	if (!s)
 		return NULL;
 	if (idx)
@@ -108,15 +142,21 @@ Op *graph_lookup(const Graph *g, const char *name, uint32_t *idx)
 	return s->op;
 }
 
+Op *graph_lookup(const Graph *g, const char *name, uint32_t *idx)
+{
+	return graph_lookup_n(g, name, strlen(name), idx);
+}
+
 /* ---- ops -------------------------------------------------------------- */
 
-Op *graph_add_op(Graph *g, const char *name, const char *type, uint32_t nin,
-		 uint32_t nout)
+Op *graph_add_op_n(Graph *g, const char *name, size_t n, const char *type,
+		   uint32_t nin, uint32_t nout)
 {
-	if (names_find(g, name))
+	uint32_t h = name_hash(name, n);
+	if (names_find(g, name, n, h))
 		return NULL;
 	Op *op = arena_alloc(g->arena, sizeof *op);
-	op->name = arena_strdup(g->arena, name);
+	op->name = arena_strndup(g->arena, name, n);
 	op->type = graph_intern(g, type);
 	op->opcode = op_lookup(op->type);
 	op->nin = nin;
@@ -129,44 +169,63 @@ Op *graph_add_op(Graph *g, const char *name, const char *type, uint32_t nin,
 	}
 	op->id = g->nops;
 	g->ops[g->nops++] = op;
-	names_insert(g, op->name, op, 0);
+	names_insert(g, op, 0, h);
 	graph_invalidate(g);
 	return op;
 }
 
+Op *graph_add_op(Graph *g, const char *name, const char *type, uint32_t nin,
+		 uint32_t nout)
+{
+	return graph_add_op_n(g, name, strlen(name), type, nin, nout);
+}
+
 const char *graph_fresh_name(Graph *g, const char *base)
 {
-	if (!names_find(g, base))
+	if (!graph_lookup(g, base, NULL))
 		return arena_strdup(g->arena, base);
 	for (unsigned k = 1;; k++) {
 		char *s = arena_printf(g->arena, "%s/%u", base, k);
-		if (!names_find(g, s))
+		if (!graph_lookup(g, s, NULL))
 			return s;
 	}
 }
 
 bool graph_name_output(Graph *g, Op *op, uint32_t k, const char *name)
 {
-	if (k >= op->nout || names_find(g, name))
+	size_t n = strlen(name);
+	uint32_t h = name_hash(name, n);
+	if (k == 0 || k >= op->nout || names_find(g, name, n, h))
+		return false;
+	if (k > 1 && !(op->out_names && op->out_names[k - 1]))
 		return false;
 	if (!op->out_names)
 		op->out_names = arena_alloc(g->arena, sizeof(char *) * op->nout);
-	op->out_names[k] = arena_strdup(g->arena, name);
-	names_insert(g, op->out_names[k], op, k);
+	if (op->out_names[k])
+		return false;
+	op->out_names[k] = arena_strndup(g->arena, name, n);
+	names_insert(g, op, k, h);
 	return true;
+}
+
+static void names_remove(Graph *g, Op *op, uint32_t idx)
+{
+	const char *name = idx ? op->out_names[idx] : op->name;
+	size_t n = strlen(name);
+	struct NameSlot *s = names_find(g, name, n, name_hash(name, n));
+	if (s && s->op == op && s->idx == idx)
+		*s = (struct NameSlot){NULL, 0, SLOT_TOMB};
 }
 
 void graph_remove_op(Graph *g, Op *op)
 {
 	if (op->dead)
 		return;
+	names_remove(g, op, 0);
+	for (uint32_t k = 1; op->out_names && k < op->nout; k++)
+		if (op->out_names[k])
+			names_remove(g, op, k);
 	op->dead = true;
-	struct NameSlot *s = names_find(g, op->name);
-	if (s && s->op == op)
-		s->op = NULL;
-	for (uint32_t k = 0; op->out_names && k < op->nout; k++)
-		if (op->out_names[k] && (s = names_find(g, op->out_names[k])))
-			s->op = NULL;
 	graph_invalidate(g);
 }
 
@@ -188,7 +247,8 @@ const Uses *graph_uses(Graph *g)
 	if (g->uses)
 		return g->uses;
 	Uses *u = xmalloc(sizeof *u);
-	u->start = xcalloc((size_t)g->nops + 1, sizeof(uint32_t));
+	u->start = xmalloc_huge(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	memset(u->start, 0, sizeof(uint32_t) * ((size_t)g->nops + 1));
 	size_t total = 0;
 	for (uint32_t i = 0; i < g->nops; i++) {
 		Op *op = g->ops[i];
@@ -200,7 +260,7 @@ const Uses *graph_uses(Graph *g)
 	}
 	for (uint32_t i = 0; i < g->nops; i++)
 		u->start[i + 1] += u->start[i];
-	u->use = xmalloc(sizeof(Use) * (total ? total : 1));
+	u->use = xmalloc_huge(sizeof(Use) * (total ? total : 1));
 	uint32_t *fill = xmalloc(sizeof(uint32_t) * (g->nops + 1));
 	memcpy(fill, u->start, sizeof(uint32_t) * (g->nops + 1));
 	for (uint32_t i = 0; i < g->nops; i++) {
@@ -221,7 +281,7 @@ const uint32_t *graph_topo(Graph *g)
 		return g->topo;
 	const Uses *u = graph_uses(g);
 	uint32_t *indeg = xcalloc((size_t)g->nops + 1, sizeof(uint32_t));
-	uint32_t *order = xmalloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	uint32_t *order = xmalloc_huge(sizeof(uint32_t) * ((size_t)g->nops + 1));
 	uint32_t live = 0, head = 0, tail = 0;
 	for (uint32_t i = 0; i < g->nops; i++) {
 		Op *op = g->ops[i];

@@ -51,6 +51,10 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t sz);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* For large arrays (arena blocks, name tables): memory the kernel may back
+ * with huge pages, which cuts page faults and TLB misses on
+ * million-op graphs.  Not zeroed; free() releases it. */
+void *xmalloc_huge(size_t n);
 /* Internal error: prints "pcc: internal error: ..." and aborts. */
 _Noreturn void pcc_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -150,13 +154,36 @@ bool val_number(const Value *v, double *out);
 /* Parses a unit suffix ("us", "GiB", "Gbps", ...): scale to base unit. */
 bool unit_parse(const char *s, size_t n, Unit *u, double *scale);
 const char *unit_name(Unit u);                /* "bytes", "seconds", ... */
-/* Canonical text of a value (the printer's form) to f. */
+/* A growable text buffer (malloc'd): the printers build text in one and
+ * write it with one fwrite, instead of many locked stdio calls. */
+typedef struct StrBuf {
+	char *s;
+	size_t n, cap;
+} StrBuf;
+void sb_reserve(StrBuf *b, size_t n);         /* room for n more bytes */
+void sb_putn(StrBuf *b, const char *s, size_t n);
+void sb_puts(StrBuf *b, const char *s);
+void sb_putc(StrBuf *b, char c);
+void sb_i64(StrBuf *b, int64_t x);
+void sb_printf(StrBuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+bool sb_flush(StrBuf *b, FILE *f);            /* writes and empties b */
+void sb_free(StrBuf *b);
+/* Canonical text of a value (the printer's form), appended to b or
+ * written to f.  Non-finite numbers, which gir cannot spell, print as 0
+ * (NaN) or +-1e308. */
+void val_format(StrBuf *b, const Value *v);
 void val_print(FILE *f, const Value *v);
-/* Canonical text of a number with a unit, e.g. "12us", "32GiB". */
+/* Canonical text of a number with a unit, e.g. "12us", "32GiB": the
+ * shortest, and a fixed point of print -> parse -> print. */
 void qty_print(FILE *f, double v, Unit u);
 /* Identifier test for the printer: may s be printed without quotes? */
 bool is_ident(const char *s);
-void str_print(FILE *f, const char *s);       /* quoted, escaped */
+void str_format(StrBuf *b, const char *s);   /* quoted, escaped */
+void str_print(FILE *f, const char *s);
+/* An attribute key: bare when it reads back as one, else quoted. */
+void key_format(StrBuf *b, const char *k);
+void type_format(StrBuf *b, const Type *t);   /* f32[64,784] */
 
 /* ---- diag.c ----------------------------------------------------------- */
 /* A source location.  file is interned or static; line/col are 1-based;
@@ -198,19 +225,19 @@ typedef struct Input {
 } Input;
 
 struct Op {
-	uint32_t id;                        /* index in g->ops (see graph_compact) */
-	bool dead;                          /* unlinked; removed by compact */
-	int opcode;                         /* op table index or OPC_UNKNOWN */
 	const char *name;                   /* arena; unique in the graph */
 	const char *type;                   /* interned op type, e.g. "MatMul" */
 	Input *in;
-	uint32_t nin;
 	Type *out;
 	const char **out_names;             /* NULL, or nout entries (NULL = none) */
-	uint32_t nout;
-	bool types_given;                   /* ': types' present in the input */
 	Attr *attrs;                        /* op attrs and @annotations, in order */
+	uint32_t id;                        /* index in g->ops (see graph_compact) */
+	int opcode;                         /* op table index or OPC_UNKNOWN */
+	uint32_t nin;
+	uint32_t nout;
 	uint32_t nattr, capattr;
+	bool dead;                          /* unlinked; removed by compact */
+	bool types_given;                   /* ': types' present in the input */
 	Loc loc;
 };
 
@@ -224,11 +251,12 @@ typedef struct Uses {
 	Use *use;
 } Uses;
 
-/* One slot of the name table: name -> (op, output index).  Empty: name
- * NULL; removed: op NULL. */
+/* One slot of the name table: a name -> (op, output index) entry.  The
+ * name is op->name (idx 0) or op->out_names[idx].  Empty: op NULL, idx 0;
+ * removed: op NULL, idx UINT32_MAX. */
 struct NameSlot {
-	const char *name;
 	Op *op;
+	uint32_t hash;
 	uint32_t idx;
 };
 
@@ -266,12 +294,23 @@ const char *graph_intern(Graph *g, const char *s);
  * registers its name.  Returns NULL if the name is taken. */
 Op *graph_add_op(Graph *g, const char *name, const char *type,
 		 uint32_t nin, uint32_t nout);
+/* The same with a name of n bytes (not NUL-terminated). */
+Op *graph_add_op_n(Graph *g, const char *name, size_t n, const char *type,
+		   uint32_t nin, uint32_t nout);
 /* Name of a fresh op derived from base: "base", "base/1", "base/2", ... */
 const char *graph_fresh_name(Graph *g, const char *base);
-/* Gives output k of op its own name (%loss, %dy = ...). */
+/* Gives output k >= 1 of op its own name (%loss, %dy = ...).  Outputs are
+ * named in order: k - 1 must be named already unless k is 1.  False if
+ * the name is taken or k is out of range or out of order. */
 bool graph_name_output(Graph *g, Op *op, uint32_t k, const char *name);
 /* Looks up an op or output alias; *idx receives the output index. */
 Op *graph_lookup(const Graph *g, const char *name, uint32_t *idx);
+Op *graph_lookup_n(const Graph *g, const char *name, size_t n, uint32_t *idx);
+/* The hash of a name in the name table; graph_prefetch_name asks the CPU
+ * to fetch its slot early (the parser does it a statement ahead, so that
+ * the lookups of a million-op graph do not wait for memory). */
+uint32_t graph_name_hash(const char *s, size_t n);
+void graph_prefetch_name(const Graph *g, uint32_t h);
 /* Marks op dead; removes its name.  Caller rewires users first. */
 void graph_remove_op(Graph *g, Op *op);
 /* Drops dead ops and renumbers ids in order.  Invalidates analyses. */

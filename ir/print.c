@@ -2,130 +2,145 @@
  * then the graph with ops in their current order.  Within an op: its own
  * attributes in insertion order, then the @annotations pcc knows in
  * annots.def order, then other @keys in insertion order.  Re-reading the
- * output and printing it again gives the same bytes. */
+ * output and printing it again gives the same bytes.  Text is built in a
+ * StrBuf and written in large blocks (a million-op graph is ~60 MB). */
 #include "ir.h"
 
 #include <string.h>
 
-static void print_input(FILE *f, const Input *in)
+enum { FLUSH_AT = 1 << 16 };
+
+/* Is output k of op spelled by its own name?  Outputs are named in order
+ * (graph_name_output; the verifier checks it), so op_format prints every
+ * alias up to the first missing one. */
+static bool alias_printed(const Op *op, uint32_t k)
+{
+	return k && op->out_names && k < op->nout && op->out_names[k];
+}
+
+static void format_input(StrBuf *b, const Input *in)
 {
 	if (in->ctrl) {
-		fputs("^%", f);
-		fputs(in->src->name, f);
+		sb_puts(b, "^%");
+		sb_puts(b, in->src->name);
 		return;
 	}
-	fputc('%', f);
-	if (in->idx && in->src->out_names && in->idx < in->src->nout &&
-	    in->src->out_names[in->idx]) {
-		fputs(in->src->out_names[in->idx], f);
+	sb_putc(b, '%');
+	if (in->idx && alias_printed(in->src, in->idx)) {
+		sb_puts(b, in->src->out_names[in->idx]);
 		return;
 	}
-	fputs(in->src->name, f);
-	if (in->idx)
-		fprintf(f, ":%u", in->idx);
+	sb_puts(b, in->src->name);
+	if (in->idx) {
+		sb_putc(b, ':');
+		sb_i64(b, in->idx);
+	}
 }
 
-static void print_type(FILE *f, const Type *t)
-{
-	Value v = {.kind = V_TYPE, .t = *t};
-	val_print(f, &v);
-}
-
-static bool is_known_ann(const Graph *g, const char *key, int *rank)
+static bool is_known_ann(const Graph *g, const char *key)
 {
 	for (int k = 0; k < ANN_COUNT; k++)
-		if (g->ann[k] == key) {
-			*rank = k;
+		if (g->ann[k] == key)
 			return true;
-		}
 	return false;
 }
 
-static void print_attr(FILE *f, const Attr *a, bool *first)
+static void format_attr(StrBuf *b, const Attr *a, bool *first)
 {
-	fputs(*first ? " {" : ", ", f);
+	sb_puts(b, *first ? " {" : ", ");
 	*first = false;
-	if (a->key[0] == '@' || is_ident(a->key))
-		fputs(a->key, f);
-	else
-		str_print(f, a->key);
-	fputs(" = ", f);
-	val_print(f, a->val);
+	key_format(b, a->key);
+	sb_puts(b, " = ");
+	val_format(b, a->val);
 }
 
-static void print_attrs(FILE *f, const Graph *g, const Attr *attrs,
-			uint32_t n)
+static void format_attrs(StrBuf *b, const Graph *g, const Attr *attrs,
+			 uint32_t n)
 {
 	bool first = true;
-	int rank;
 	for (uint32_t i = 0; i < n; i++)
 		if (attrs[i].key[0] != '@')
-			print_attr(f, &attrs[i], &first);
+			format_attr(b, &attrs[i], &first);
 	for (int k = 0; k < ANN_COUNT; k++)
 		for (uint32_t i = 0; i < n; i++)
 			if (attrs[i].key == g->ann[k])
-				print_attr(f, &attrs[i], &first);
+				format_attr(b, &attrs[i], &first);
 	for (uint32_t i = 0; i < n; i++)
-		if (attrs[i].key[0] == '@' && !is_known_ann(g, attrs[i].key, &rank))
-			print_attr(f, &attrs[i], &first);
+		if (attrs[i].key[0] == '@' && !is_known_ann(g, attrs[i].key))
+			format_attr(b, &attrs[i], &first);
 	if (!first)
-		fputc('}', f);
+		sb_putc(b, '}');
+}
+
+static void format_op(StrBuf *b, const Graph *g, const Op *op)
+{
+	sb_puts(b, "  %");
+	sb_puts(b, op->name);
+	for (uint32_t k = 1; alias_printed(op, k); k++) {
+		sb_puts(b, ", %");
+		sb_puts(b, op->out_names[k]);
+	}
+	sb_puts(b, " = ");
+	sb_puts(b, op->type);
+	sb_putc(b, '(');
+	for (uint32_t i = 0; i < op->nin; i++) {
+		if (i)
+			sb_puts(b, ", ");
+		format_input(b, &op->in[i]);
+	}
+	sb_putc(b, ')');
+	format_attrs(b, g, op->attrs, op->nattr);
+	if (op->types_given || op->nout) {
+		sb_puts(b, " : ");
+		if (op->nout == 1) {
+			type_format(b, &op->out[0]);
+		} else {
+			sb_putc(b, '(');
+			for (uint32_t k = 0; k < op->nout; k++) {
+				if (k)
+					sb_puts(b, ", ");
+				type_format(b, &op->out[k]);
+			}
+			sb_putc(b, ')');
+		}
+	}
+	sb_putc(b, '\n');
 }
 
 void op_print(FILE *f, const Graph *g, const Op *op)
 {
-	fputs("  %", f);
-	fputs(op->name, f);
-	for (uint32_t k = 1; op->out_names && k < op->nout && op->out_names[k]; k++) {
-		fputs(", %", f);
-		fputs(op->out_names[k], f);
-	}
-	fputs(" = ", f);
-	fputs(op->type, f);
-	fputc('(', f);
-	for (uint32_t i = 0; i < op->nin; i++) {
-		if (i)
-			fputs(", ", f);
-		print_input(f, &op->in[i]);
-	}
-	fputc(')', f);
-	print_attrs(f, g, op->attrs, op->nattr);
-	if (op->types_given || op->nout) {
-		fputs(" : ", f);
-		if (op->nout == 1) {
-			print_type(f, &op->out[0]);
-		} else {
-			fputc('(', f);
-			for (uint32_t k = 0; k < op->nout; k++) {
-				if (k)
-					fputs(", ", f);
-				print_type(f, &op->out[k]);
-			}
-			fputc(')', f);
-		}
-	}
-	fputc('\n', f);
+	StrBuf b = {0};
+	format_op(&b, g, op);
+	sb_flush(&b, f);
+	sb_free(&b);
 }
 
 void gir_print(FILE *f, const Graph *g)
 {
+	StrBuf b = {0};
 	for (uint32_t i = 0; i < g->ncomments; i++) {
-		fputc('#', f);
-		fputs(g->comments[i], f);
-		fputc('\n', f);
+		sb_putc(&b, '#');
+		sb_puts(&b, g->comments[i]);
+		sb_putc(&b, '\n');
 	}
-	fprintf(f, "gir %d\n", GIR_VERSION);
+	sb_printf(&b, "gir %d\n", GIR_VERSION);
+	sb_flush(&b, f);
 	if (g->cluster)
 		cluster_print(f, g->cluster);
-	fputs("graph ", f);
+	sb_puts(&b, "graph ");
 	if (is_ident(g->name))
-		fputs(g->name, f);
+		sb_puts(&b, g->name);
 	else
-		str_print(f, g->name);
-	print_attrs(f, g, g->attrs, g->nattr);
-	fputs(" {\n", f);
-	for (uint32_t i = 0; i < g->nops; i++)
+		str_format(&b, g->name);
+	format_attrs(&b, g, g->attrs, g->nattr);
+	sb_puts(&b, " {\n");
+	for (uint32_t i = 0; i < g->nops; i++) {
 		if (!g->ops[i]->dead)
-			op_print(f, g, g->ops[i]);
-	fputs("}\n", f);
+			format_op(&b, g, g->ops[i]);
+		if (b.n >= FLUSH_AT)
+			sb_flush(&b, f);
+	}
+	sb_puts(&b, "}\n");
+	sb_flush(&b, f);
+	sb_free(&b);
 }

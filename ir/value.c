@@ -6,6 +6,7 @@
 #include "ir.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,90 @@ bool val_number(const Value *v, double *out)
 	}
 }
 
+/* ---- text buffers ------------------------------------------------------ */
+
+void sb_reserve(StrBuf *b, size_t n)
+{
+	if (b->n + n <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->n + n)
+		cap *= 2;
+	b->s = xrealloc(b->s, cap);
+	b->cap = cap;
+}
+
+void sb_putn(StrBuf *b, const char *s, size_t n)
+{
+	sb_reserve(b, n);
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+}
+
+void sb_puts(StrBuf *b, const char *s)
+{
+	sb_putn(b, s, strlen(s));
+}
+
+void sb_putc(StrBuf *b, char c)
+{
+	sb_reserve(b, 1);
+	b->s[b->n++] = c;
+}
+
+void sb_i64(StrBuf *b, int64_t x)
+{
+	char tmp[24];
+	int k = sizeof tmp;
+	uint64_t u = x < 0 ? -(uint64_t)x : (uint64_t)x;
+	do {
+		tmp[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (x < 0)
+		tmp[--k] = '-';
+	sb_putn(b, tmp + k, sizeof tmp - (size_t)k);
+}
+
+void sb_printf(StrBuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		pcc_die("sb_printf: bad format");
+	sb_reserve(b, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)n;
+}
+
+bool sb_flush(StrBuf *b, FILE *f)
+{
+	bool ok = fwrite(b->s, 1, b->n, f) == b->n;
+	b->n = 0;
+	return ok;
+}
+
+void sb_free(StrBuf *b)
+{
+	free(b->s);
+	*b = (StrBuf){0};
+}
+
+/* Prints through a buffer: fmt(b, arg) then one fwrite. */
+#define VIA_BUF(f, call)                                                   \
+	do {                                                               \
+		StrBuf b_ = {0};                                           \
+		call;                                                      \
+		sb_flush(&b_, (f));                                        \
+		sb_free(&b_);                                              \
+	} while (0)
+
+/* ---- canonical text ------------------------------------------------------ */
+
 /* Shortest %g text of x that reads back as x (at most 17 digits). */
 static void shortest(char *buf, size_t n, double x)
 {
@@ -166,24 +251,33 @@ static void shortest(char *buf, size_t n, double x)
 	}
 }
 
-static void float_print(FILE *f, double x)
+/* gir has no literal for NaN and the infinities: they print as 0 and as
+ * the largest power of ten below DBL_MAX, which read back as themselves. */
+static double finite_or_max(double x)
 {
-	char buf[64];
-	if (isnan(x) || isinf(x)) {
-		/* gir has no literal for these; print a huge finite value. */
-		fputs(isnan(x) ? "0.0" : (x > 0 ? "1e308" : "-1e308"), f);
-		return;
-	}
-	shortest(buf, sizeof buf, x);
-	fputs(buf, f);
-	if (!strpbrk(buf, ".e"))
-		fputs(".0", f);
+	if (isnan(x))
+		return 0;
+	if (isinf(x))
+		return x > 0 ? 1e308 : -1e308;
+	return x;
 }
 
-void qty_print(FILE *f, double v, Unit u)
+static void float_format(StrBuf *b, double x)
 {
-	char best[80] = "", buf[80];
+	char buf[64];
+	shortest(buf, sizeof buf, finite_or_max(x));
+	sb_puts(b, buf);
+	if (!strpbrk(buf, ".e"))
+		sb_puts(b, ".0");
+}
+
+/* The text of v in unit kind u, in the unit that gives the shortest text
+ * (ties: the larger unit), with at most 15 significant digits. */
+static void qty_text(char *best, size_t n, double v, Unit u, double *scale)
+{
+	char buf[80];
 	double best_scale = 0;
+	best[0] = 0;
 	for (int i = 0; i < NUNITS; i++) {
 		if (units[i].unit != u || !printable(i))
 			continue;
@@ -193,7 +287,7 @@ void qty_print(FILE *f, double v, Unit u)
 		snprintf(buf, sizeof buf, "%.15g%s", v / s, units[i].name);
 		if (!best[0] || strlen(buf) < strlen(best) ||
 		    (strlen(buf) == strlen(best) && s > best_scale)) {
-			strcpy(best, buf);
+			snprintf(best, n, "%s", buf);
 			best_scale = s;
 		}
 	}
@@ -201,12 +295,40 @@ void qty_print(FILE *f, double v, Unit u)
 		/* below the smallest unit: use it anyway */
 		for (int i = 0; i < NUNITS; i++)
 			if (units[i].unit == u && printable(i)) {
-				snprintf(best, sizeof best, "%.15g%s",
-					 v / units[i].scale, units[i].name);
+				best_scale = units[i].scale;
+				snprintf(best, n, "%.15g%s", v / best_scale,
+					 units[i].name);
 				break;
 			}
 	}
-	fputs(best, f);
+	*scale = best_scale;
+}
+
+/* Rounding to 15 digits and scaling by the unit are not exact, so the text
+ * of v may read back as a slightly different number whose own text
+ * differs.  The printer writes a text that is a fixed point: it reads
+ * back (number times unit scale, as the lexer does) to a value with the
+ * same text. */
+static void qty_format(StrBuf *b, double v, Unit u)
+{
+	char t[80], t2[80];
+	double s, s2;
+	v = finite_or_max(v);
+	qty_text(t, sizeof t, v, u, &s);
+	for (int i = 0; i < 8; i++) {
+		double back = finite_or_max(strtod(t, NULL) * s);
+		qty_text(t2, sizeof t2, back, u, &s2);
+		if (strcmp(t, t2) == 0)
+			break;
+		memcpy(t, t2, sizeof t);
+		s = s2;
+	}
+	sb_puts(b, t);
+}
+
+void qty_print(FILE *f, double v, Unit u)
+{
+	VIA_BUF(f, qty_format(&b_, v, u));
 }
 
 bool is_ident(const char *s)
@@ -221,73 +343,129 @@ bool is_ident(const char *s)
 	return strcmp(s, "true") != 0 && strcmp(s, "false") != 0;
 }
 
-void str_print(FILE *f, const char *s)
+void str_format(StrBuf *b, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		switch (*s) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		default: fputc(*s, f);
+	sb_putc(b, '"');
+	for (;;) {
+		size_t k = strcspn(s, "\"\\\n\t");
+		sb_putn(b, s, k);
+		s += k;
+		if (!*s)
+			break;
+		switch (*s++) {
+		case '"': sb_puts(b, "\\\""); break;
+		case '\\': sb_puts(b, "\\\\"); break;
+		case '\n': sb_puts(b, "\\n"); break;
+		case '\t': sb_puts(b, "\\t"); break;
 		}
 	}
-	fputc('"', f);
+	sb_putc(b, '"');
 }
 
-static void key_print(FILE *f, const char *k)
+void str_print(FILE *f, const char *s)
+{
+	VIA_BUF(f, str_format(&b_, s));
+}
+
+void key_format(StrBuf *b, const char *k)
 {
 	if (is_ident(k) || (k[0] == '@' && is_ident(k + 1)))
-		fputs(k, f);
+		sb_puts(b, k);
 	else
-		str_print(f, k);
+		str_format(b, k);
+}
+
+void type_format(StrBuf *b, const Type *t)
+{
+	sb_puts(b, dtype_name(t->dt));
+	sb_putc(b, '[');
+	for (int i = 0; i < t->rank; i++) {
+		if (i)
+			sb_putc(b, ',');
+		if (t->dims[i] < 0)
+			sb_putc(b, '?');
+		else
+			sb_i64(b, t->dims[i]);
+	}
+	sb_putc(b, ']');
+}
+
+static void scalar_format(StrBuf *b, const Value *v)
+{
+	switch (v->kind) {
+	case V_INT: sb_i64(b, v->i); break;
+	case V_FLOAT: float_format(b, v->f); break;
+	case V_QTY: qty_format(b, v->f, v->unit); break;
+	case V_STR: str_format(b, v->s); break;
+	case V_BOOL: sb_puts(b, v->b ? "true" : "false"); break;
+	case V_IDENT:
+		/* a bare word only where it reads back as one */
+		if (is_ident(v->s))
+			sb_puts(b, v->s);
+		else
+			str_format(b, v->s);
+		break;
+	case V_TYPE: type_format(b, &v->t); break;
+	case V_LIST:
+	case V_DICT: break;
+	}
+}
+
+/* Lists and dicts nest to any depth: walked with an explicit stack, not
+ * by recursion. */
+void val_format(StrBuf *b, const Value *v)
+{
+	struct Frame {
+		const Value *v;
+		uint32_t i;
+	} local[16], *stack = local;
+	size_t n = 0, cap = 16;
+	for (;;) {
+		if (v) {
+			if (v->kind != V_LIST && v->kind != V_DICT) {
+				scalar_format(b, v);
+			} else {
+				if (n == cap) {
+					cap *= 2;
+					if (stack == local) {
+						stack = xmalloc(sizeof *stack * cap);
+						memcpy(stack, local, sizeof local);
+					} else {
+						stack = xrealloc(stack,
+								 sizeof *stack * cap);
+					}
+				}
+				sb_putc(b, v->kind == V_LIST ? '[' : '{');
+				stack[n++] = (struct Frame){v, 0};
+			}
+			v = NULL;
+		}
+		if (n == 0)
+			break;
+		struct Frame *top = &stack[n - 1];
+		const Value *c = top->v;
+		uint32_t len = c->kind == V_LIST ? c->list.n : c->dict.n;
+		if (top->i == len) {
+			sb_putc(b, c->kind == V_LIST ? ']' : '}');
+			n--;
+			continue;
+		}
+		if (top->i)
+			sb_puts(b, ", ");
+		if (c->kind == V_LIST) {
+			v = c->list.items[top->i];
+		} else {
+			key_format(b, c->dict.items[top->i].key);
+			sb_puts(b, " = ");
+			v = c->dict.items[top->i].val;
+		}
+		top->i++;
+	}
+	if (stack != local)
+		free(stack);
 }
 
 void val_print(FILE *f, const Value *v)
 {
-	char buf[512];
-	switch (v->kind) {
-	case V_INT: fprintf(f, "%lld", (long long)v->i); break;
-	case V_FLOAT: float_print(f, v->f); break;
-	case V_QTY: qty_print(f, v->f, v->unit); break;
-	case V_STR: str_print(f, v->s); break;
-	case V_BOOL: fputs(v->b ? "true" : "false", f); break;
-	case V_IDENT: fputs(v->s, f); break;
-	case V_TYPE:
-		if (v->t.rank > 60) {
-			fprintf(f, "%s[", dtype_name(v->t.dt));
-			for (int i = 0; i < v->t.rank; i++) {
-				if (v->t.dims[i] < 0)
-					fprintf(f, "%s?", i ? "," : "");
-				else
-					fprintf(f, "%s%lld", i ? "," : "",
-						(long long)v->t.dims[i]);
-			}
-			fputc(']', f);
-		} else {
-			fputs(type_str(&v->t, buf, sizeof buf), f);
-		}
-		break;
-	case V_LIST:
-		fputc('[', f);
-		for (uint32_t i = 0; i < v->list.n; i++) {
-			if (i)
-				fputs(", ", f);
-			val_print(f, v->list.items[i]);
-		}
-		fputc(']', f);
-		break;
-	case V_DICT:
-		fputc('{', f);
-		for (uint32_t i = 0; i < v->dict.n; i++) {
-			if (i)
-				fputs(", ", f);
-			key_print(f, v->dict.items[i].key);
-			fputs(" = ", f);
-			val_print(f, v->dict.items[i].val);
-		}
-		fputc('}', f);
-		break;
-	}
+	VIA_BUF(f, val_format(&b_, v));
 }
