@@ -51,6 +51,90 @@ static void *grow(Arena *a, void *p, size_t n, size_t sz)
 	return p;
 }
 
+/* ---- indexes ------------------------------------------------------------
+ * Open addressing, linear probing, at most half full.  Slots hold an index
+ * + 1 into types, machines or links; a key is a name or a device pair. */
+
+typedef struct Key {
+	const char *s;                      /* a name of n bytes, or NULL */
+	size_t n;
+	int a, b;                           /* a device pair, a < b */
+} Key;
+
+static uint32_t key_hash(Key k)
+{
+	if (k.s)
+		return (uint32_t)hash_bytes(k.s, k.n);
+	int ab[2] = {k.a, k.b};
+	return (uint32_t)hash_bytes(ab, sizeof ab);
+}
+
+/* A link's key: its two ends, smaller first. */
+static Key link_key(const Cluster *c, int i)
+{
+	int a = c->links[i].a, b = c->links[i].b;
+	return a < b ? (Key){NULL, 0, a, b} : (Key){NULL, 0, b, a};
+}
+
+static bool key_is(const Cluster *c, const struct ClusterIx *ix, int i, Key k)
+{
+	const char *name = NULL;
+	if (ix == &c->type_ix)
+		name = c->types[i].name;
+	else if (ix == &c->mach_ix)
+		name = c->machines[i].name;
+	else
+		return link_key(c, i).a == k.a && link_key(c, i).b == k.b;
+	return strncmp(name, k.s, k.n) == 0 && name[k.n] == 0;
+}
+
+static int ix_find(const Cluster *c, const struct ClusterIx *ix, Key k)
+{
+	if (!ix->cap)
+		return -1;
+	uint32_t mask = ix->cap - 1;
+	for (uint32_t j = key_hash(k) & mask; ix->slot[j]; j = (j + 1) & mask)
+		if (key_is(c, ix, ix->slot[j] - 1, k))
+			return ix->slot[j] - 1;
+	return -1;
+}
+
+static Key ix_key(const Cluster *c, const struct ClusterIx *ix, int i)
+{
+	if (ix == &c->type_ix)
+		return (Key){c->types[i].name, strlen(c->types[i].name), 0, 0};
+	if (ix == &c->mach_ix)
+		return (Key){c->machines[i].name, strlen(c->machines[i].name),
+			     0, 0};
+	return link_key(c, i);
+}
+
+static void ix_put(const Cluster *c, struct ClusterIx *ix, int i)
+{
+	uint32_t mask = ix->cap - 1;
+	uint32_t j = key_hash(ix_key(c, ix, i)) & mask;
+	while (ix->slot[j])
+		j = (j + 1) & mask;
+	ix->slot[j] = i + 1;
+}
+
+/* Adds entry i to ix, which then holds n entries; grows it (into a) when
+ * it would be more than half full. */
+static void ix_add(Cluster *c, Arena *a, struct ClusterIx *ix, int i, int n)
+{
+	if (2 * (uint32_t)n > ix->cap) {
+		struct ClusterIx old = *ix;
+		uint32_t cap = 16;
+		while (cap < 4 * (uint32_t)n)
+			cap *= 2;
+		*ix = (struct ClusterIx){arena_alloc(a, sizeof(int) * cap), cap};
+		for (uint32_t j = 0; j < old.cap; j++)
+			if (old.slot[j])
+				ix_put(c, ix, old.slot[j] - 1);
+	}
+	ix_put(c, ix, i);
+}
+
 Cluster *cluster_new(Arena *a, const char *name)
 {
 	Cluster *c = arena_alloc(a, sizeof *c);
@@ -60,10 +144,7 @@ Cluster *cluster_new(Arena *a, const char *name)
 
 int cluster_find_type(const Cluster *c, const char *name)
 {
-	for (int i = 0; i < c->ntypes; i++)
-		if (strcmp(c->types[i].name, name) == 0)
-			return i;
-	return -1;
+	return ix_find(c, &c->type_ix, (Key){name, strlen(name), 0, 0});
 }
 
 int cluster_add_type(Cluster *c, Arena *a, const DevType *t)
@@ -77,15 +158,19 @@ int cluster_add_type(Cluster *c, Arena *a, const DevType *t)
 	if (!t->eff_given)
 		for (int i = 0; i < OC_COUNT; i++)
 			n->eff[i] = 1.0;
-	return c->ntypes++;
+	c->ntypes++;
+	ix_add(c, a, &c->type_ix, c->ntypes - 1, c->ntypes);
+	return c->ntypes - 1;
+}
+
+static int find_machine_n(const Cluster *c, const char *name, size_t n)
+{
+	return ix_find(c, &c->mach_ix, (Key){name, n, 0, 0});
 }
 
 static int find_machine(const Cluster *c, const char *name)
 {
-	for (int i = 0; i < c->nmachines; i++)
-		if (strcmp(c->machines[i].name, name) == 0)
-			return i;
-	return -1;
+	return find_machine_n(c, name, strlen(name));
 }
 
 int cluster_add_machine(Cluster *c, Arena *a, const Machine *m)
@@ -96,8 +181,18 @@ int cluster_add_machine(Cluster *c, Arena *a, const Machine *m)
 			   sizeof *c->machines);
 	Machine *n = &c->machines[c->nmachines];
 	*n = *m;
+	n->first = 0;
+	if (c->nmachines) {
+		const Machine *p = &c->machines[c->nmachines - 1];
+		n->first = p->first + (p->count > 0 && p->count <= MAX_COUNT
+					       ? p->count : 0);
+		if (n->first > 2 * MAX_DEVS)    /* too many: finalize says so */
+			n->first = 2 * MAX_DEVS;
+	}
 	n->name = arena_strdup(a, m->name);
-	return c->nmachines++;
+	c->nmachines++;
+	ix_add(c, a, &c->mach_ix, c->nmachines - 1, c->nmachines);
+	return c->nmachines - 1;
 }
 
 void cluster_add_link(Cluster *c, Arena *a, const char *dev_a,
@@ -119,29 +214,44 @@ void cluster_add_link(Cluster *c, Arena *a, const char *dev_a,
 }
 
 /* Index of device NAME ("MACHINE/gpuK") from the machines alone, so it
- * works before cluster_finalize has expanded devs. */
+ * works before cluster_finalize has expanded devs.  K follows the last
+ * "/gpu" (machine names may contain "/gpu" themselves): digits, no
+ * leading zero. */
 int cluster_find_device(const Cluster *c, const char *name)
 {
-	int base = 0;
-	for (int i = 0; i < c->nmachines; i++) {
-		const Machine *m = &c->machines[i];
-		size_t l = strlen(m->name);
-		if (strncmp(name, m->name, l) == 0 &&
-		    strncmp(name + l, "/gpu", 4) == 0) {
-			const char *p = name + l + 4;
-			long k = 0;
-			const char *q = p;
-			while (*q >= '0' && *q <= '9' && k <= MAX_COUNT)
-				k = k * 10 + (*q++ - '0');
-			/* digits only, no leading zeros */
-			if (q > p && !*q && !(p[0] == '0' && q - p > 1) &&
-			    k < m->count)
-				return base + (int)k;
-		}
-		if (m->count > 0 && m->count <= MAX_COUNT)
-			base += m->count;
+	const char *sep = NULL;
+	for (const char *p = strstr(name, "/gpu"); p; p = strstr(p + 1, "/gpu"))
+		sep = p;
+	if (!sep)
+		return -1;
+	const char *p = sep + 4, *q = p;
+	long k = 0;
+	while (*q >= '0' && *q <= '9' && k <= MAX_COUNT)
+		k = k * 10 + (*q++ - '0');
+	if (q == p || *q || (p[0] == '0' && q - p > 1))
+		return -1;
+	int m = find_machine_n(c, name, (size_t)(sep - name));
+	if (m < 0 || k >= c->machines[m].count)
+		return -1;
+	return c->machines[m].first + (int)k;
+}
+
+int cluster_index_link(Cluster *c, Arena *a, int i)
+{
+	int j = cluster_find_link(c, c->links[i].a, c->links[i].b);
+	if (j < 0)
+		ix_add(c, a, &c->link_ix, i, ++c->nlinked);
+	return j;
+}
+
+int cluster_find_link(const Cluster *c, int a, int b)
+{
+	if (a > b) {
+		int t = a;
+		a = b;
+		b = t;
 	}
-	return -1;
+	return ix_find(c, &c->link_ix, (Key){NULL, 0, a, b});
 }
 
 static bool pos(double x)
@@ -205,6 +315,8 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 		ERR(c->loc, "network bandwidth must be positive");
 	else if (net_given && !nonneg(c->net_lat))
 		ERR(c->loc, "network latency must not be negative");
+	c->link_ix = (struct ClusterIx){0};
+	c->nlinked = 0;
 	for (int i = 0; i < c->nlinks; i++) {
 		LinkOverride *l = &c->links[i];
 		const char *na = c->link_ends[2 * i], *nb = c->link_ends[2 * i + 1];
@@ -220,15 +332,9 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 			ERR(l->loc, "link bandwidth must be positive");
 		if (isnan(l->lat) || isinf(l->lat))
 			ERR(l->loc, "link latency must be a finite number");
-		for (int j = 0; j < i && l->a >= 0 && l->b >= 0; j++) {
-			const LinkOverride *o = &c->links[j];
-			if ((o->a == l->a && o->b == l->b) ||
-			    (o->a == l->b && o->b == l->a)) {
-				ERR(l->loc, "duplicate link between '%s' and '%s'",
-				    na, nb);
-				break;
-			}
-		}
+		if (l->a >= 0 && l->b >= 0 && l->a != l->b &&
+		    cluster_index_link(c, a, i) >= 0)
+			ERR(l->loc, "duplicate link between '%s' and '%s'", na, nb);
 	}
 #undef ERR
 	if (nerr)
@@ -262,13 +368,11 @@ void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat)
 		dbw = c->net_bw;
 		dlat = c->net_lat;
 	}
-	for (int i = 0; i < c->nlinks; i++) {
-		const LinkOverride *l = &c->links[i];
-		if ((l->a == a && l->b == b) || (l->a == b && l->b == a)) {
-			*bw = l->bw;
-			*lat = l->lat >= 0 ? l->lat : dlat;
-			return;
-		}
+	int i = cluster_find_link(c, a, b);
+	if (i >= 0) {
+		*bw = c->links[i].bw;
+		*lat = c->links[i].lat >= 0 ? c->links[i].lat : dlat;
+		return;
 	}
 	*bw = dbw;
 	*lat = dlat;
@@ -302,6 +406,15 @@ static void *dup_array(Arena *a, const void *p, size_t n, size_t sz)
 	return q;
 }
 
+static struct ClusterIx ix_clone(Arena *a, const struct ClusterIx *ix)
+{
+	if (!ix->cap)
+		return (struct ClusterIx){0};
+	int *slot = arena_alloc(a, sizeof(int) * ix->cap);
+	memcpy(slot, ix->slot, sizeof(int) * ix->cap);
+	return (struct ClusterIx){slot, ix->cap};
+}
+
 Cluster *cluster_clone(Arena *a, const Cluster *c)
 {
 	Cluster *n = arena_alloc(a, sizeof *n);
@@ -322,6 +435,9 @@ Cluster *cluster_clone(Arena *a, const Cluster *c)
 		n->devs[i].name = arena_strdup(a, c->devs[i].name);
 	}
 	n->links = dup_array(a, c->links, (size_t)c->nlinks, sizeof *c->links);
+	n->type_ix = ix_clone(a, &c->type_ix);
+	n->mach_ix = ix_clone(a, &c->mach_ix);
+	n->link_ix = ix_clone(a, &c->link_ix);
 	n->link_ends = NULL;
 	if (c->link_ends) {
 		n->link_ends = arena_alloc(a, 2 * cap_for((size_t)c->nlinks) *

@@ -498,21 +498,14 @@ static void links(Rd *r, yaml_node_t *n)
 		if (!ok)
 			continue;
 		Cluster *c = r->c;
-		bool dup = false;
-		for (int i = 0; i < c->nlinks && !dup; i++) {
-			int a = c->links[i].a, b = c->links[i].b;
-			dup = (a == dev[0] && b == dev[1]) ||
-			      (a == dev[1] && b == dev[0]);
-		}
-		if (dup) {
-			err(r, l, "duplicate link between '%s' and '%s'", end[0],
-			    end[1]);
-			continue;
-		}
 		cluster_add_link(c, r->a, end[0], end[1], bw, lat, loc_of(r, l));
-		/* resolved now for the duplicate check; finalize redoes it */
 		c->links[c->nlinks - 1].a = dev[0];
 		c->links[c->nlinks - 1].b = dev[1];
+		if (cluster_index_link(c, r->a, c->nlinks - 1) >= 0) {
+			err(r, l, "duplicate link between '%s' and '%s'", end[0],
+			    end[1]);
+			c->nlinks--;
+		}
 	}
 }
 

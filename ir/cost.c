@@ -37,20 +37,23 @@ typedef struct ProfEntry {
 	double a, b;
 	double maxbatch;         /* largest profiled batch; 0: batch-free time */
 	uint32_t next;           /* next entry in the hash chain, or NONE */
+	Loc loc;                 /* of the device type key */
 } ProfEntry;
 
 #define NONE UINT32_MAX
+#define MAX_BATCHES 64           /* batch sizes of one measurement */
 
 struct Profile {
 	ProfEntry *e;
 	uint32_t n, cap;
-	uint32_t *heads;         /* hash of op name -> first entry */
+	uint32_t *heads;         /* hash of (op, type) -> first entry */
 	uint32_t nheads;         /* power of two */
 };
 
-static uint32_t hash_str(const char *s)
+static uint32_t hash_entry(const char *op, const char *type)
 {
-	return (uint32_t)hash_bytes(s, strlen(s));
+	return (uint32_t)(hash_bytes(op, strlen(op)) * 31 +
+			  hash_bytes(type, strlen(type)));
 }
 
 static Loc mark_loc(const char *file, yaml_mark_t m)
@@ -126,7 +129,7 @@ static void fit_line(const double *x, const double *y, int n, double *a,
 }
 
 static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
-		     double ca, double cb, double maxbatch)
+		     double ca, double cb, double maxbatch, Loc loc)
 {
 	if (p->n == p->cap) {
 		uint32_t ncap = p->cap ? p->cap * 2 : 16;
@@ -134,22 +137,7 @@ static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
 				     sizeof(ProfEntry) * ncap);
 		p->cap = ncap;
 	}
-	p->e[p->n++] = (ProfEntry){op, type, ca, cb, maxbatch, NONE};
-}
-
-static void prof_index(Arena *a, Profile *p)
-{
-	uint32_t nh = 16;
-	while (nh < 2 * p->n)
-		nh *= 2;
-	p->nheads = nh;
-	p->heads = arena_alloc(a, sizeof(uint32_t) * nh);
-	memset(p->heads, 0xff, sizeof(uint32_t) * nh);
-	for (uint32_t i = p->n; i-- > 0;) {
-		uint32_t h = hash_str(p->e[i].op) & (nh - 1);
-		p->e[i].next = p->heads[h];
-		p->heads[h] = i;
-	}
+	p->e[p->n++] = (ProfEntry){op, type, ca, cb, maxbatch, NONE, loc};
 }
 
 static const ProfEntry *prof_find(const Profile *p, const char *op,
@@ -157,11 +145,34 @@ static const ProfEntry *prof_find(const Profile *p, const char *op,
 {
 	if (!p || !p->nheads)
 		return NULL;
-	for (uint32_t i = p->heads[hash_str(op) & (p->nheads - 1)]; i != NONE;
-	     i = p->e[i].next)
+	for (uint32_t i = p->heads[hash_entry(op, type) & (p->nheads - 1)];
+	     i != NONE; i = p->e[i].next)
 		if (strcmp(p->e[i].op, op) == 0 && strcmp(p->e[i].type, type) == 0)
 			return &p->e[i];
 	return NULL;
+}
+
+/* Hashes the entries by (op, device type), reporting each pair given
+ * twice at its second place. */
+static void prof_index(Arena *a, Profile *p, Diag *d)
+{
+	uint32_t nh = 16;
+	while (nh < 2 * p->n)
+		nh *= 2;
+	p->nheads = nh;
+	p->heads = arena_alloc(a, sizeof(uint32_t) * nh);
+	memset(p->heads, 0xff, sizeof(uint32_t) * nh);
+	for (uint32_t i = 0; i < p->n; i++) {
+		ProfEntry *e = &p->e[i];
+		if (prof_find(p, e->op, e->type)) {
+			diag_error(d, e->loc, "op '%s': device type '%s' given "
+				   "twice", e->op, e->type);
+			continue;
+		}
+		uint32_t h = hash_entry(e->op, e->type) & (nh - 1);
+		e->next = p->heads[h];
+		p->heads[h] = i;
+	}
 }
 
 typedef struct PCtx {
@@ -182,9 +193,9 @@ static yaml_node_t *node(PCtx *c, int i)
 /* One device type's times for one op: a scalar, {batch: time} or a list
  * aligned with batch_sizes. */
 static void read_times(PCtx *c, const char *op, const char *type,
-		       yaml_node_t *v)
+		       Loc loc, yaml_node_t *v)
 {
-	double x[64], y[64];
+	double x[MAX_BATCHES], y[MAX_BATCHES];
 	int n = 0;
 	if (v->type == YAML_SCALAR_NODE) {
 		double t;
@@ -193,13 +204,18 @@ static void read_times(PCtx *c, const char *op, const char *type,
 				   "bad time '%s' (want e.g. 1.2ms)", scalar(v));
 			return;
 		}
-		prof_add(c->a, c->p, op, type, t, 0, 0);
+		prof_add(c->a, c->p, op, type, t, 0, 0, loc);
 		return;
 	}
 	if (v->type == YAML_SEQUENCE_NODE) {
 		int len = (int)(v->data.sequence.items.top -
 				v->data.sequence.items.start);
-		if (!c->bs || len != c->nbs || len > 64) {
+		if (len == 0) {
+			diag_error(c->d, node_loc(c->file, v),
+				   "no times for device type '%s'", type);
+			return;
+		}
+		if (!c->bs || len != c->nbs) {
 			diag_error(c->d, node_loc(c->file, v),
 				   "a list of times needs batch_sizes with as "
 				   "many entries (%d given)", len);
@@ -231,9 +247,9 @@ static void read_times(PCtx *c, const char *op, const char *type,
 						   scalar(k));
 					return;
 				}
-			if (n == 64) {
+			if (n == MAX_BATCHES) {
 				diag_error(c->d, node_loc(c->file, k),
-					   "more than 64 batch sizes");
+					   "more than %d batch sizes", MAX_BATCHES);
 				return;
 			}
 			if (!scalar(t) || !parse_time(scalar(t), &y[n])) {
@@ -253,7 +269,7 @@ static void read_times(PCtx *c, const char *op, const char *type,
 	fit_line(x, y, n, &ca, &cb);
 	for (int i = 0; i < n; i++)
 		mx = x[i] > mx ? x[i] : mx;
-	prof_add(c->a, c->p, op, type, ca, cb, mx);
+	prof_add(c->a, c->p, op, type, ca, cb, mx, loc);
 }
 
 static void read_ops(PCtx *c, yaml_node_t *ops)
@@ -278,7 +294,6 @@ static void read_ops(PCtx *c, yaml_node_t *ops)
 			continue;
 		}
 		const char *op = arena_strdup(c->a, scalar(k));
-		uint32_t first = c->p->n;
 		for (yaml_node_pair_t *q = v->data.mapping.pairs.start;
 		     q < v->data.mapping.pairs.top; q++) {
 			yaml_node_t *tk = node(c, q->key), *tv = node(c, q->value);
@@ -287,12 +302,8 @@ static void read_ops(PCtx *c, yaml_node_t *ops)
 					   "device type name must be a string");
 				continue;
 			}
-			for (uint32_t i = first; i < c->p->n; i++)
-				if (strcmp(c->p->e[i].type, scalar(tk)) == 0)
-					diag_error(c->d, node_loc(c->file, tk),
-						   "op '%s': device type '%s' "
-						   "given twice", op, scalar(tk));
-			read_times(c, op, arena_strdup(c->a, scalar(tk)), tv);
+			read_times(c, op, arena_strdup(c->a, scalar(tk)),
+				   node_loc(c->file, tk), tv);
 		}
 	}
 }
@@ -340,6 +351,12 @@ Profile *profile_parse(Arena *a, const char *path, const char *text,
 				}
 				int n = (int)(v->data.sequence.items.top -
 					      v->data.sequence.items.start);
+				if (n > MAX_BATCHES) {
+					diag_error(d, node_loc(file, v),
+						   "more than %d batch sizes",
+						   MAX_BATCHES);
+					continue;
+				}
 				c.bs = arena_alloc(a, sizeof(double) * (size_t)(n + 1));
 				c.nbs = 0;
 				for (int i = 0; i < n; i++) {
@@ -369,9 +386,10 @@ Profile *profile_parse(Arena *a, const char *path, const char *text,
 		}
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
+	if (d->nerrors == errs0)
+		prof_index(a, p, d);
 	if (d->nerrors > errs0)
 		return NULL;
-	prof_index(a, p);
 	return p;
 }
 
@@ -559,13 +577,8 @@ double cost_ps(const CostModel *m, const int *workers, int n, int ps,
 			int a = dir == 0 ? w : ps, b = dir == 0 ? ps : w;
 			double bw, lat;
 			cluster_link(cl(m), a, b, &bw, &lat);
-			bool shared = cl(m)->devs[w].machine != cl(m)->devs[ps].machine;
-			for (int l = 0; shared && l < cl(m)->nlinks; l++) {
-				const LinkOverride *o = &cl(m)->links[l];
-				if ((o->a == w && o->b == ps) ||
-				    (o->a == ps && o->b == w))
-					shared = false;
-			}
+			bool shared = cl(m)->devs[w].machine != cl(m)->devs[ps].machine &&
+				      cluster_find_link(cl(m), w, ps) < 0;
 			if (shared) {
 				any_remote = true;
 				remote_lat = lat > remote_lat ? lat : remote_lat;

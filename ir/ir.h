@@ -395,6 +395,8 @@ typedef struct Machine {
 	const char *name;
 	int type;                           /* index into types */
 	int count;
+	int first;                          /* index of its gpu0 (set by
+					     * cluster_add_machine) */
 	double bw, lat;                     /* intra-machine link */
 	Loc loc;
 } Machine;
@@ -427,6 +429,13 @@ struct Cluster {
 					     * for cluster_finalize to resolve */
 	bool is_default;                    /* built-in default */
 	Loc loc;
+	/* hash indexes (cluster.c): slots hold index + 1, 0 = empty; the
+	 * builder keeps them current, so no lookup scans a list */
+	struct ClusterIx {
+		int *slot;
+		uint32_t cap;
+	} type_ix, mach_ix, link_ix;
+	int nlinked;                        /* links in link_ix */
 };
 
 /* Builder, shared by the YAML reader and the gir parser.  Name strings are
@@ -437,10 +446,16 @@ int cluster_find_type(const Cluster *c, const char *name);
 int cluster_add_machine(Cluster *c, Arena *a, const Machine *m);
 void cluster_add_link(Cluster *c, Arena *a, const char *dev_a,
 		      const char *dev_b, double bw, double lat, Loc loc);
+/* Indexes link i by its resolved ends (links[i].a, .b); returns an
+ * earlier link between the same two devices (then i is not indexed), or
+ * -1.  cluster_finalize indexes every link afresh. */
+int cluster_index_link(Cluster *c, Arena *a, int i);
 /* Validates (positive speeds, known types and devices, duplicates),
  * expands devices.  Errors to d; returns the number of errors. */
 int cluster_finalize(Cluster *c, Arena *a, Diag *d);
 int cluster_find_device(const Cluster *c, const char *name);
+/* The link override between devices a and b (either order), or -1. */
+int cluster_find_link(const Cluster *c, int a, int b);
 /* Bandwidth (bytes/s) and latency (s) between two devices. */
 void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat);
 /* The built-in default cluster (docs/cluster.md). */

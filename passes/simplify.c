@@ -13,7 +13,7 @@
  *    graph), every op without consumers is a sink, except a NoOp-like op
  *    without outputs.  Ops from which no sink is reachable along data or
  *    control edges are removed.
- * O(V + E); no recursion. */
+ * O(V + E) plus the control edges step 1 adds; no recursion. */
 #include "passes.h"
 
 #include <stdlib.h>
@@ -36,17 +36,44 @@ static bool is_explicit_sink(const Graph *g, const Op *op)
 	return info && (info->flags & (OPF_UPDATE | OPF_LOSS)) && !role;
 }
 
-/* Appends a control input on src to the list, unless already present. */
-static void add_ctrl(Input **v, uint32_t *n, uint32_t *cap, Op *src)
+/* The new input list of one op, being built.  seen[id] == stamp marks a
+ * producer already in it (as data or control), so duplicates are dropped
+ * in O(1). */
+typedef struct Ins {
+	Input *v;
+	uint32_t n, cap;
+	uint32_t *seen, stamp;
+} Ins;
+
+static void ins_push(Ins *b, Input in)
 {
-	for (uint32_t i = 0; i < *n; i++)
-		if ((*v)[i].src == src && (*v)[i].ctrl)
-			return;
-	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 8;
-		*v = xrealloc(*v, sizeof(Input) * *cap);
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 8;
+		b->v = xrealloc(b->v, sizeof(Input) * b->cap);
 	}
-	(*v)[(*n)++] = (Input){src, 0, true};
+	b->v[b->n++] = in;
+	b->seen[in.src->id] = b->stamp;
+}
+
+/* Appends a control input on src, unless src is an input already. */
+static void add_ctrl(Ins *b, Op *src)
+{
+	if (b->seen[src->id] != b->stamp)
+		ins_push(b, (Input){src, 0, true});
+}
+
+/* Puts an op's data inputs first (in order), so that data input k of an
+ * op that step 1 bypasses is in[k]. */
+static void data_first(Op *op, Input *tmp)
+{
+	uint32_t m = 0;
+	for (uint32_t j = 0; j < op->nin; j++)
+		if (!op->in[j].ctrl)
+			tmp[m++] = op->in[j];
+	for (uint32_t j = 0; j < op->nin; j++)
+		if (op->in[j].ctrl)
+			tmp[m++] = op->in[j];
+	memcpy(op->in, tmp, sizeof(Input) * op->nin);
 }
 
 int pass_simplify(PassCtx *ctx)
@@ -78,42 +105,33 @@ int pass_simplify(PassCtx *ctx)
 
 	/* 1. bypass no-ops */
 	bool *gone = xcalloc(n + 1, sizeof *gone);
-	Input *buf = NULL;
-	uint32_t cap = 0, removed_noops = 0;
+	Ins b = {.seen = xcalloc(n + 1, sizeof(uint32_t))};
+	uint32_t removed_noops = 0;
 	for (uint32_t t = 0; t < live; t++) {
 		Op *op = g->ops[order[t]];
 		bool changed = false;
 		for (uint32_t j = 0; j < op->nin; j++)
 			changed |= gone[op->in[j].src->id];
 		if (changed) {
-			uint32_t m = 0;
-			/* data inputs keep their positions */
+			b.n = 0;
+			b.stamp = t + 1;
+			/* data inputs keep their positions (a data input may
+			 * repeat: AddN(%a, %a)) */
 			for (uint32_t j = 0; j < op->nin; j++) {
 				Input in = op->in[j];
 				if (in.ctrl)
 					continue;
-				if (gone[in.src->id]) {
-					Op *r = in.src;
-					uint32_t k = 0;
-					for (uint32_t q = 0; q < r->nin; q++)
-						if (!r->in[q].ctrl && k++ == in.idx) {
-							in.src = r->in[q].src;
-							in.idx = r->in[q].idx;
-							break;
-						}
-				}
-				if (m == cap) {
-					cap = cap ? 2 * cap : 8;
-					buf = xrealloc(buf, sizeof(Input) * cap);
-				}
-				buf[m++] = in;
+				if (gone[in.src->id])
+					in = in.src->in[in.idx];
+				ins_push(&b, in);
 			}
-			uint32_t ndata = m;
+			/* then control inputs, each producer once, none that
+			 * is a data input already */
 			for (uint32_t j = 0; j < op->nin; j++) {
 				Input in = op->in[j];
 				if (!gone[in.src->id]) {
 					if (in.ctrl)
-						add_ctrl(&buf, &m, &cap, in.src);
+						add_ctrl(&b, in.src);
 					continue;
 				}
 				/* inherit the bypassed op's control inputs; a
@@ -121,21 +139,12 @@ int pass_simplify(PassCtx *ctx)
 				Op *r = in.src;
 				for (uint32_t q = 0; q < r->nin; q++)
 					if (r->in[q].ctrl || in.ctrl)
-						add_ctrl(&buf, &m, &cap, r->in[q].src);
+						add_ctrl(&b, r->in[q].src);
 			}
-			/* a control edge duplicating a data edge is redundant */
-			uint32_t w = ndata;
-			for (uint32_t j = ndata; j < m; j++) {
-				bool dup = false;
-				for (uint32_t q = 0; q < ndata && !dup; q++)
-					dup = buf[q].src == buf[j].src;
-				if (!dup)
-					buf[w++] = buf[j];
-			}
-			m = w;
-			op->in = arena_alloc(g->arena, sizeof(Input) * (m ? m : 1));
-			memcpy(op->in, buf, sizeof(Input) * m);
-			op->nin = m;
+			op->in = arena_alloc(g->arena, sizeof(Input) *
+						       (b.n ? b.n : 1));
+			memcpy(op->in, b.v, sizeof(Input) * b.n);
+			op->nin = b.n;
 		}
 		if (is_noop(op) && !sink[op->id]) {
 			/* a no-op whose outputs are not all forwarded stays */
@@ -145,10 +154,14 @@ int pass_simplify(PassCtx *ctx)
 			if (op->nout <= ndata) {
 				gone[op->id] = true;
 				removed_noops++;
+				Input *tmp = arena_alloc(ctx->scratch,
+							 sizeof(Input) * op->nin);
+				data_first(op, tmp);
 			}
 		}
 	}
-	free(buf);
+	free(b.v);
+	free(b.seen);
 	for (uint32_t i = 0; i < n; i++)
 		if (gone[i])
 			graph_remove_op(g, g->ops[i]);
