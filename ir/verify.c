@@ -1,9 +1,12 @@
 /* verify.c — the IR verifier and type inference.
- * Checks (docs/gir.md, "Verifier"): inputs refer to live ops; output
- * indices are in range; the graph is acyclic counting control edges;
- * known ops have the arity and output count the op table gives and the
- * types their shape functions give; @annotations are well-typed.
- * It runs after parsing always and after every pass with --verify-each. */
+ * Checks (docs/gir.md, "Verifier"): op names and output aliases are valid
+ * gir names, unique, and found in the name table; aliases are given in
+ * output order; op types are identifiers; ids match positions; inputs
+ * refer to live ops; output indices are in range; the graph is acyclic
+ * counting control edges; known ops have the arity and output count the
+ * op table gives and the types their shape functions give; @annotations
+ * are well-typed.  It runs after parsing always and after every pass with
+ * --verify-each.  O(V + E) apart from the shape functions. */
 #include "ir.h"
 
 #include <stdlib.h>
@@ -130,6 +133,56 @@ static void check_types(Graph *g, Diag *d, Op *op, Arena *scratch)
 		}
 }
 
+/* A %name: one or more of [A-Za-z0-9_.-/] (docs/gir.md). */
+static bool is_value_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '.' || *s == '-' || *s == '/' ||
+		      (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9')))
+			return false;
+	return true;
+}
+
+/* Names: printable, unique (each resolves to this op and output). */
+static void check_names(Graph *g, Diag *d, const Op *op)
+{
+	uint32_t idx;
+	if (!is_value_name(op->name))
+		diag_error(d, op->loc, "op name '%s' is not a valid %%name",
+			   op->name);
+	else if (graph_lookup(g, op->name, &idx) != op || idx != 0)
+		diag_error(d, op->loc, "op name '%%%s' is not unique or not "
+			   "registered in the name table", op->name);
+	if (!is_ident(op->type))
+		diag_error(d, op->loc, "op type '%s' of %%%s is not an "
+			   "identifier", op->type, op->name);
+	if (!op->out_names)
+		return;
+	if (op->nout && op->out_names[0])
+		diag_error(d, op->loc, "output 0 of %%%s has an alias; output 0 "
+			   "is named by the op", op->name);
+	bool gap = false;
+	for (uint32_t k = 1; k < op->nout; k++) {
+		const char *a = op->out_names[k];
+		if (!a) {
+			gap = true;
+			continue;
+		}
+		if (gap)
+			diag_error(d, op->loc, "output %u of %%%s is named but an "
+				   "earlier output is not", k, op->name);
+		if (!is_value_name(a))
+			diag_error(d, op->loc, "output alias '%s' of %%%s is not "
+				   "a valid %%name", a, op->name);
+		else if (graph_lookup(g, a, &idx) != op || idx != k)
+			diag_error(d, op->loc, "output alias '%%%s' of %%%s is not "
+				   "unique or not registered", a, op->name);
+	}
+}
+
 int graph_verify(Graph *g, Diag *d)
 {
 	int before = d->nerrors;
@@ -142,6 +195,7 @@ int graph_verify(Graph *g, Diag *d)
 		if (op->id != i)
 			diag_error(d, op->loc, "op %%%s has id %u at position %u",
 				   op->name, op->id, i);
+		check_names(g, d, op);
 		for (uint32_t j = 0; j < op->nin; j++) {
 			Input *in = &op->in[j];
 			if (!in->src || in->src->dead) {

@@ -409,18 +409,44 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 
 /* ---- a test-only pass -------------------------------------------------- */
 
-/* Makes the IR invalid (an op's input points at a removed op), so tests can
- * check that --verify-each names the pass (LLVM trigger-verifier-error). */
+/* Breaks the IR on purpose, so tests can check that --verify-each catches
+ * it and names the pass (LLVM trigger-verifier-error), and that a crash
+ * leaves a reproducer.  how=: removed-input (an input points at a removed
+ * op), cycle (a control edge closes a cycle), bad-index (an input reads an
+ * output its producer does not have), bad-annotation (@device is a
+ * number), abort (an internal error: pcc_die). */
 int pass_test_break_ir(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
+	const char *how = pass_opt(ctx, "how");
+	if (strcmp(how, "abort") == 0)
+		pcc_die("test-break-ir<how=abort> was asked to crash");
 	for (uint32_t i = 0; i < g->nops; i++) {
 		Op *op = g->ops[i];
-		if (!op->dead && op->nin) {
-			Op *victim = op->in[0].src;
-			victim->dead = true; /* without rewiring: invalid */
-			return EXIT_OK;
+		if (op->dead || !op->nin)
+			continue;
+		if (strcmp(how, "removed-input") == 0) {
+			op->in[0].src->dead = true; /* without rewiring */
+		} else if (strcmp(how, "cycle") == 0) {
+			Op *src = op->in[0].src;
+			Input *in = arena_alloc(g->arena, sizeof(Input) *
+							   (src->nin + 1));
+			memcpy(in, src->in, sizeof(Input) * src->nin);
+			in[src->nin] = (Input){op, 0, true};
+			src->in = in;
+			src->nin++;
+			graph_invalidate(g);
+		} else if (strcmp(how, "bad-index") == 0) {
+			op->in[0].ctrl = false;
+			op->in[0].idx = op->in[0].src->nout;
+		} else if (strcmp(how, "bad-annotation") == 0) {
+			op_set_ann(g, op, ANN_DEVICE, val_int(g->arena, 7));
+		} else {
+			fprintf(stderr, "pcc: error: test-break-ir: unknown how=%s\n",
+				how);
+			return EXIT_USAGE;
 		}
+		return EXIT_OK;
 	}
 	return EXIT_OK;
 }
