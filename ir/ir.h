@@ -418,6 +418,13 @@ Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
 
 /* ---- ops.c (table in ops.def) ------------------------------------------ */
 #define OPC_UNKNOWN (-1)
+/* Opcodes: O_MatMul, O_Transfer, ... in ops.def order. */
+enum OpCode {
+#define OP(n, ...) O_##n,
+#include "ops.def"
+#undef OP
+	O_COUNT
+};
 
 /* TAG §4.1.1: how the outputs of an op split along the batch recombine. */
 typedef enum SplitCat { SPLIT_NONE, SPLIT_CONCAT, SPLIT_SUM } SplitCat;
@@ -466,6 +473,10 @@ double op_bytes_moved(const Graph *g, const Op *op);
  * dimension for SPLIT_CONCAT/SPLIT_SUM ops, plus channel / output-feature
  * dimensions where the op allows); returns how many were written. */
 int op_split_dims(const Graph *g, const Op *op, int *dims, int max);
+/* The integers of data input k when it is a Const (or a Shape of a known
+ * type): how many were written to out, or -1. */
+int op_input_ints(const Graph *g, const Op *op, uint32_t k, int64_t *out,
+		  int max);
 /* Op class for the cost model's efficiency lookup. */
 OpClass op_class(const Graph *g, const Op *op);
 /* TAG category of this op: @split when given, else the table's, refined
