@@ -548,6 +548,8 @@ typedef struct SimResult {
 		double start, finish, bytes;
 	} *xfers;
 	uint32_t nxfers;
+	uint32_t *seq;           /* per op id: the order ops were dispatched
+				  * in (a linear extension of the graph) */
 } SimResult;
 /* Simulates one iteration of a placed graph (every op has @device).
  * Compute ops occupy their device; Transfer ops the links of their route;
@@ -556,6 +558,12 @@ typedef struct SimResult {
  * docs/simulator.md).
  * Returns 0, or EXIT_BADINPUT with errors on d (e.g. an unplaced op). */
 int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d);
+/* The same as a list schedule (HeteroG §4.2): @order is ignored and each
+ * device, when free, runs its ready op of highest prio[op id]; links and
+ * collectives serve in ready order.  r->seq then gives each resource's
+ * order for the order pass. */
+int sim_run_prio(Graph *g, const CostModel *m, const double *prio,
+		 SimResult *r, Diag *d);
 void sim_free(SimResult *r);
 void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
 		    const SimResult *r);
