@@ -463,8 +463,8 @@ static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
 				   cons->size[r] * scale, d);
 	}
 	if ((kind_of(m, u, k) == OK_FULL || kind_of(m, u, k) == OK_LOCAL) &&
-	    p->dev[nearest(m, p, d)] == d) {
-		/* The whole value is here already: slice it in place. */
+	    p->n > 1 && p->dev[nearest(m, p, d)] == d) {
+		/* Every replica holds the whole value: slice it in place. */
 		Ref x = whole(m, u, k, d);
 		const Type *t0 = type_of(x);
 		const int64_t *dims = v ? v->dims : t0->dims;
