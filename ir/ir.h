@@ -260,6 +260,10 @@ struct Graph {
 };
 
 Graph *graph_new(const char *name);
+/* A copy of g's live ops (renumbered in order), for trying a plan: it
+ * shares attribute values, types' dimensions and the cluster with g, so
+ * it must be freed before g. */
+Graph *graph_clone(const Graph *g);
 void graph_free(Graph *g);
 const char *graph_intern(Graph *g, const char *s);
 /* Creates an op with nin inputs and nout outputs (zeroed), appends it,

@@ -50,10 +50,11 @@ int pass_place(PassCtx *ctx)
 	Graph *g = ctx->g;
 	const char *algo = pass_opt(ctx, "algo");
 	bool dp = strcmp(algo, "dp") == 0, dpp = strcmp(algo, "dp-prop") == 0;
+	bool hy = strcmp(algo, "hybrid") == 0;
 	PlacerFn fn = placer_find(algo);
-	if (!fn && !dp && !dpp) {
+	if (!fn && !dp && !dpp && !hy) {
 		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of: "
-			"dp dp-prop", algo);
+			"hybrid dp dp-prop", algo);
 		for (int i = 0; i < NPLACERS; i++)
 			fprintf(stderr, " %s", placers[i].name);
 		fputc('\n', stderr);
@@ -62,8 +63,8 @@ int pass_place(PassCtx *ctx)
 	TaskGraph *t = tg_from_graph(g, ctx->cost, any_group(g), ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;
-	if (dp || dpp) {
-		int rc = place_dp(ctx, t, dpp);
+	if (dp || dpp || hy) {
+		int rc = hy ? place_hybrid(ctx, t) : place_dp(ctx, t, dpp);
 		tg_free(t);
 		return rc;
 	}

@@ -84,5 +84,9 @@ void plan_write_replicas(Graph *g, Op *op, const Cluster *c, const int *devs,
 			 const int64_t *shares, int n);
 /* place<algo=dp> and place<algo=dp-prop>. */
 int place_dp(PassCtx *ctx, const struct TaskGraph *t, bool prop);
+/* place<algo=hybrid> (place_hybrid.c). */
+int place_hybrid(PassCtx *ctx, const struct TaskGraph *t);
+/* comm.c, for judging plans on a copy of the graph. */
+int pass_comm(PassCtx *ctx);
 
 #endif
