@@ -169,7 +169,16 @@ static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 	case AK_SPLITCAT:
 		if (is_word(v) && splitcat_parse(v->s, &sc))
 			return true;
-		snprintf(msg, n, "expected a split category: concat, sum or none");
+		if (v->kind == V_LIST && v->list.n > 0) {
+			uint32_t i = 0;
+			while (i < v->list.n && is_word(v->list.items[i]) &&
+			       splitcat_parse(v->list.items[i]->s, &sc))
+				i++;
+			if (i == v->list.n)
+				return true;
+		}
+		snprintf(msg, n, "expected a split category (concat, sum or none), "
+			 "or a list of them, one per output");
 		return false;
 	case AK_INTLIST:
 		if (v->kind == V_LIST) {

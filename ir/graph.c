@@ -458,3 +458,41 @@ double op_ann_num(const Graph *g, const Op *op, AnnKey k, double dflt)
 	double x;
 	return val_number(op_ann(g, op, k), &x) ? x : dflt;
 }
+
+Graph *graph_clone(const Graph *g)
+{
+	Graph *h = graph_new(g->name);
+	h->src_file = g->src_file ? graph_intern(h, g->src_file) : NULL;
+	for (uint32_t i = 0; i < g->nattr; i++)
+		graph_set_attr(h, g->attrs[i].key, g->attrs[i].val);
+	h->cluster = g->cluster;
+	h->comments = g->comments;
+	h->ncomments = g->ncomments;
+	Op **map = xcalloc((size_t)g->nops + 1, sizeof(Op *));
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		Op *o = graph_add_op(h, op->name, op->type, op->nin, op->nout);
+		for (uint32_t k = 0; k < op->nout; k++) {
+			o->out[k] = op->out[k];
+			if (op->out_names && op->out_names[k] && k)
+				graph_name_output(h, o, k, op->out_names[k]);
+		}
+		o->types_given = op->types_given;
+		o->loc = op->loc;
+		for (uint32_t a = 0; a < op->nattr; a++)
+			op_set(h, o, op->attrs[a].key, op->attrs[a].val);
+		map[i] = o;
+	}
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		for (uint32_t k = 0; k < op->nin; k++)
+			map[i]->in[k] = (Input){map[op->in[k].src->id],
+						op->in[k].idx, op->in[k].ctrl};
+	}
+	free(map);
+	return h;
+}

@@ -288,6 +288,10 @@ struct Graph {
 };
 
 Graph *graph_new(const char *name);
+/* A copy of g's live ops (renumbered in order), for trying a plan: it
+ * shares attribute values, types' dimensions and the cluster with g, so
+ * it must be freed before g. */
+Graph *graph_clone(const Graph *g);
 void graph_free(Graph *g);
 const char *graph_intern(Graph *g, const char *s);
 /* Creates an op with nin inputs and nout outputs (zeroed), appends it,
@@ -472,6 +476,13 @@ Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
 
 /* ---- ops.c (table in ops.def) ------------------------------------------ */
 #define OPC_UNKNOWN (-1)
+/* Opcodes: O_MatMul, O_Transfer, ... in ops.def order. */
+enum OpCode {
+#define OP(n, ...) O_##n,
+#include "ops.def"
+#undef OP
+	O_COUNT
+};
 
 /* TAG §4.1.1: how the outputs of an op split along the batch recombine. */
 typedef enum SplitCat { SPLIT_NONE, SPLIT_CONCAT, SPLIT_SUM } SplitCat;
@@ -520,6 +531,10 @@ double op_bytes_moved(const Graph *g, const Op *op);
  * dimension for SPLIT_CONCAT/SPLIT_SUM ops, plus channel / output-feature
  * dimensions where the op allows); returns how many were written. */
 int op_split_dims(const Graph *g, const Op *op, int *dims, int max);
+/* The integers of data input k when it is a Const (or a Shape of a known
+ * type): how many were written to out, or -1. */
+int op_input_ints(const Graph *g, const Op *op, uint32_t k, int64_t *out,
+		  int max);
 /* Op class for the cost model's efficiency lookup. */
 OpClass op_class(const Graph *g, const Op *op);
 /* TAG category of this op: @split when given, else the table's, refined
@@ -591,6 +606,8 @@ typedef struct SimResult {
 		double start, finish, bytes;
 	} *xfers;
 	uint32_t nxfers;
+	uint32_t *seq;           /* per op id: the order ops were dispatched
+				  * in (a linear extension of the graph) */
 } SimResult;
 /* Simulates one iteration of a placed graph (every op has @device).
  * Compute ops occupy their device; Transfer ops the links of their route;
@@ -599,6 +616,12 @@ typedef struct SimResult {
  * docs/simulator.md).
  * Returns 0, or EXIT_BADINPUT with errors on d (e.g. an unplaced op). */
 int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d);
+/* The same as a list schedule (HeteroG §4.2): @order is ignored and each
+ * device, when free, runs its ready op of highest prio[op id]; links and
+ * collectives serve in ready order.  r->seq then gives each resource's
+ * order for the order pass. */
+int sim_run_prio(Graph *g, const CostModel *m, const double *prio,
+		 SimResult *r, Diag *d);
 void sim_free(SimResult *r);
 void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
 		    const SimResult *r);

@@ -39,13 +39,6 @@ enum SdimFn {
 	SD_SPLIT, SD_REDUCE, SD_PAD, SD_SLICE, SD_TILE,
 };
 
-enum {
-#define OP(n, ...) O_##n,
-#include "ops.def"
-#undef OP
-	O_COUNT
-};
-
 static const OpInfo table[O_COUNT] = {
 #define OP(n, mi, ma, no, c, s, f, sh, fl, fk, sd, doc) \
 	{#n, mi, ma, no, OC_##c, SPLIT_##s, f, doc},
@@ -1788,4 +1781,11 @@ int op_split_dims(const Graph *g, const Op *op, int *dims, int max)
 		if (i != skip)
 			n = put(dims, n, max, i);
 	return n;
+}
+
+int op_input_ints(const Graph *g, const Op *op, uint32_t k, int64_t *out,
+		  int max)
+{
+	Ins s = ins_of(op);
+	return const_ints(g, &s, k, out, max);
 }

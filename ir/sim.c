@@ -25,6 +25,7 @@ enum {
 	EV_OP_FINISH,            /* frees before allocations at equal times */
 	EV_X_DONE,
 	EV_OP_READY,
+	EV_DEV_WAKE,             /* list scheduling: choose after all readies */
 	EV_X_START,
 	EV_OP_START,
 };
@@ -169,6 +170,11 @@ typedef struct Sim {
 	int r_ovr, r_pair, r_out, r_in;   /* link layout, relative to rl */
 	int *pairbase, *local, *mcount;
 	Heap h;
+	/* list scheduling (sim_run_prio) */
+	const double *prio;
+	Heap *rq;                /* per device: ready ops by priority */
+	bool *running;           /* per device */
+	uint32_t nseq;
 } Sim;
 
 /* ---- device names ------------------------------------------------------ */
@@ -293,6 +299,7 @@ static void coll_start(Sim *s, Coll *c)
 		s->res_busy[r] += c->dur;
 		s->r->start[i] = st;
 		s->r->finish[i] = fin;
+		s->r->seq[i] = s->nseq++;
 		heap_push(&s->h, st, EV_OP_START, i);
 	}
 	for (uint32_t j = 0; j < c->n; j++) {
@@ -308,7 +315,9 @@ static void coll_start(Sim *s, Coll *c)
  * member, arrive and wait for the others). */
 static void dispatch(Sim *s, uint32_t i, double t)
 {
+	s->r->seq[i] = s->nseq++;
 	if (s->kind[i] == K_COLL) {
+		s->nseq--;               /* numbered when the collective starts */
 		Coll *c = &s->coll[s->coll_of[i]];
 		c->t = t > c->t ? t : c->t;
 		if (s->ordered[s->res0[i]])
@@ -344,9 +353,26 @@ static void advance(Sim *s, int r)
 	}
 }
 
+/* List scheduling: device d is free at t; run its best ready op. */
+static void run_next(Sim *s, int d, double t)
+{
+	if (s->running[d] || !s->rq[d].n)
+		return;
+	Ev e = heap_pop(&s->rq[d]);
+	s->running[d] = true;
+	dispatch(s, e.id, t);
+}
+
 static void op_ready(Sim *s, uint32_t i, double t)
 {
 	int r = s->res0[i];
+	if (s->prio && s->kind[i] == K_COMPUTE) {
+		/* Highest priority first, ties by op id. */
+		heap_push(&s->rq[r], -s->prio[i], 0, i);
+		if (!s->running[r])
+			heap_push(&s->h, t, EV_DEV_WAKE, (uint32_t)r);
+		return;
+	}
 	if (r < 0 || !s->ordered[r]) {
 		dispatch(s, i, t);
 		return;
@@ -775,7 +801,7 @@ static void setup_order(Sim *s)
 		const Op *op = g->ops[i];
 		if (op->dead || s->res0[i] < 0)
 			continue;
-		Value *v = op_ann(g, op, ANN_ORDER);
+		Value *v = s->prio ? NULL : op_ann(g, op, ANN_ORDER);
 		double x;
 		keys[i].order = INT64_MAX;
 		keys[i].id = i;
@@ -890,6 +916,10 @@ static void sim_cleanup(Sim *s)
 	free(s->local);
 	free(s->mcount);
 	free(s->h.a);
+	for (int d = 0; s->rq && d < s->ndev; d++)
+		free(s->rq[d].a);
+	free(s->rq);
+	free(s->running);
 }
 
 static int xrec_cmp(const void *pa, const void *pb)
@@ -948,7 +978,22 @@ static void collect_links(Sim *s)
 	free(idx);
 }
 
+static int simulate(Graph *g, const CostModel *m, const double *prio,
+		    SimResult *r, Diag *d);
+
 int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
+{
+	return simulate(g, m, NULL, r, d);
+}
+
+int sim_run_prio(Graph *g, const CostModel *m, const double *prio,
+		 SimResult *r, Diag *d)
+{
+	return simulate(g, m, prio, r, d);
+}
+
+static int simulate(Graph *g, const CostModel *m, const double *prio,
+		    SimResult *r, Diag *d)
 {
 	memset(r, 0, sizeof *r);
 	const Cluster *c = m->c ? m->c : g->cluster;
@@ -970,12 +1015,18 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
 	r->dev = xcalloc(n1, sizeof(int));
 	r->busy = xcalloc(nd1, sizeof(double));
 	r->peak_mem = xcalloc(nd1, sizeof(double));
+	r->seq = xcalloc(n1, sizeof(uint32_t));
 	Sim s = {0};
 	s.g = g;
 	s.m = m;
 	s.c = c;
 	s.r = r;
 	s.ndev = c->ndevs;
+	s.prio = prio;
+	if (prio) {
+		s.rq = xcalloc(nd1, sizeof(Heap));
+		s.running = xcalloc(nd1, sizeof(bool));
+	}
 	if (check_placement(&s, d)) {
 		sim_free(r);
 		return EXIT_BADINPUT;
@@ -1053,6 +1104,13 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d)
 			if (r->finish[e.id] > r->makespan)
 				r->makespan = r->finish[e.id];
 			op_finish(&s, e.id, e.t);
+			if (prio && s.kind[e.id] == K_COMPUTE) {
+				s.running[r->dev[e.id]] = false;
+				heap_push(&s.h, e.t, EV_DEV_WAKE, (uint32_t)r->dev[e.id]);
+			}
+			break;
+		case EV_DEV_WAKE:
+			run_next(&s, (int)e.id, e.t);
 			break;
 		case EV_X_START: {
 			Xfer *x = &s.x[e.id];
@@ -1121,6 +1179,7 @@ void sim_free(SimResult *r)
 	free(r->link_busy);
 	free(r->link_bytes);
 	free(r->xfers);
+	free(r->seq);
 	memset(r, 0, sizeof *r);
 }
 

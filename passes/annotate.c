@@ -108,6 +108,8 @@ int pass_annotate(PassCtx *ctx)
 		Value *given = op_ann(g, op, ANN_SPLIT);
 		if (given && (given->kind == V_IDENT || given->kind == V_STR))
 			splitcat_parse(given->s, &sc);
+		else if (given)
+			sc = op_split_cat(g, op);   /* a list per output: kept */
 		else {
 			sc = op_split_cat(g, op);
 			op_set_ann(g, op, ANN_SPLIT,

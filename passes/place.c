@@ -8,6 +8,7 @@
  * exit status 3 and a per-device memory report, unless --best-effort.
  * docs/passes.md describes each algorithm and the paper it follows. */
 #include "passes.h"
+#include "plan.h"
 #include "taskgraph.h"
 
 #include <stdlib.h>
@@ -48,10 +49,12 @@ int pass_place(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
 	const char *algo = pass_opt(ctx, "algo");
+	bool dp = strcmp(algo, "dp") == 0, dpp = strcmp(algo, "dp-prop") == 0;
+	bool hy = strcmp(algo, "hybrid") == 0;
 	PlacerFn fn = placer_find(algo);
-	if (!fn) {
-		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of:",
-			algo);
+	if (!fn && !dp && !dpp && !hy) {
+		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of: "
+			"hybrid dp dp-prop", algo);
 		for (int i = 0; i < NPLACERS; i++)
 			fprintf(stderr, " %s", placers[i].name);
 		fputc('\n', stderr);
@@ -60,6 +63,11 @@ int pass_place(PassCtx *ctx)
 	TaskGraph *t = tg_from_graph(g, ctx->cost, any_group(g), ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;
+	if (dp || dpp || hy) {
+		int rc = hy ? place_hybrid(ctx, t) : place_dp(ctx, t, dpp);
+		tg_free(t);
+		return rc;
+	}
 	int *dev = xcalloc((size_t)t->n + 1, sizeof(int));
 	PlaceOpts po = {ctx->best_effort, ctx->seed, ctx->report, ctx->scratch};
 	int rc = fn(t, &po, dev);

@@ -1,0 +1,912 @@
+/* batch.c — where the batch lives in every tensor (plan.h).
+ *
+ * Data parallelism splits the batch: replica r of an op processes the
+ * slice [begin_r, begin_r + size_r) of the batch (HeteroG §2.2, TAG §4.3.1).
+ * Whether that is possible, and what the replica's outputs then are,
+ * depends on the op: element-wise ops, convolutions and MatMul rows keep
+ * the batch (their outputs are slices: TAG's "splittable with
+ * concatenation"); weight gradients contract it (partial sums: "splittable
+ * with summation"); a Mean over the batch cannot be computed from slices
+ * at all.  This analysis follows the batch forward from the Placeholders
+ * (@batch_dim) through the op table's ops, in one topological sweep:
+ * for every output its kind and batch dimension, for every input the
+ * dimension a replica slices it along (a batch-carrying input, or a
+ * batch-sized constant operand of an element-wise op) or -1 for "whole"
+ * (weights), and whether the op may be replicated.
+ *
+ * A batch dimension of size D = k·batch (a [batch·seq, hidden] reshape)
+ * splits into k·size_r rows per replica; a dimension not a multiple of the
+ * batch never carries it.  Batch normalisation in a replica uses the
+ * replica's own statistics, as every data-parallel framework does
+ * (docs/plan.md). */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 16
+
+typedef struct Ctx {
+	Graph *g;
+	BatchInfo *b;
+	const Op *op;
+	uint32_t ob, ib;         /* slots of op */
+} Ctx;
+
+/* Where the batch is in an input: the dimension of its shape, and its
+ * view (NULL: contiguous in its own shape). */
+typedef struct BIn {
+	int dim;
+	const View *v;
+} BIn;
+
+static const Type *out_t(const Ctx *c, uint32_t k)
+{
+	return k < c->op->nout && type_known(&c->op->out[k]) ? &c->op->out[k]
+							      : NULL;
+}
+
+static const Type *in_t(const Ctx *c, uint32_t i)
+{
+	const Input *in = &c->op->in[i];
+	if (in->ctrl || in->idx >= in->src->nout ||
+	    !type_known(&in->src->out[in->idx]))
+		return NULL;
+	return &in->src->out[in->idx];
+}
+
+static BIn bin(const Ctx *c, uint32_t i)
+{
+	const Input *in = &c->op->in[i];
+	if (i >= c->op->nin || in->ctrl)
+		return (BIn){-1, NULL};
+	uint32_t s = c->b->outbase[in->src->id] + in->idx;
+	if (c->b->okind[s] != OK_SPLIT)
+		return (BIn){-1, NULL};
+	return (BIn){c->b->odim[s], c->b->view[s]};
+}
+
+static bool in_local(const Ctx *c, uint32_t i)
+{
+	const Input *in = &c->op->in[i];
+	return !in->ctrl &&
+	       c->b->okind[c->b->outbase[in->src->id] + in->idx] == OK_LOCAL;
+}
+
+/* Position in op->in of data input j, or UINT32_MAX. */
+static uint32_t data_pos(const Op *op, uint32_t j)
+{
+	for (uint32_t i = 0; i < op->nin; i++)
+		if (!op->in[i].ctrl && j-- == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+static int ints(const Ctx *c, uint32_t j, int64_t *v, int max)
+{
+	return op_input_ints(c->g, c->op, j, v, max);
+}
+
+/* Does dimension d of t carry a batch of size B (a multiple of it)? */
+static bool batch_sized(const Type *t, int d, int64_t B)
+{
+	return t && d >= 0 && d < t->rank && B > 0 && t->dims[d] >= B &&
+	       t->dims[d] % B == 0;
+}
+
+static bool same_dims(const int64_t *a, int ra, const int64_t *b, int rb)
+{
+	return ra == rb && memcmp(a, b, sizeof(int64_t) * (size_t)ra) == 0;
+}
+
+static bool same_view(const View *a, const View *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->dim == b->dim && same_dims(a->dims, a->rank, b->dims, b->rank);
+}
+
+static View *mkview(Ctx *c, int rank, const int64_t *dims, int dim)
+{
+	View *v = arena_alloc(c->b->arena, sizeof *v);
+	v->rank = rank;
+	v->dim = dim;
+	v->dims = arena_alloc(c->b->arena, sizeof(int64_t) * (size_t)(rank + 1));
+	memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+	return v;
+}
+
+/* The view dimensions after the batch whose sizes multiply to n (the
+ * columns of a matrix, the reduced last axis): their first index, or -1. */
+static int view_tail(const View *v, int64_t n)
+{
+	int64_t p = 1;
+	for (int i = v->rank - 1; i > v->dim; i--) {
+		p *= v->dims[i];
+		if (p == n)
+			return i;
+		if (p > n)
+			break;
+	}
+	return -1;
+}
+
+/* v with the dimensions from index i on replaced by one of size n (or
+ * dropped when n < 0). */
+static const View *view_replace(Ctx *c, const View *v, int i, int64_t n)
+{
+	View *w = mkview(c, i + (n >= 0), v->dims, v->dim);
+	if (n >= 0)
+		w->dims[i] = n;
+	return w;
+}
+
+/* v with its trailing dimensions of product n replaced by m (dropped when
+ * m < 0); NULL when v has no such tail.  NULL stays NULL. */
+static const View *view_last(Ctx *c, const View *v, int64_t n, int64_t m,
+			     bool *ok)
+{
+	if (!v)
+		return NULL;
+	int i = view_tail(v, n);
+	*ok &= i >= 0;
+	return i >= 0 ? view_replace(c, v, i, m) : NULL;
+}
+
+static void set_out(Ctx *c, uint32_t k, OutKind kind, int dim, const View *v)
+{
+	c->b->okind[c->ob + k] = (uint8_t)kind;
+	c->b->odim[c->ob + k] = (int8_t)(kind == OK_SPLIT ? dim : -1);
+	c->b->view[c->ob + k] = kind == OK_SPLIT ? v : NULL;
+}
+
+/* Outputs split along dim (in view v) where they have output 0's size
+ * there; an output without that dimension is local to its replica. */
+static bool all_split(Ctx *c, int dim, const View *v)
+{
+	const Type *o0 = out_t(c, 0);
+	if (c->op->nout && !batch_sized(o0, dim, c->b->batch))
+		return false;
+	for (uint32_t k = 0; k < c->op->nout; k++) {
+		const Type *o = out_t(c, k);
+		bool split = v ? o && same_dims(o->dims, o->rank, o0->dims, o0->rank)
+			       : batch_sized(o, dim, c->b->batch) &&
+				 o->dims[dim] == o0->dims[dim];
+		set_out(c, k, split ? OK_SPLIT : OK_LOCAL, dim, v);
+	}
+	return true;
+}
+
+static void slice_in(Ctx *c, uint32_t i, int dim, const View *v)
+{
+	c->b->idim[c->ib + i] = (int8_t)dim;
+	c->b->iview[c->ib + i] = v;
+}
+
+/* Data input j must carry the batch at dim, in view v; slice it there. */
+static bool need(Ctx *c, uint32_t j, int dim, const View *v)
+{
+	uint32_t i = data_pos(c->op, j);
+	BIn x = i == UINT32_MAX ? (BIn){-1, NULL} : bin(c, i);
+	if (x.dim != dim || !same_view(x.v, v))
+		return false;
+	slice_in(c, i, dim, v);
+	return true;
+}
+
+/* Only plain batches (no view) allowed for input j at dim 0. */
+static bool batch0(Ctx *c, uint32_t j)
+{
+	return need(c, j, 0, NULL) && all_split(c, 0, NULL);
+}
+
+/* Element-wise with broadcasting (trailing dimensions aligned): every
+ * batch-carrying input must land on one output dimension p; other inputs
+ * full-size along p (a batch-sized constant) are sliced too, size-1 ones
+ * broadcast.  Viewed inputs must have the output's shape. */
+static bool elementwise(Ctx *c)
+{
+	const Type *o = out_t(c, 0);
+	if (!o)
+		return false;
+	int R = o->rank, p = -1;
+	const View *V = NULL;
+	bool first = true;
+	for (uint32_t i = 0; i < c->op->nin; i++) {
+		BIn x = bin(c, i);
+		const Type *t = in_t(c, i);
+		if (x.dim < 0 || !t)
+			continue;
+		int q = R - t->rank + x.dim;
+		if (q < 0 || (p >= 0 && q != p) || o->dims[q] != t->dims[x.dim] ||
+		    (!first && !same_view(V, x.v)) ||
+		    (x.v && !same_dims(t->dims, t->rank, o->dims, R)))
+			return false;
+		p = q;
+		V = x.v;
+		first = false;
+	}
+	if (p < 0 || !batch_sized(o, p, c->b->batch))
+		return false;
+	for (uint32_t i = 0; i < c->op->nin; i++) {
+		const Type *t = in_t(c, i);
+		if (!t)
+			continue;
+		int q = p - (R - t->rank);
+		if (q < 0 || t->dims[q] != o->dims[p] || o->dims[p] <= 1)
+			continue;
+		if (V && bin(c, i).dim < 0 && !same_dims(t->dims, t->rank, o->dims, R))
+			return false;
+		slice_in(c, i, q, V);
+	}
+	return all_split(c, p, V);
+}
+
+/* MatMul / BatchMatMul: the batch may be in a's rows (output rows), in
+ * b's columns (output columns), or contracted on both sides (a weight
+ * gradient: partial sums); batched matmul also in a leading dimension. */
+static bool matmul(Ctx *c, bool batched)
+{
+	uint32_t ia = data_pos(c->op, 0), ib = data_pos(c->op, 1);
+	const Type *a = in_t(c, ia), *bt = in_t(c, ib), *o = out_t(c, 0);
+	if (!a || !bt || !o || a->rank < 2 || bt->rank < 2)
+		return false;
+	bool ta = op_get_bool(c->g, c->op, batched ? "adj_x" : "transpose_a", false);
+	bool tb = op_get_bool(c->g, c->op, batched ? "adj_y" : "transpose_b", false);
+	int ra = a->rank, rb = bt->rank;
+	BIn xa = bin(c, ia), xb = bin(c, ib);
+	int rows = ra - (ta ? 1 : 2), acon = ra - (ta ? 2 : 1);
+	int cols = rb - (tb ? 2 : 1), bcon = rb - (tb ? 1 : 2);
+	if (xa.dim >= 0 && xa.dim < ra - 2) {
+		/* A leading (batched) dimension: element-wise on those. */
+		if (xa.v || xb.v || (xb.dim >= 0 && xb.dim != rb - ra + xa.dim))
+			return false;
+		slice_in(c, ia, xa.dim, NULL);
+		if (xb.dim >= 0)
+			slice_in(c, ib, xb.dim, NULL);
+		return all_split(c, o->rank - ra + xa.dim, NULL);
+	}
+	if (xa.dim == rows && xb.dim < 0) {
+		bool ok = !xa.v || (!ta && ra == 2);
+		/* Rows of a view whose trailing dimensions make K. */
+		const View *v = ok ? view_last(c, xa.v, a->dims[ra - 1],
+					       o->dims[o->rank - 1], &ok) : NULL;
+		if (!ok)
+			return false;
+		slice_in(c, ia, xa.dim, xa.v);
+		return all_split(c, o->rank - 2, v);
+	}
+	if (xb.dim == cols && xa.dim < 0 && !xb.v) {
+		slice_in(c, ib, xb.dim, NULL);
+		return all_split(c, o->rank - 1, NULL);
+	}
+	if (xa.dim == acon && xb.dim == bcon) {
+		/* Contracted rows must pair up: the same views but the last
+		 * dimension (both plain, or both rows of one view). */
+		if (!xa.v != !xb.v)
+			return false;
+		if (xa.v) {
+			bool ok = ra == 2 && rb == 2;
+			const View *ra_ = ok ? view_last(c, xa.v, a->dims[1], 1, &ok) : NULL;
+			const View *rb_ = ok ? view_last(c, xb.v, bt->dims[1], 1, &ok) : NULL;
+			if (!ok || !same_view(ra_, rb_))
+				return false;
+		}
+		slice_in(c, ia, xa.dim, xa.v);
+		slice_in(c, ib, xb.dim, xb.v);
+		set_out(c, 0, OK_PARTIAL, -1, NULL);
+		return true;
+	}
+	return false;
+}
+
+static bool reduce(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	BIn b = bin(c, x);
+	const Type *t = in_t(c, x);
+	int64_t ax[MAXR];
+	int n = ints(c, 1, ax, MAXR);
+	if (!t || n < 0)
+		return false;
+	bool keep = op_get_bool(c->g, c->op, "keep_dims", false), hit = false;
+	int before = 0;
+	bool last_only = n == 1 && (ax[0] == t->rank - 1 || ax[0] == -1);
+	for (int i = 0; i < n; i++) {
+		int64_t a = ax[i] < 0 ? ax[i] + t->rank : ax[i];
+		hit |= a == b.dim;
+		before += a < b.dim;
+	}
+	slice_in(c, x, b.dim, b.v);
+	if (hit) {
+		if (c->op->opcode != O_Sum)
+			return false;
+		set_out(c, 0, OK_PARTIAL, -1, NULL);
+		return true;
+	}
+	/* With a view: over the last dimension only, which the view's
+	 * trailing dimensions make up. */
+	bool ok = !b.v || last_only;
+	const View *v = ok ? view_last(c, b.v, t->dims[t->rank - 1],
+				       keep ? 1 : -1, &ok) : NULL;
+	if (!ok)
+		return false;
+	return all_split(c, keep ? b.dim : b.dim - before, v);
+}
+
+/* Reshape: in the input's view (its own shape when plain) the batch is at
+ * dimension d with the dimensions before it multiplying to A.  An output
+ * dimension j with the same prefix product A and a size that is a
+ * multiple of the batch holds it contiguously (slices of the input are
+ * slices of the output); otherwise the output dimension j that the
+ * batch falls inside holds it, and the output keeps the input's view. */
+static bool reshape(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	BIn b = bin(c, x);
+	const Type *t = in_t(c, x), *o = out_t(c, 0);
+	int64_t sh[MAXR];
+	if (!t || !o || ints(c, 1, sh, MAXR) < 0)
+		return false;
+	/* A batch-carrying dimension of size k·batch is (batch, k), the
+	 * batch outer (every rule that makes one keeps slices contiguous):
+	 * refine it so the view's batch dimension is exactly the batch. */
+	const View *v0 = b.v ? b.v : mkview(c, t->rank, t->dims, b.dim);
+	int64_t B = c->b->batch, k = v0->dims[v0->dim] / B;
+	View *vin = mkview(c, v0->rank + (k > 1), v0->dims, v0->dim);
+	if (k > 1) {
+		vin->dims[vin->dim] = B;
+		vin->dims[vin->dim + 1] = k;
+		memcpy(vin->dims + vin->dim + 2, v0->dims + v0->dim + 1,
+		       sizeof(int64_t) * (size_t)(v0->rank - v0->dim - 1));
+	}
+	int64_t A = 1, P = 1;
+	for (int i = 0; i < vin->dim; i++)
+		A *= vin->dims[i];
+	int64_t AB = A * vin->dims[vin->dim];
+	slice_in(c, x, b.dim, b.v);
+	c->b->shape_in[c->op->id] = 1;
+	for (int j = 0; j < o->rank && P <= A; j++) {
+		if (P == A && batch_sized(o, j, B))
+			return all_split(c, j, NULL);
+		P *= o->dims[j];
+	}
+	P = 1;
+	for (int j = 0; j < o->rank; j++) {
+		int64_t next = P * o->dims[j];
+		if (P <= A && A % P == 0 && next >= AB && next % AB == 0)
+			return all_split(c, j, vin);
+		P = next;
+		if (P > A)
+			break;
+	}
+	return false;
+}
+
+static bool plain(Ctx *c)
+{
+	for (uint32_t i = 0; i < c->op->nin; i++)
+		if (bin(c, i).v)
+			return false;
+	return true;
+}
+
+static bool transpose(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	int d = bin(c, x).dim;
+	int64_t perm[MAXR];
+	int n = ints(c, 1, perm, MAXR);
+	for (int j = 0; j < n; j++)
+		if (perm[j] == d) {
+			slice_in(c, x, d, NULL);
+			return all_split(c, j, NULL);
+		}
+	return false;
+}
+
+/* ArgMax(x, dimension) drops an axis other than the batch's;
+ * ExpandDims(x, dim) inserts one. */
+static bool axis_op(Ctx *c, bool insert)
+{
+	uint32_t x = data_pos(c->op, 0);
+	int d = bin(c, x).dim;
+	const Type *t = in_t(c, x);
+	int64_t a;
+	if (!t || ints(c, 1, &a, 1) != 1)
+		return false;
+	if (a < 0)
+		a += t->rank + insert;
+	if (!insert && a == d)
+		return false;
+	slice_in(c, x, d, NULL);
+	return all_split(c, insert ? d + (a <= d) : d - (a < d), NULL);
+}
+
+static bool squeeze(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	const Type *t = in_t(c, x);
+	int d = bin(c, x).dim, before = 0;
+	if (!t || t->dims[d] == 1)
+		return false;
+	for (int i = 0; i < d; i++)
+		before += t->dims[i] == 1;
+	const Value *sd = op_get(c->g, c->op, "squeeze_dims");
+	if (sd && sd->kind == V_LIST && sd->list.n) {
+		before = 0;
+		for (uint32_t i = 0; i < sd->list.n; i++) {
+			int64_t a = sd->list.items[i]->i;
+			before += (a < 0 ? a + t->rank : a) < d;
+		}
+	}
+	slice_in(c, x, d, NULL);
+	return all_split(c, d - before, NULL);
+}
+
+static bool concat(Ctx *c)
+{
+	uint32_t nd = 0;
+	for (uint32_t i = 0; i < c->op->nin; i++)
+		nd += !c->op->in[i].ctrl;
+	int64_t a;
+	const Type *o = out_t(c, 0);
+	if (nd < 2 || !o || ints(c, nd - 1, &a, 1) != 1)
+		return false;
+	if (a < 0)
+		a += o->rank;
+	int p = -1;
+	for (uint32_t j = 0; j + 1 < nd; j++) {
+		int d = bin(c, data_pos(c->op, j)).dim;
+		if (d >= 0 && ((p >= 0 && d != p) || d == a))
+			return false;
+		if (d >= 0)
+			p = d;
+	}
+	if (p < 0 || !batch_sized(o, p, c->b->batch))
+		return false;
+	for (uint32_t j = 0; j + 1 < nd; j++) {
+		const Type *t = in_t(c, data_pos(c->op, j));
+		if (t && t->rank == o->rank && t->dims[p] == o->dims[p])
+			slice_in(c, data_pos(c->op, j), p, NULL);
+	}
+	return all_split(c, p, NULL);
+}
+
+static bool pack(Ctx *c)
+{
+	int64_t a = op_get_int(c->g, c->op, "axis", 0);
+	const Type *o = out_t(c, 0);
+	if (!o)
+		return false;
+	if (a < 0)
+		a += o->rank;
+	int p = -1;
+	for (uint32_t i = 0; i < c->op->nin; i++) {
+		int d = bin(c, i).dim;
+		if (d < 0 && !c->op->in[i].ctrl)
+			return false;
+		if (d >= 0) {
+			if (p >= 0 && d != p)
+				return false;
+			p = d;
+			slice_in(c, i, d, NULL);
+		}
+	}
+	return p >= 0 && all_split(c, p + (a <= p), NULL);
+}
+
+/* Slice(x, begin, size), Pad(x, paddings), Tile(x, multiples): the batch
+ * dimension must be taken whole, unpadded, untiled. */
+static bool slice_like(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	int d = bin(c, x).dim;
+	const Type *t = in_t(c, x);
+	int64_t v[2 * MAXR], w[MAXR];
+	if (!t)
+		return false;
+	switch (c->op->opcode) {
+	case O_Slice:
+		if (ints(c, 1, v, MAXR) != t->rank || ints(c, 2, w, MAXR) != t->rank ||
+		    v[d] != 0 || (w[d] != -1 && w[d] != t->dims[d]))
+			return false;
+		c->b->shape_in[c->op->id] = 2;
+		break;
+	case O_Pad:
+		if (ints(c, 1, v, 2 * MAXR) != 2 * t->rank || v[2 * d] || v[2 * d + 1])
+			return false;
+		break;
+	case O_Tile:
+		if (ints(c, 1, v, MAXR) != t->rank || v[d] != 1)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	slice_in(c, x, d, NULL);
+	return all_split(c, d, NULL);
+}
+
+static bool gather(Ctx *c)
+{
+	uint32_t pi = data_pos(c->op, 0), ii = data_pos(c->op, 1);
+	int64_t a;
+	int d = bin(c, ii).dim;
+	if (bin(c, pi).dim >= 0 || d < 0 || ints(c, 2, &a, 1) != 1)
+		return false;
+	const Type *p = in_t(c, pi);
+	if (!p)
+		return false;
+	if (a < 0)
+		a += p->rank;
+	slice_in(c, ii, d, NULL);
+	return all_split(c, (int)a + d, NULL);
+}
+
+/* Split(split_dim, value) / SplitV(value, size_splits, split_dim). */
+static bool split(Ctx *c)
+{
+	bool v = c->op->opcode == O_SplitV;
+	uint32_t x = data_pos(c->op, v ? 0 : 1);
+	int d = bin(c, x).dim;
+	const Type *t = in_t(c, x);
+	int64_t a;
+	if (!t || ints(c, v ? 2 : 0, &a, 1) != 1)
+		return false;
+	if (a < 0)
+		a += t->rank;
+	if (a == d)
+		return false;
+	slice_in(c, x, d, NULL);
+	return all_split(c, d, NULL);
+}
+
+/* The channel dimension of BiasAdd's value / BiasAddGrad's input. */
+static int channel_dim(const Ctx *c, int rank)
+{
+	const char *f = op_get_str(c->g, c->op, "data_format");
+	return f && strcmp(f, "NCHW") == 0 ? 1 : rank - 1;
+}
+
+/* Softmax cross-entropy: logits [N, C] and labels ([N] sparse, [N, C]
+ * dense) split along N in matching views; loss [N] and backprop [N, C]
+ * follow. */
+static bool xent(Ctx *c)
+{
+	uint32_t il = data_pos(c->op, 0), iy = data_pos(c->op, 1);
+	BIn l = bin(c, il), y = bin(c, iy);
+	const Type *lt = in_t(c, il);
+	if (l.dim != 0 || y.dim != 0 || !lt || lt->rank != 2)
+		return false;
+	bool sparse = c->op->opcode == O_SparseSoftmaxCrossEntropyWithLogits;
+	bool ok = true;
+	const View *loss = view_last(c, l.v, lt->dims[1], -1, &ok);
+	if (!ok || !same_view(y.v, sparse ? loss : l.v))
+		return false;
+	slice_in(c, il, 0, l.v);
+	slice_in(c, iy, 0, y.v);
+	if (!batch_sized(out_t(c, 0), 0, c->b->batch))
+		return false;
+	set_out(c, 0, OK_SPLIT, 0, loss);
+	if (c->op->nout > 1)
+		set_out(c, 1, OK_SPLIT, 0, l.v);
+	return true;
+}
+
+/* Ops the op table does not know: @split, one category or one per
+ * output, says what replicas compute: concat outputs are slices (of
+ * dimension 0, or of the shape of the batch-carrying inputs), sum
+ * outputs partial sums; none forbids replication. */
+static bool opaque(Ctx *c)
+{
+	const Op *op = c->op;
+	const Value *sv = op_ann(c->g, op, ANN_SPLIT);
+	const Type *ref = NULL;
+	BIn rb = {-1, NULL};
+	for (uint32_t i = 0; i < op->nin; i++) {
+		BIn x = bin(c, i);
+		if (x.dim < 0)
+			continue;
+		if (rb.dim >= 0 && (x.dim != rb.dim || !same_view(x.v, rb.v)))
+			return false;
+		rb = x;
+		ref = in_t(c, i);
+		slice_in(c, i, x.dim, x.v);
+	}
+	for (uint32_t k = 0; k < op->nout; k++) {
+		SplitCat sc = SPLIT_NONE;
+		const Value *e = sv && sv->kind == V_LIST
+				 ? (k < sv->list.n ? sv->list.items[k] : NULL) : sv;
+		if (!e || !(e->kind == V_IDENT || e->kind == V_STR) ||
+		    !splitcat_parse(e->s, &sc) || sc == SPLIT_NONE)
+			return false;
+		const Type *o = out_t(c, k);
+		if (sc == SPLIT_SUM)
+			set_out(c, k, OK_PARTIAL, -1, NULL);
+		else if (o && ref && same_dims(o->dims, o->rank, ref->dims, ref->rank))
+			set_out(c, k, OK_SPLIT, rb.dim, rb.v);
+		else if (!rb.v && batch_sized(o, rb.dim, c->b->batch))
+			set_out(c, k, OK_SPLIT, rb.dim, NULL);
+		else
+			set_out(c, k, OK_LOCAL, -1, NULL);
+	}
+	return true;
+}
+
+/* Replica rules for an op with at least one batch-carrying input. */
+static bool batched(Ctx *c)
+{
+	const Op *op = c->op;
+	const OpInfo *info = op_info(op->opcode);
+	switch (op->opcode) {
+	case O_MatMul:
+		return matmul(c, false);
+	case O_BatchMatMul:
+	case O_BatchMatMulV2:
+		return matmul(c, true);
+	case O_Conv2D:
+	case O_DepthwiseConv2dNative:
+	case O_MaxPool:
+	case O_AvgPool:
+		return batch0(c, 0);
+	case O_Conv2DBackpropInput:
+	case O_DepthwiseConv2dNativeBackpropInput:
+		c->b->shape_in[op->id] = 0;
+		return batch0(c, 2);
+	case O_AvgPoolGrad:
+		c->b->shape_in[op->id] = 0;
+		return batch0(c, 1);
+	case O_MaxPoolGrad:
+		return need(c, 0, 0, NULL) && need(c, 1, 0, NULL) && batch0(c, 2);
+	case O_Conv2DBackpropFilter:
+	case O_DepthwiseConv2dNativeBackpropFilter:
+		if (!need(c, 0, 0, NULL) || !need(c, 2, 0, NULL))
+			return false;
+		set_out(c, 0, OK_PARTIAL, -1, NULL);
+		return true;
+	case O_BiasAddGrad: {
+		uint32_t x = data_pos(op, 0);
+		const Type *t = in_t(c, x);
+		BIn b = bin(c, x);
+		if (!t || b.dim == channel_dim(c, t->rank))
+			return false;
+		slice_in(c, x, b.dim, b.v);
+		set_out(c, 0, OK_PARTIAL, -1, NULL);
+		return true;
+	}
+	case O_BiasAdd: {
+		const Type *t = in_t(c, data_pos(op, 0));
+		if (!t || bin(c, data_pos(op, 0)).dim == channel_dim(c, t->rank))
+			return false;
+		return elementwise(c);
+	}
+	case O_FusedBatchNormV3:
+		if (!batch0(c, 0))
+			return false;
+		for (uint32_t k = 1; k < op->nout; k++)
+			set_out(c, k, OK_LOCAL, -1, NULL);
+		return true;
+	case O_FusedBatchNormGradV3:
+		if (!need(c, 1, 0, NULL) || !batch0(c, 0))
+			return false;
+		for (uint32_t k = 1; k < op->nout; k++)
+			set_out(c, k, k <= 2 ? OK_PARTIAL : OK_LOCAL, -1, NULL);
+		return true;
+	case O_SoftmaxCrossEntropyWithLogits:
+	case O_SparseSoftmaxCrossEntropyWithLogits:
+		return xent(c);
+	case O_Softmax:
+	case O_LogSoftmax: {
+		uint32_t x = data_pos(op, 0);
+		const Type *t = in_t(c, x);
+		BIn b = bin(c, x);
+		if (!t || b.dim == t->rank - 1 ||
+		    (b.v && view_tail(b.v, t->dims[t->rank - 1]) < 0))
+			return false;
+		slice_in(c, x, b.dim, b.v);
+		return all_split(c, b.dim, b.v);
+	}
+	case O_Sum: case O_Mean: case O_Max: case O_Min: case O_Prod:
+		return reduce(c);
+	case O_Reshape:
+		return reshape(c);
+	case O_Shape:
+		set_out(c, 0, OK_LOCAL, -1, NULL);
+		return true;
+	case O_Transfer:
+	case O_AllReduce:
+		return false;
+	default:
+		break;
+	}
+	if (info && !(info->flags & OPF_UPDATE) &&
+	    (info->cls == OC_ELEMWISE || (info->flags & OPF_NOOP)))
+		return elementwise(c);
+	if (!plain(c))
+		return false;
+	switch (op->opcode) {
+	case O_ArgMax:
+		return axis_op(c, false);
+	case O_Transpose:
+		return transpose(c);
+	case O_ExpandDims:
+		return axis_op(c, true);
+	case O_Squeeze:
+		return squeeze(c);
+	case O_ConcatV2:
+		return concat(c);
+	case O_Pack:
+		return pack(c);
+	case O_Split:
+	case O_SplitV:
+		return split(c);
+	case O_Slice:
+	case O_Pad:
+	case O_Tile:
+		return slice_like(c);
+	case O_GatherV2:
+		return gather(c);
+	case O_BroadcastTo:
+		c->b->shape_in[op->id] = 1;
+		return elementwise(c);
+	default:
+		break;
+	}
+	return info ? false : opaque(c);
+}
+
+/* The graph's batch: its `batch` attribute, else the batch dimension of
+ * the first Placeholder that declares one. */
+static int64_t graph_batch(Graph *g)
+{
+	double b;
+	if (val_number(graph_attr(g, "batch"), &b) && b >= 1)
+		return (int64_t)b;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		Value *v = op_ann(g, op, ANN_BATCH_DIM);
+		if (op->dead || op->opcode != O_Placeholder || !v ||
+		    v->kind != V_INT || op->nout < 1 || v->i < 0 ||
+		    v->i >= op->out[0].rank || !type_known(&op->out[0]))
+			continue;
+		return op->out[0].dims[v->i];
+	}
+	return 0;
+}
+
+static void analyze(Ctx *c)
+{
+	const Op *op = c->op;
+	BatchInfo *b = c->b;
+	bool any = false, local = false;
+	for (uint32_t i = 0; i < op->nin; i++) {
+		any |= bin(c, i).dim >= 0;
+		local |= in_local(c, i);
+	}
+	if (!any) {
+		b->replicable[op->id] = op->opcode != O_Transfer &&
+					op->opcode != O_AllReduce;
+		for (uint32_t k = 0; k < op->nout; k++)
+			set_out(c, k, local ? OK_LOCAL : OK_FULL, -1, NULL);
+		if (op->opcode == O_Placeholder && op->nout == 1) {
+			Value *v = op_ann(c->g, op, ANN_BATCH_DIM);
+			int d = v && v->kind == V_INT ? (int)v->i : -1;
+			if (!v && out_t(c, 0) && out_t(c, 0)->rank > 0 &&
+			    out_t(c, 0)->dims[0] == b->batch)
+				d = 0;
+			if (batch_sized(out_t(c, 0), d, b->batch))
+				set_out(c, 0, OK_SPLIT, d, NULL);
+		}
+		return;
+	}
+	if (batched(c)) {
+		b->replicable[op->id] = true;
+		return;
+	}
+	/* Not replicable: its outputs are whole values on one device. */
+	b->replicable[op->id] = false;
+	b->shape_in[op->id] = -1;
+	for (uint32_t i = 0; i < op->nin; i++)
+		slice_in(c, i, -1, NULL);
+	for (uint32_t k = 0; k < op->nout; k++)
+		set_out(c, k, OK_FULL, -1, NULL);
+}
+
+void batch_analyze(Graph *g, BatchInfo *b)
+{
+	uint32_t n = g->nops;
+	memset(b, 0, sizeof *b);
+	b->nops = n;
+	b->batch = graph_batch(g);
+	b->arena = arena_new();
+	b->outbase = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	b->inbase = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	uint32_t no = 0, ni = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		b->outbase[i] = no;
+		b->inbase[i] = ni;
+		no += g->ops[i]->nout;
+		ni += g->ops[i]->nin;
+	}
+	b->outbase[n] = no;
+	b->inbase[n] = ni;
+	b->okind = xcalloc((size_t)no + 1, 1);
+	b->odim = xmalloc((size_t)no + 1);
+	memset(b->odim, -1, (size_t)no + 1);
+	b->view = xcalloc((size_t)no + 1, sizeof(View *));
+	b->idim = xmalloc((size_t)ni + 1);
+	memset(b->idim, -1, (size_t)ni + 1);
+	b->iview = xcalloc((size_t)ni + 1, sizeof(View *));
+	b->replicable = xcalloc((size_t)n + 1, sizeof(bool));
+	b->shape_in = xmalloc((size_t)n + 1);
+	memset(b->shape_in, -1, (size_t)n + 1);
+	const uint32_t *topo = graph_topo(g);
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < n; i++)
+		live += !g->ops[i]->dead;
+	for (uint32_t j = 0; topo && j < live; j++) {
+		Ctx c = {g, b, g->ops[topo[j]], b->outbase[topo[j]],
+			 b->inbase[topo[j]]};
+		analyze(&c);
+	}
+}
+
+void batch_free(BatchInfo *b)
+{
+	free(b->outbase);
+	free(b->inbase);
+	free(b->okind);
+	free(b->odim);
+	free(b->view);
+	free(b->idim);
+	free(b->iview);
+	free(b->replicable);
+	free(b->shape_in);
+	if (b->arena)
+		arena_free(b->arena);
+	memset(b, 0, sizeof *b);
+}
+
+typedef struct TypeCount {
+	const char *type;
+	uint32_t n;
+} TypeCount;
+
+static int tc_cmp(const void *pa, const void *pb)
+{
+	const TypeCount *a = pa, *b = pb;
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	return strcmp(a->type, b->type);
+}
+
+void plan_report_unreplicable(const PassCtx *ctx, const BatchInfo *b)
+{
+	const Graph *g = ctx->g;
+	TypeCount *tc = NULL;
+	uint32_t ntc = 0, total = 0;
+	for (uint32_t i = 0; i < g->nops && i < b->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || b->replicable[i])
+			continue;
+		total++;
+		uint32_t j = 0;
+		while (j < ntc && tc[j].type != op->type)
+			j++;
+		if (j == ntc) {
+			tc = xrealloc(tc, sizeof *tc * (ntc + 1));
+			tc[ntc++] = (TypeCount){op->type, 0};
+		}
+		tc[j].n++;
+	}
+	if (total) {
+		qsort(tc, ntc, sizeof *tc, tc_cmp);
+		fprintf(ctx->report, "  %u ops cannot be split over the batch "
+			"(they stay on one device):", total);
+		for (uint32_t j = 0; j < ntc && j < 8; j++)
+			fprintf(ctx->report, " %s x%u", tc[j].type, tc[j].n);
+		fputs(ntc > 8 ? " ...\n" : "\n", ctx->report);
+	}
+	free(tc);
+}

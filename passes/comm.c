@@ -1,0 +1,933 @@
+/* comm.c — materialise a plan: replicas, partitions' glue and every
+ * transfer and collective (TAG §4.3.1, HeteroG §3.4; docs/plan.md).
+ *
+ * Input: each op carries @device, or @replicas (with @shares, @dup) from
+ * place; replicated updates carry @sync (ring, hier, ps, sfb) and @ps.
+ * Output: every op runs on exactly one device.  Ops are visited once, in
+ * topological order.  A replicated op becomes one op per replica
+ * (X/rep{r}, @origin, @replica, @shard), with output shapes scaled to its
+ * shard; an unreplicated op stays itself.  Each input of each new op is
+ * then *resolved*: the consumer wants either the whole value of a tensor
+ * on its device, or its own slice of the batch, and the producer offers
+ * one of four layouts (plan.h): one copy on one device, identical copies
+ * on several (OK_FULL, OK_LOCAL), batch slices (OK_SPLIT), or partial sums
+ * (OK_PARTIAL).  The conversions are TAG's:
+ *
+ *   whole on d   <- one copy elsewhere        Transfer (Consts are copied)
+ *                <- slices                    Transfers, ConcatV2 on d
+ *                <- partial sums              Transfers, AddN on d (a PS);
+ *                   or, when the consumer is replicated over the same
+ *                   devices, one AllReduce (ring or hierarchical,
+ *                   whichever the cost model finds faster, HeteroG §3.4)
+ *   slice r on d <- slices of the same shares Transfer of slice r (or none)
+ *                <- anything else             the whole value on one device,
+ *                   SplitV (Split for equal shares) there, Transfer of
+ *                   slice r: TAG's "Split where a replicated op consumes
+ *                   an unreplicated tensor", "both where counts differ"
+ *
+ * Every conversion is cached, so a tensor moves to a device once however
+ * many consumers it has there.  Shape inputs of replicas (Reshape's
+ * shape, Conv2DBackpropInput's input_sizes) become Consts of the replica's
+ * own shape.  A parameter server is a replicated update moved to @ps:
+ * gradient slices then reach it as Transfers + AddN and replicas read the
+ * parameter through Transfers.  Sufficient-factor broadcasting is a
+ * duplicated (@dup) gradient op: its factors are gathered on every
+ * replica, which computes the whole gradient; no AllReduce follows.
+ * O(V + E) conversions with O(1) hashing each. */
+#include "plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Ref {
+	Op *op;
+	uint32_t idx;
+} Ref;
+
+/* Where an op of the input graph runs. */
+typedef struct Place {
+	int n;                   /* replicas; 1 for one device */
+	int *dev;                /* [n] */
+	int64_t *begin, *size;   /* [n] batch shards, or NULL (not split) */
+	int part;                /* id of the shard list, or -1 */
+	bool dup;                /* replicas compute whole values */
+	Op **rep;                /* [n] the op of each replica */
+	const char *sync;        /* a replicated update's @sync, or NULL */
+} Place;
+
+/* Cache keys. */
+enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR };
+
+typedef struct Slot {
+	uint32_t a, b, c, d, tag;
+	bool used;
+	Ref r;
+	Op **members;            /* T_AR: one per producer replica */
+} Slot;
+
+typedef struct Cache {
+	Slot *s;
+	uint32_t cap, n;
+} Cache;
+
+typedef struct Comm {
+	PassCtx *ctx;
+	Graph *g;
+	const Cluster *c;
+	BatchInfo b;
+	Place *pl;               /* per op of the input graph */
+	uint32_t norig;
+	struct { int n; int64_t *size; } *parts;
+	int nparts;
+	Cache cache;
+	int64_t next_key;
+	unsigned nxfer, nsplit, nconcat, nsum, nar, nrep, nlegal;
+	int errors;
+} Comm;
+
+/* ---- cache ---------------------------------------------------------------- */
+
+static uint32_t slot_hash(uint32_t a, uint32_t b, uint32_t c, uint32_t d,
+			  uint32_t tag)
+{
+	uint32_t k[5] = {a, b, c, d, tag};
+	return (uint32_t)hash_bytes(k, sizeof k);
+}
+
+static Slot *cache_get(Cache *ch, uint32_t a, uint32_t b, uint32_t c,
+		       uint32_t d, uint32_t tag, bool *fresh)
+{
+	if (2 * (ch->n + 1) > ch->cap) {
+		Cache old = *ch;
+		ch->cap = ch->cap ? 2 * ch->cap : 1024;
+		ch->s = xcalloc(ch->cap, sizeof(Slot));
+		ch->n = 0;
+		for (uint32_t i = 0; i < old.cap; i++)
+			if (old.s[i].used) {
+				const Slot *o = &old.s[i];
+				uint32_t h = slot_hash(o->a, o->b, o->c, o->d, o->tag) &
+					     (ch->cap - 1);
+				while (ch->s[h].used)
+					h = (h + 1) & (ch->cap - 1);
+				ch->s[h] = *o;
+				ch->n++;
+			}
+		free(old.s);
+	}
+	uint32_t h = slot_hash(a, b, c, d, tag) & (ch->cap - 1);
+	for (; ch->s[h].used; h = (h + 1) & (ch->cap - 1)) {
+		Slot *s = &ch->s[h];
+		if (s->a == a && s->b == b && s->c == c && s->d == d && s->tag == tag) {
+			*fresh = false;
+			return s;
+		}
+	}
+	Slot *s = &ch->s[h];
+	*s = (Slot){a, b, c, d, tag, true, {NULL, 0}, NULL};
+	ch->n++;
+	*fresh = true;
+	return s;
+}
+
+/* ---- new ops ---------------------------------------------------------------- */
+
+static const char *dev_name(const Comm *m, int d)
+{
+	return m->c->devs[d].name;
+}
+
+static const char *origin_of(Comm *m, const Op *op)
+{
+	const char *o = op_ann_str(m->g, op, ANN_ORIGIN);
+	return o ? o : op->name;
+}
+
+static Op *new_op(Comm *m, const char *base, const char *type, uint32_t nin,
+		  uint32_t nout, int d, const char *origin)
+{
+	Graph *g = m->g;
+	Op *op = graph_add_op(g, graph_fresh_name(g, base), type, nin, nout);
+	op->types_given = true;
+	op_set_ann(g, op, ANN_DEVICE, val_str(g->arena, dev_name(m, d)));
+	op_set_ann(g, op, ANN_ORIGIN, val_str(g->arena, origin));
+	return op;
+}
+
+static Type *type_of(Ref r)
+{
+	return &r.op->out[r.idx];
+}
+
+/* An integer Const on device d. */
+static Op *int_const(Comm *m, const char *base, const int64_t *v, int n,
+		     bool scalar, DType dt, int d, const char *origin)
+{
+	Graph *g = m->g;
+	Op *op = new_op(m, base, "Const", 0, 1, d, origin);
+	int64_t dims[1] = {n};
+	op->out[0] = type_make(g->arena, dt, scalar ? 0 : 1, dims);
+	Value *val;
+	if (scalar) {
+		val = val_int(g->arena, v[0]);
+	} else {
+		val = val_list(g->arena, (uint32_t)n);
+		for (int i = 0; i < n; i++)
+			val->list.items[i] = val_int(g->arena, v[i]);
+	}
+	op_set(g, op, "value", val);
+	return op;
+}
+
+/* Reshape(x, shape) on device d. */
+static Ref reshape_to(Comm *m, Ref x, const int64_t *dims, int rank, int d,
+		      const char *origin)
+{
+	Graph *g = m->g;
+	const Type *t = &x.op->out[x.idx];
+	if (t->rank == rank &&
+	    memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank) == 0)
+		return x;
+	Op *shape = int_const(m, arena_printf(g->arena, "%s/shape", x.op->name),
+			      dims, rank, false, DT_I32, d, origin);
+	Op *r = new_op(m, arena_printf(g->arena, "%s/reshape", x.op->name),
+		       "Reshape", 2, 1, d, origin);
+	r->in[0] = (Input){x.op, x.idx, false};
+	r->in[1] = (Input){shape, 0, false};
+	r->out[0] = type_make(g->arena, t->dt, rank, dims);
+	return (Ref){r, 0};
+}
+
+/* dims with dimension d scaled from the batch to size elements. */
+static int64_t *shard_dims(Comm *m, const int64_t *dims, int rank, int d,
+			   int64_t size)
+{
+	int64_t *v = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)(rank + 1));
+	memcpy(v, dims, sizeof(int64_t) * (size_t)rank);
+	v[d] = dims[d] / m->b.batch * size;
+	return v;
+}
+
+static Ref transfer(Comm *m, Ref src, int d)
+{
+	if (op_ann_str(m->g, src.op, ANN_DEVICE) &&
+	    strcmp(op_ann_str(m->g, src.op, ANN_DEVICE), dev_name(m, d)) == 0)
+		return src;
+	bool fresh;
+	Slot *s = cache_get(&m->cache, src.op->id, src.idx, (uint32_t)d, 0,
+			    T_XFER, &fresh);
+	if (!fresh)
+		return s->r;
+	const char *base = src.idx
+		? arena_printf(m->g->arena, "%s.%u/to/%s", src.op->name, src.idx,
+			       dev_name(m, d))
+		: arena_printf(m->g->arena, "%s/to/%s", src.op->name, dev_name(m, d));
+	Op *t = new_op(m, base, "Transfer", 1, 1, d, origin_of(m, src.op));
+	t->in[0] = (Input){src.op, src.idx, false};
+	t->out[0] = *type_of(src);
+	m->nxfer++;
+	s = cache_get(&m->cache, src.op->id, src.idx, (uint32_t)d, 0, T_XFER, &fresh);
+	s->r = (Ref){t, 0};
+	return s->r;
+}
+
+/* A copy of Const op k on device d: constants are never transferred. */
+static Ref const_on(Comm *m, Op *k, int d)
+{
+	const char *kd = op_ann_str(m->g, k, ANN_DEVICE);
+	if (kd && strcmp(kd, dev_name(m, d)) == 0)
+		return (Ref){k, 0};
+	bool fresh;
+	Slot *s = cache_get(&m->cache, k->id, 0, (uint32_t)d, 0, T_CONST, &fresh);
+	if (!fresh)
+		return s->r;
+	Op *c = new_op(m, arena_printf(m->g->arena, "%s/on/%s", k->name,
+				       dev_name(m, d)),
+		       "Const", 0, 1, d, origin_of(m, k));
+	c->out[0] = k->out[0];
+	for (uint32_t i = 0; i < k->nattr; i++)
+		if (k->attrs[i].key[0] != '@')
+			op_set(m->g, c, k->attrs[i].key, k->attrs[i].val);
+	s = cache_get(&m->cache, k->id, 0, (uint32_t)d, 0, T_CONST, &fresh);
+	s->r = (Ref){c, 0};
+	return s->r;
+}
+
+/* ---- resolving inputs --------------------------------------------------------- */
+
+static OutKind kind_of(const Comm *m, const Op *u, uint32_t k)
+{
+	const Place *p = &m->pl[u->id];
+	if (p->n == 1 || p->dup || !p->begin)
+		return OK_FULL;
+	return batch_okind(&m->b, u, k);
+}
+
+/* The replica of u nearest to device d (same device, then the fastest
+ * link). */
+static int nearest(const Comm *m, const Place *p, int d)
+{
+	int best = 0;
+	double bt = INFINITY;
+	for (int r = 0; r < p->n; r++) {
+		if (p->dev[r] == d)
+			return r;
+		double t = cost_transfer(m->ctx->cost, p->dev[r], d, 1e6);
+		if (t < bt) {
+			bt = t;
+			best = r;
+		}
+	}
+	return best;
+}
+
+static Ref whole(Comm *m, Op *u, uint32_t k, int d);
+
+/* Transfers every replica's output k of u to d; pieces[r]. */
+static void gather(Comm *m, Op *u, uint32_t k, int d, Input *pieces)
+{
+	const Place *p = &m->pl[u->id];
+	for (int r = 0; r < p->n; r++) {
+		Ref x = transfer(m, (Ref){p->rep[r], k}, d);
+		pieces[r] = (Input){x.op, x.idx, false};
+	}
+}
+
+/* The whole value of output k of u (an op of the input graph) on d. */
+static Ref whole(Comm *m, Op *u, uint32_t k, int d)
+{
+	const Place *p = &m->pl[u->id];
+	OutKind kind = kind_of(m, u, k);
+	if (kind == OK_FULL || kind == OK_LOCAL) {
+		Ref src = {p->rep[nearest(m, p, d)], k};
+		if (src.op->opcode == O_Const)
+			return const_on(m, src.op, d);
+		return transfer(m, src, d);
+	}
+	bool fresh;
+	uint32_t tag = kind == OK_SPLIT ? T_GATHER : T_SUM;
+	Slot *s = cache_get(&m->cache, u->id, k, (uint32_t)d, 0, tag, &fresh);
+	if (!fresh)
+		return s->r;
+	Graph *g = m->g;
+	const char *org = origin_of(m, u);
+	Op *op;
+	if (kind == OK_SPLIT) {
+		/* ConcatV2(pieces..., axis) along the batch dimension, in the
+		 * view's shape when the slices are contiguous only there. */
+		const View *v = batch_view(&m->b, u, k);
+		int64_t ax = v ? v->dim : batch_odim(&m->b, u, k);
+		Op *axis = int_const(m, arena_printf(g->arena, "%s/concat/axis", u->name),
+				     &ax, 1, true, DT_I32, d, org);
+		op = new_op(m, arena_printf(g->arena, "%s/concat", u->name),
+			    "ConcatV2", (uint32_t)p->n + 1, 1, d, org);
+		gather(m, u, k, d, op->in);
+		op->in[p->n] = (Input){axis, 0, false};
+		m->nconcat++;
+		if (v) {
+			for (int r = 0; r < p->n; r++) {
+				Ref x = reshape_to(m, (Ref){op->in[r].src, op->in[r].idx},
+						   shard_dims(m, v->dims, v->rank, v->dim,
+							      p->size[r]),
+						   v->rank, d, org);
+				op->in[r] = (Input){x.op, x.idx, false};
+			}
+			op->out[0] = type_make(g->arena, u->out[k].dt, v->rank, v->dims);
+			Ref w = reshape_to(m, (Ref){op, 0}, u->out[k].dims,
+					   u->out[k].rank, d, org);
+			s = cache_get(&m->cache, u->id, k, (uint32_t)d, 0, tag, &fresh);
+			s->r = w;
+			return w;
+		}
+	} else {
+		op = new_op(m, arena_printf(g->arena, "%s/sum", u->name), "AddN",
+			    (uint32_t)p->n, 1, d, org);
+		gather(m, u, k, d, op->in);
+		m->nsum++;
+	}
+	op->out[0] = u->out[k];
+	s = cache_get(&m->cache, u->id, k, (uint32_t)d, 0, tag, &fresh);
+	s->r = (Ref){op, 0};
+	return s->r;
+}
+
+/* The AllReduce of u's partial sums: member r on u's replica device r. */
+static Op **allreduce(Comm *m, Op *u, uint32_t k, const char *sync)
+{
+	bool fresh;
+	Slot *s = cache_get(&m->cache, u->id, k, 0, 0, T_AR, &fresh);
+	if (!fresh)
+		return s->members;
+	const Place *p = &m->pl[u->id];
+	Graph *g = m->g;
+	double bytes = cost_out_bytes(g, u, k);
+	const char *algo = sync && strcmp(sync, "hier") == 0 ? "hier" : "ring";
+	if (!sync || (strcmp(sync, "ring") && strcmp(sync, "hier")))
+		algo = cost_allreduce_hier(m->ctx->cost, p->dev, p->n, bytes) <
+				       cost_allreduce_ring(m->ctx->cost, p->dev, p->n, bytes)
+			       ? "hier" : "ring";
+	Value *devs = val_list(g->arena, (uint32_t)p->n);
+	for (int r = 0; r < p->n; r++)
+		devs->list.items[r] = val_str(g->arena, dev_name(m, p->dev[r]));
+	int64_t key = m->next_key++;
+	Op **mem = arena_alloc(m->ctx->scratch, sizeof(Op *) * (size_t)p->n);
+	for (int r = 0; r < p->n; r++) {
+		Op *a = new_op(m, arena_printf(g->arena, "%s/ar%d", u->name, r),
+			       "AllReduce", 1, 1, p->dev[r], origin_of(m, u));
+		a->in[0] = (Input){p->rep[r], k, false};
+		a->out[0] = u->out[k];
+		op_set(g, a, "key", val_int(g->arena, key));
+		op_set(g, a, "algo", val_ident(g->arena, algo));
+		op_set(g, a, "devices", devs);
+		mem[r] = a;
+	}
+	m->nar++;
+	s = cache_get(&m->cache, u->id, k, 0, 0, T_AR, &fresh);
+	s->members = mem;
+	return mem;
+}
+
+/* Do two places use the same set of devices? */
+static bool same_devices(const Place *a, const Place *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++) {
+		bool found = false;
+		for (int j = 0; j < b->n && !found; j++)
+			found = a->dev[i] == b->dev[j];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* Slice [begin, begin+size) along dim of Const k as a Const on device d:
+ * constants are never moved, their slices are constants too. */
+static Ref const_slice(Comm *m, Op *k, int dim, int64_t begin, int64_t size,
+		       int d)
+{
+	Graph *g = m->g;
+	const Type *t = &k->out[0];
+	bool fresh;
+	Slot *s = cache_get(&m->cache, k->id, (uint32_t)dim, (uint32_t)d,
+			    (uint32_t)begin, T_CONST + 16 * (uint32_t)size, &fresh);
+	if (!fresh)
+		return s->r;
+	Op *c = new_op(m, arena_printf(g->arena, "%s/slice", k->name), "Const",
+		       0, 1, d, origin_of(m, k));
+	c->out[0] = type_make(g->arena, t->dt, t->rank, t->dims);
+	c->out[0].dims[dim] = size;
+	for (uint32_t i = 0; i < k->nattr; i++)
+		if (k->attrs[i].key[0] != '@' &&
+		    strcmp(k->attrs[i].key, "value") != 0)
+			op_set(g, c, k->attrs[i].key, k->attrs[i].val);
+	const Value *v = op_get(g, k, "value");
+	if (v && v->kind == V_LIST && (int64_t)v->list.n == type_numel(t)) {
+		/* Row-major: outer blocks, then `size` of dims[dim] rows of
+		 * `inner` elements each. */
+		int64_t inner = 1, outer = 1;
+		for (int i = dim + 1; i < t->rank; i++)
+			inner *= t->dims[i];
+		for (int i = 0; i < dim; i++)
+			outer *= t->dims[i];
+		Value *nv = val_list(g->arena, (uint32_t)(outer * size * inner));
+		uint32_t n = 0;
+		for (int64_t o = 0; o < outer; o++)
+			for (int64_t j = 0; j < size * inner; j++)
+				nv->list.items[n++] = v->list.items[
+					(o * t->dims[dim] + begin) * inner + j];
+		op_set(g, c, "value", nv);
+	} else if (v && v->kind != V_LIST) {
+		op_set(g, c, "value", (Value *)v);   /* a splat */
+	}
+	s = cache_get(&m->cache, k->id, (uint32_t)dim, (uint32_t)d,
+		      (uint32_t)begin, T_CONST + 16 * (uint32_t)size, &fresh);
+	s->r = (Ref){c, 0};
+	return s->r;
+}
+
+/* Slice r (of the consumer's shard list) of output k of u, along dim
+ * (in view v), on the consumer's replica device. */
+static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
+		 const Place *cons, int r)
+{
+	const Place *p = &m->pl[u->id];
+	int d = cons->dev[r];
+	if (kind_of(m, u, k) == OK_SPLIT && batch_odim(&m->b, u, k) == dim &&
+	    p->part == cons->part)
+		return transfer(m, (Ref){p->rep[r], k}, d);
+	if (u->opcode == O_Const && !v && type_known(&u->out[0])) {
+		int64_t scale = u->out[0].dims[dim] / m->b.batch;
+		return const_slice(m, p->rep[0], dim, cons->begin[r] * scale,
+				   cons->size[r] * scale, d);
+	}
+	if ((kind_of(m, u, k) == OK_FULL || kind_of(m, u, k) == OK_LOCAL) &&
+	    p->n > 1 && p->dev[nearest(m, p, d)] == d) {
+		/* Every replica holds the whole value: slice it in place. */
+		Ref x = whole(m, u, k, d);
+		const Type *t0 = type_of(x);
+		const int64_t *dims = v ? v->dims : t0->dims;
+		int rank = v ? v->rank : t0->rank, vd = v ? v->dim : dim;
+		if (v)
+			x = reshape_to(m, x, v->dims, v->rank, d, origin_of(m, u));
+		int64_t scale = dims[vd] / m->b.batch;
+		int64_t *b = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
+		int64_t *z = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
+		for (int i = 0; i < rank; i++) {
+			b[i] = i == vd ? cons->begin[r] * scale : 0;
+			z[i] = i == vd ? cons->size[r] * scale : dims[i];
+		}
+		bool fresh;
+		Slot *s = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d,
+				    (uint32_t)b[vd], T_SPLIT + 16 * (uint32_t)z[vd], &fresh);
+		if (fresh) {
+			Graph *g = m->g;
+			const char *org = origin_of(m, u);
+			Op *bc = int_const(m, arena_printf(g->arena, "%s/slice/begin", u->name),
+					   b, rank, false, DT_I64, d, org);
+			Op *zc = int_const(m, arena_printf(g->arena, "%s/slice/size", u->name),
+					   z, rank, false, DT_I64, d, org);
+			Op *sl = new_op(m, arena_printf(g->arena, "%s/slice", u->name),
+					"Slice", 3, 1, d, org);
+			sl->in[0] = (Input){x.op, x.idx, false};
+			sl->in[1] = (Input){bc, 0, false};
+			sl->in[2] = (Input){zc, 0, false};
+			sl->out[0] = type_make(g->arena, t0->dt, rank, z);
+			Ref y = {sl, 0};
+			if (v)
+				y = reshape_to(m, y, shard_dims(m, u->out[k].dims,
+								u->out[k].rank, dim,
+								cons->size[r]),
+					       u->out[k].rank, d, org);
+			m->nsplit++;
+			s = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d,
+				      (uint32_t)b[vd], T_SPLIT + 16 * (uint32_t)z[vd], &fresh);
+			s->r = y;
+		}
+		return s->r;
+	}
+	/* Split the whole value on one device and send the slices. */
+	int src;
+	if (kind_of(m, u, k) == OK_FULL || kind_of(m, u, k) == OK_LOCAL)
+		src = p->dev[nearest(m, p, cons->dev[0])];
+	else
+		src = cons->dev[0];
+	bool fresh;
+	uint32_t dkey = (uint32_t)dim + (v ? 256u : 0u);
+	Slot *s = cache_get(&m->cache, u->id, k, (uint32_t)cons->part, dkey,
+			    T_SPLIT, &fresh);
+	if (fresh) {
+		Graph *g = m->g;
+		const char *org = origin_of(m, u);
+		Ref full = whole(m, u, k, src);
+		const Type *t0 = type_of(full);
+		Type tv;
+		if (v) {
+			/* Split in the view; reshape the pieces back below. */
+			full = reshape_to(m, full, v->dims, v->rank, src, org);
+			tv = type_make(g->arena, t0->dt, v->rank, v->dims);
+		}
+		const Type *t = v ? &tv : t0;
+		int vd = v ? v->dim : dim;
+		int64_t scale = t->dims[vd] / m->b.batch, ax = vd;
+		int64_t *sizes = arena_alloc(m->ctx->scratch,
+					     sizeof(int64_t) * (size_t)cons->n);
+		bool equal = true;
+		for (int i = 0; i < cons->n; i++) {
+			sizes[i] = cons->size[i] * scale;
+			equal &= cons->size[i] == cons->size[0];
+		}
+		Op *axis = int_const(m, arena_printf(g->arena, "%s/split/dim", u->name),
+				     &ax, 1, true, DT_I32, src, org);
+		Op *sp;
+		const char *base = arena_printf(g->arena, "%s/split", u->name);
+		if (equal) {
+			sp = new_op(m, base, "Split", 2, (uint32_t)cons->n, src, org);
+			sp->in[0] = (Input){axis, 0, false};
+			sp->in[1] = (Input){full.op, full.idx, false};
+		} else {
+			Op *sz = int_const(m, arena_printf(g->arena, "%s/split/sizes",
+							   u->name),
+					   sizes, cons->n, false, DT_I64, src, org);
+			sp = new_op(m, base, "SplitV", 3, (uint32_t)cons->n, src, org);
+			sp->in[0] = (Input){full.op, full.idx, false};
+			sp->in[1] = (Input){sz, 0, false};
+			sp->in[2] = (Input){axis, 0, false};
+		}
+		op_set(g, sp, "num_split", val_int(g->arena, cons->n));
+		for (int i = 0; i < cons->n; i++) {
+			sp->out[i] = type_make(g->arena, t->dt, t->rank, t->dims);
+			sp->out[i].dims[vd] = sizes[i];
+		}
+		m->nsplit++;
+		s = cache_get(&m->cache, u->id, k, (uint32_t)cons->part, dkey,
+			      T_SPLIT, &fresh);
+		s->r = (Ref){sp, 0};
+	}
+	Ref piece = {s->r.op, (uint32_t)r};
+	if (v) {
+		const Type *t0 = &u->out[k];
+		piece = reshape_to(m, piece, shard_dims(m, t0->dims, t0->rank, dim,
+							cons->size[r]),
+				   t0->rank, piece.op->id < m->norig ? d :
+				   cluster_find_device(m->c, op_ann_str(m->g, piece.op,
+									ANN_DEVICE)),
+				   origin_of(m, u));
+	}
+	return transfer(m, piece, d);
+}
+
+/* ---- strategies ---------------------------------------------------------- */
+
+static int part_id(Comm *m, int n, const int64_t *size)
+{
+	for (int i = 0; i < m->nparts; i++)
+		if (m->parts[i].n == n &&
+		    memcmp(m->parts[i].size, size, sizeof(int64_t) * (size_t)n) == 0)
+			return i;
+	m->parts = xrealloc(m->parts, sizeof *m->parts * (size_t)(m->nparts + 1));
+	m->parts[m->nparts].n = n;
+	m->parts[m->nparts].size = arena_alloc(m->ctx->scratch,
+					       sizeof(int64_t) * (size_t)n);
+	memcpy(m->parts[m->nparts].size, size, sizeof(int64_t) * (size_t)n);
+	return m->nparts++;
+}
+
+static int find_dev(Comm *m, const Op *op, const Value *v)
+{
+	int d = v && (v->kind == V_STR || v->kind == V_IDENT)
+		? cluster_find_device(m->c, v->s) : -1;
+	if (d < 0) {
+		diag_error(m->ctx->diag, op->loc, "comm: op '%s' has no valid device",
+			   op->name);
+		m->errors++;
+	}
+	return d < 0 ? 0 : d;
+}
+
+/* Reads op's strategy annotations into its Place. */
+static void read_place(Comm *m, Op *op)
+{
+	Graph *g = m->g;
+	Arena *a = m->ctx->scratch;
+	Place *p = &m->pl[op->id];
+	Value *reps = op_ann(g, op, ANN_REPLICAS);
+	const char *sync = op_ann_str(g, op, ANN_SYNC);
+	Value *ps = op_ann(g, op, ANN_PS);
+	p->part = -1;
+	if (reps && reps->kind == V_LIST && sync && strcmp(sync, "ps") == 0 && ps)
+		reps = NULL;            /* the update runs on the server */
+	if (reps && reps->kind == V_LIST && reps->list.n > 1 &&
+	    !m->b.replicable[op->id]) {
+		m->nlegal++;
+		p->n = 1;
+		p->dev = arena_alloc(a, sizeof(int));
+		p->dev[0] = find_dev(m, op, reps->list.items[0]);
+	} else if (reps && reps->kind == V_LIST && reps->list.n >= 1) {
+		int n = (int)reps->list.n;
+		p->n = n;
+		p->dev = arena_alloc(a, sizeof(int) * (size_t)n);
+		for (int r = 0; r < n; r++)
+			p->dev[r] = find_dev(m, op, reps->list.items[r]);
+		p->dup = op_ann(g, op, ANN_DUP) && op_ann(g, op, ANN_DUP)->kind == V_BOOL &&
+			 op_ann(g, op, ANN_DUP)->b;
+		p->sync = sync;
+		int64_t B = m->b.batch;
+		if (B > 0 && n > 1 && !p->dup) {
+			p->begin = arena_alloc(a, sizeof(int64_t) * (size_t)n);
+			p->size = arena_alloc(a, sizeof(int64_t) * (size_t)n);
+			Value *sh = op_ann(g, op, ANN_SHARES);
+			int64_t sum = 0;
+			for (int r = 0; r < n; r++) {
+				if (sh && sh->kind == V_LIST && sh->list.n == (uint32_t)n)
+					p->size[r] = sh->list.items[r]->i;
+				else
+					p->size[r] = B / n + (r < B % n);
+				p->begin[r] = sum;
+				sum += p->size[r];
+			}
+			if (sum != B || p->size[n - 1] <= 0) {
+				diag_error(m->ctx->diag, op->loc,
+					   "comm: the @shares of '%s' must be %d "
+					   "positive integers summing to the batch "
+					   "(%lld)", op->name, n, (long long)B);
+				m->errors++;
+			}
+			p->part = part_id(m, n, p->size);
+		}
+	} else {
+		p->n = 1;
+		p->dev = arena_alloc(a, sizeof(int));
+		Value *dv = op_ann(g, op, ANN_DEVICE);
+		if (!dv && ps && sync && strcmp(sync, "ps") == 0)
+			dv = ps;
+		if (!dv && reps && reps->kind == V_LIST && reps->list.n)
+			dv = reps->list.items[0];
+		if (!dv) {
+			diag_error(m->ctx->diag, op->loc,
+				   "comm: op '%s' is not placed (run place first)",
+				   op->name);
+			m->errors++;
+			p->dev[0] = 0;
+		} else {
+			p->dev[0] = find_dev(m, op, dv);
+		}
+	}
+	p->rep = arena_alloc(a, sizeof(Op *) * (size_t)p->n);
+}
+
+static bool is_role(const Graph *g, const Op *op, unsigned flag, Role r)
+{
+	const OpInfo *i = op_info(op->opcode);
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	return (i && (i->flags & flag)) || (s && role_parse(s) == r);
+}
+
+/* A parameter lives where its update runs: with each replica of a
+ * replicated update (AllReduce, SFB), or on the parameter server. */
+static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
+{
+	Graph *g = m->g;
+	for (uint32_t j = 0; j < live; j++) {
+		Op *u = g->ops[topo[j]];
+		if (!is_role(g, u, OPF_UPDATE, ROLE_UPDATE) || !u->nin ||
+		    u->in[0].ctrl)
+			continue;
+		Op *v = u->in[0].src;
+		if (!is_role(g, v, OPF_PARAM, ROLE_PARAM))
+			continue;
+		Place *pv = &m->pl[v->id], *pu = &m->pl[u->id];
+		pv->n = pu->n;
+		pv->dev = pu->dev;
+		pv->begin = pv->size = NULL;
+		pv->part = -1;
+		pv->dup = false;
+		pv->rep = arena_alloc(m->ctx->scratch, sizeof(Op *) * (size_t)pu->n);
+	}
+}
+
+static void drop_strategy(Graph *g, Op *op)
+{
+	op_unset(g, op, ann_key(ANN_REPLICAS));
+	op_unset(g, op, ann_key(ANN_SHARES));
+	op_unset(g, op, ann_key(ANN_DUP));
+	op_unset(g, op, ann_key(ANN_SYNC));
+	op_unset(g, op, ann_key(ANN_PS));
+}
+
+/* Does replica work shrink with the shard (any input or output sliced)? */
+static bool sliced(const Comm *m, const Op *op)
+{
+	const Place *p = &m->pl[op->id];
+	if (!p->begin)
+		return false;
+	for (uint32_t i = 0; i < op->nin; i++)
+		if (m->b.idim[m->b.inbase[op->id] + i] >= 0)
+			return true;
+	for (uint32_t k = 0; k < op->nout; k++)
+		if (batch_okind(&m->b, op, k) == OK_SPLIT)
+			return true;
+	return false;
+}
+
+static void scale_ann(Graph *g, Op *op, AnnKey key, double f)
+{
+	Value *v = op_ann(g, op, key);
+	double x;
+	if (!v)
+		return;
+	if (v->kind == V_DICT) {
+		Value *nv = val_dict(g->arena, v->dict.n);
+		for (uint32_t i = 0; i < v->dict.n; i++) {
+			nv->dict.items[i].key = v->dict.items[i].key;
+			nv->dict.items[i].val = val_number(v->dict.items[i].val, &x)
+				? val_qty(g->arena, x * f, UNIT_SECONDS)
+				: v->dict.items[i].val;
+		}
+		op_set_ann(g, op, key, nv);
+	} else if (val_number(v, &x)) {
+		op_set_ann(g, op, key, v->kind == V_QTY
+				     ? val_qty(g->arena, x * f, v->unit)
+				     : x * f == floor(x * f) && x * f < 9e15
+				     ? val_int(g->arena, (int64_t)(x * f))
+				     : val_float(g->arena, x * f));
+	}
+}
+
+/* Counts the inputs op's replicas will have: data inputs, and one
+ * control input per replica of each control source. */
+static uint32_t count_inputs(const Comm *m, const Op *op)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < op->nin; i++)
+		n += op->in[i].ctrl ? (uint32_t)m->pl[op->in[i].src->id].n : 1;
+	return n;
+}
+
+/* Fills the inputs of replica r of op (placed by p) into dst. */
+static void wire(Comm *m, Op *op, const Place *p, int r, Input *dst)
+{
+	Graph *g = m->g;
+	int d = p->dev[r];
+	uint32_t n = 0;
+	int si = m->b.shape_in[op->id];
+	uint32_t data = 0;
+	for (uint32_t i = 0; i < op->nin; i++) {
+		const Input *in = &op->in[i];
+		Op *u = in->src;
+		const Place *up = &m->pl[u->id];
+		if (in->ctrl) {
+			for (int q = 0; q < up->n; q++)
+				dst[n++] = (Input){up->rep[q], 0, true};
+			continue;
+		}
+		int dim = p->dup ? -1 : m->b.idim[m->b.inbase[op->id] + i];
+		Ref x;
+		if ((int)data++ == si && sliced(m, op)) {
+			/* The replica's own shape, as the shape input wants it. */
+			const Type *ot = &p->rep[r]->out[0];
+			int64_t v[16];
+			for (int j = 0; j < ot->rank && j < 16; j++)
+				v[j] = ot->dims[j];
+			DType dt = type_known(&u->out[in->idx]) ? u->out[in->idx].dt : DT_I32;
+			x = (Ref){int_const(m, arena_printf(g->arena, "%s/shape",
+							    p->rep[r]->name),
+					    v, ot->rank, false, dt, d,
+					    origin_of(m, u)), 0};
+		} else if (dim >= 0 && p->begin) {
+			x = slice(m, u, in->idx, dim,
+				  m->b.iview[m->b.inbase[op->id] + i], p, r);
+		} else if (p->n > 1 && kind_of(m, u, in->idx) == OK_PARTIAL &&
+			   same_devices(up, p)) {
+			Op **mem = allreduce(m, u, in->idx, p->sync);
+			int q = 0;
+			while (up->dev[q] != d)
+				q++;
+			x = (Ref){mem[q], 0};
+		} else if (kind_of(m, u, in->idx) == OK_LOCAL && up->n == p->n &&
+			   up->part == p->part && up->dev[r] == d) {
+			x = (Ref){up->rep[r], in->idx};
+		} else {
+			x = whole(m, u, in->idx, d);
+		}
+		dst[n++] = (Input){x.op, x.idx, false};
+	}
+}
+
+/* Places op: itself on one device, or one new op per replica. */
+static void materialise(Comm *m, Op *op)
+{
+	Graph *g = m->g;
+	Place *p = &m->pl[op->id];
+	uint32_t nin = count_inputs(m, op);
+	if (p->n == 1) {
+		p->rep[0] = op;
+		Input *in = nin ? arena_alloc(g->arena, sizeof(Input) * nin) : NULL;
+		wire(m, op, p, 0, in);
+		op->in = in;
+		op->nin = nin;
+		drop_strategy(g, op);
+		op_set_ann(g, op, ANN_DEVICE, val_str(g->arena, dev_name(m, p->dev[0])));
+		return;
+	}
+	bool sl = sliced(m, op);
+	for (int r = 0; r < p->n; r++) {
+		Op *x = new_op(m, arena_printf(g->arena, "%s/rep%d", op->name, r),
+			       op->type, nin, op->nout, p->dev[r], origin_of(m, op));
+		for (uint32_t i = 0; i < op->nattr; i++)
+			if (!op_attr(x, op->attrs[i].key))
+				op_set(g, x, op->attrs[i].key, op->attrs[i].val);
+		drop_strategy(g, x);
+		x->loc = op->loc;
+		for (uint32_t k = 0; k < op->nout; k++) {
+			const Type *t = &op->out[k];
+			x->out[k] = type_make(g->arena, t->dt, t->rank, t->dims);
+			if (p->begin && batch_okind(&m->b, op, k) == OK_SPLIT) {
+				int d = batch_odim(&m->b, op, k);
+				x->out[k].dims[d] = t->dims[d] / m->b.batch * p->size[r];
+			}
+		}
+		Value *pr = val_list(g->arena, 2);
+		pr->list.items[0] = val_int(g->arena, r);
+		pr->list.items[1] = val_int(g->arena, p->n);
+		op_set_ann(g, x, ANN_REPLICA, pr);
+		if (sl) {
+			Value *sh = val_list(g->arena, 2);
+			sh->list.items[0] = val_int(g->arena, p->begin[r]);
+			sh->list.items[1] = val_int(g->arena, p->size[r]);
+			op_set_ann(g, x, ANN_SHARD, sh);
+			double f = (double)p->size[r] / (double)m->b.batch;
+			scale_ann(g, x, ANN_COST, f);
+			scale_ann(g, x, ANN_FLOPS, f);
+		}
+		p->rep[r] = x;
+	}
+	for (int r = 0; r < p->n; r++)
+		wire(m, op, p, r, p->rep[r]->in);
+	m->nrep += (unsigned)p->n;
+}
+
+int pass_comm(PassCtx *ctx)
+{
+	Graph *g = ctx->g;
+	Comm m = {0};
+	m.ctx = ctx;
+	m.g = g;
+	m.c = g->cluster;
+	m.next_key = 1;
+	m.norig = g->nops;
+	const uint32_t *t = graph_topo(g);
+	if (!t)
+		return pass_internal_error(ctx, "the graph has a cycle");
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		live += !g->ops[i]->dead;
+	uint32_t *topo = xmalloc(sizeof(uint32_t) * ((size_t)live + 1));
+	memcpy(topo, t, sizeof(uint32_t) * live);
+	/* Keys continue after any AllReduce already in the graph. */
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Value *k = g->ops[i]->opcode == O_AllReduce
+			   ? op_attr(g->ops[i], graph_intern(g, "key")) : NULL;
+		if (k && k->kind == V_INT && k->i >= m.next_key)
+			m.next_key = k->i + 1;
+	}
+	batch_analyze(g, &m.b);
+	m.pl = xcalloc((size_t)m.norig + 1, sizeof(Place));
+	for (uint32_t j = 0; j < live; j++)
+		read_place(&m, g->ops[topo[j]]);
+	params_follow_updates(&m, topo, live);
+	if (!m.errors)
+		for (uint32_t j = 0; j < live; j++)
+			materialise(&m, g->ops[topo[j]]);
+	/* Replicated originals are replaced; Consts whose every use now
+	 * reads a copy go too. */
+	if (!m.errors) {
+		for (uint32_t j = 0; j < live; j++) {
+			Op *op = g->ops[topo[j]];
+			if (m.pl[op->id].n > 1)
+				graph_remove_op(g, op);
+		}
+		const Uses *us = graph_uses(g);
+		for (uint32_t j = 0; j < live; j++) {
+			Op *op = g->ops[topo[j]];
+			if (!op->dead && op->opcode == O_Const &&
+			    us->start[op->id] == us->start[op->id + 1])
+				graph_remove_op(g, op);
+		}
+	}
+	if (ctx->report && !m.errors)
+		fprintf(ctx->report,
+			"comm: %u replicas, %u transfers, %u splits, %u concats, "
+			"%u sums, %u allreduces%s\n", m.nrep, m.nxfer, m.nsplit,
+			m.nconcat, m.nsum, m.nar,
+			m.nlegal ? arena_printf(ctx->scratch,
+				   "; %u ops that cannot be replicated kept on "
+				   "one device", m.nlegal) : "");
+	free(m.cache.s);
+	free(m.parts);
+	free(m.pl);
+	free(topo);
+	batch_free(&m.b);
+	return m.errors ? EXIT_BADINPUT : EXIT_OK;
+}

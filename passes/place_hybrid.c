@@ -1,0 +1,1022 @@
+/* place_hybrid.c — hybrid data/model parallelism per fused group, judged
+ * by simulation (HeteroG §2.2, §3–§4, §5; TAG §4.2).
+ *
+ * Strategy space (HeteroG's M + 4 per group, with TAG's partial
+ * replication): run the group on one of the M devices (model
+ * parallelism), or replicate it over a replica set — all devices with
+ * equal batch shares, all devices with shares proportional to their speed
+ * on this model, the devices of one machine, the devices of one type —
+ * with its gradients combined by AllReduce where producer and consumer
+ * share the set, or gathered on the consumer's device (a parameter
+ * server) where they do not.  Groups with an op that cannot be split over
+ * the batch (batch.c) only get the M single-device choices.
+ *
+ * The judge during search is a strategy simulator over the task graph of
+ * groups, in the spirit of HeteroG §5 and TAG §4.3.2: each group replica
+ * is a task of time cost × share on its device; each edge moves its
+ * bytes by kind (batch slices, partial sums, whole tensors) between the
+ * producer's and the consumer's replicas over the link resources of the
+ * cluster (intra-machine pairs, NICs out and in), FIFO per resource;
+ * partial sums between identical replica sets take one AllReduce (ring
+ * or hierarchical, the cheaper); parameters and optimizer state are kept
+ * whole by every replica of the group that updates them, activations by
+ * share; a plan that overflows a device's memory is penalised.  One
+ * evaluation is O(groups · replicas + edges · replicas²).
+ *
+ * Search: start from the better of a model-parallel placement (Celeritas's
+ * Adjusting Placement when present, else FastT's DPOS, else one device)
+ * and data parallelism (equal or proportional); then greedy improvement,
+ * group by group in decreasing cost, every candidate strategy, kept when
+ * the simulated iteration gets shorter, until a sweep changes nothing
+ * (bounded by `evals`).  With search=local (-O2), a local search follows
+ * within --search-budget seconds: random changes of one group or of a run
+ * of consecutive groups, kept when better.
+ *
+ * Finally the candidates (the search's result, data parallelism, the
+ * model-parallel start; at -O2 every placer of placers.def) are
+ * materialised with the comm pass on a copy of the graph and simulated
+ * with the full simulator; the fastest that fits in memory is written.
+ * So the result is never slower than those baselines by the simulator's
+ * own measure.  Graphs too large for that (options `portfolio`) skip it. */
+#include "plan.h"
+#include "taskgraph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+PlacerFn placer_find(const char *name);
+
+typedef struct RepSet {
+	int n;
+	int *dev;
+	double *frac;            /* share / batch */
+	int64_t *shares;
+	int *links;              /* ring links (resources), nlinks */
+	int nlinks;
+	double ar_per_byte, ar_lat;  /* AllReduce time = lat + bytes · per_byte */
+	const char *label;
+} RepSet;
+
+typedef struct PEdge {
+	uint32_t u;              /* producer node */
+	double split, partial, full;
+} PEdge;
+
+typedef struct PParam {
+	uint32_t owner;          /* node whose placement keeps the parameter */
+	double bytes;
+} PParam;
+
+struct PEv;
+
+typedef struct PlanSim {
+	const TaskGraph *t;
+	const Cluster *c;
+	const CostModel *m;
+	uint32_t n;
+	int ndev, maxrep;
+	int64_t batch;
+	bool *splittable;
+	double *params, *act, *temp;
+	uint32_t *in_start;      /* [n + 1] CSR of incoming edges */
+	PEdge *in;
+	uint32_t *pin_start;     /* [n + 1] parameters each node reads */
+	PParam *pin;
+	RepSet *sets;
+	int nsets;
+	/* links */
+	int nres, r_pair, r_out, r_in;
+	int *pairbase, *local, *mcount;
+	int *single;             /* [ndev]: d, the replica list of "on d" */
+	uint32_t *out_start;     /* [n + 1] CSR of outgoing edge indices */
+	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
+	/* evaluation scratch */
+	double *dev_free, *res_free, *rdy, *mem_perm, *mem_temp;
+	uint32_t *pending, *arcount;
+	struct PEv *h;
+	size_t nh, caph;
+	double span;
+	long evals;
+} PlanSim;
+
+/* ---- links ------------------------------------------------------------- */
+
+static void ps_route(const PlanSim *ps, int a, int b, int *res, int *n)
+{
+	const Cluster *c = ps->c;
+	*n = 0;
+	if (a == b)
+		return;
+	for (int l = 0; l < c->nlinks; l++) {
+		const LinkOverride *o = &c->links[l];
+		if ((o->a == a && o->b == b) || (o->a == b && o->b == a)) {
+			res[(*n)++] = 2 * l + (o->a == a ? 0 : 1);
+			return;
+		}
+	}
+	int ma = c->devs[a].machine, mb = c->devs[b].machine;
+	if (ma == mb) {
+		res[(*n)++] = ps->r_pair + ps->pairbase[ma] +
+			      ps->local[a] * ps->mcount[ma] + ps->local[b];
+	} else {
+		res[(*n)++] = ps->r_out + ma;
+		res[(*n)++] = ps->r_in + mb;
+	}
+}
+
+static void ps_links(PlanSim *ps)
+{
+	const Cluster *c = ps->c;
+	ps->pairbase = xcalloc((size_t)c->nmachines + 1, sizeof(int));
+	ps->local = xcalloc((size_t)c->ndevs + 1, sizeof(int));
+	ps->mcount = xcalloc((size_t)c->nmachines + 1, sizeof(int));
+	for (int d = 0; d < c->ndevs; d++)
+		ps->local[d] = ps->mcount[c->devs[d].machine]++;
+	int pairs = 0;
+	for (int mi = 0; mi < c->nmachines; mi++) {
+		ps->pairbase[mi] = pairs;
+		pairs += ps->mcount[mi] * ps->mcount[mi];
+	}
+	ps->r_pair = 2 * c->nlinks;
+	ps->r_out = ps->r_pair + pairs;
+	ps->r_in = ps->r_out + c->nmachines;
+	ps->nres = ps->r_in + c->nmachines;
+}
+
+/* Moves bytes from a to b, ready at t: returns the arrival time. */
+static double xfer(PlanSim *ps, int a, int b, double bytes, double t)
+{
+	if (a == b || bytes <= 0)
+		return t;
+	int res[2], n;
+	ps_route(ps, a, b, res, &n);
+	double st = t;
+	for (int i = 0; i < n; i++)
+		st = ps->res_free[res[i]] > st ? ps->res_free[res[i]] : st;
+	double fin = st + cost_transfer(ps->m, a, b, bytes);
+	for (int i = 0; i < n; i++)
+		ps->res_free[res[i]] = fin;
+	return fin;
+}
+
+/* ---- replica sets -------------------------------------------------------- */
+
+static void add_set(PlanSim *ps, const int *devs, int n, const double *w,
+		    const char *label)
+{
+	if (n < 2 || ps->batch < n)
+		return;
+	RepSet s = {n, xmalloc(sizeof(int) * (size_t)n),
+		    xmalloc(sizeof(double) * (size_t)n),
+		    xmalloc(sizeof(int64_t) * (size_t)n), NULL, 0, 0, 0, label};
+	memcpy(s.dev, devs, sizeof(int) * (size_t)n);
+	plan_shares(ps->batch, n, w, s.shares);
+	for (int i = 0; i < n; i++)
+		s.frac[i] = (double)s.shares[i] / (double)ps->batch;
+	/* The same devices and shares already? */
+	for (int k = 0; k < ps->nsets; k++)
+		if (ps->sets[k].n == n &&
+		    !memcmp(ps->sets[k].dev, devs, sizeof(int) * (size_t)n) &&
+		    !memcmp(ps->sets[k].shares, s.shares, sizeof(int64_t) * (size_t)n)) {
+			free(s.dev);
+			free(s.frac);
+			free(s.shares);
+			return;
+		}
+	s.links = xmalloc(sizeof(int) * (size_t)(2 * n + 1));
+	for (int i = 0; i < n; i++) {
+		int res[2], nr;
+		ps_route(ps, devs[i], devs[(i + 1) % n], res, &nr);
+		for (int q = 0; q < nr; q++) {
+			bool dup = false;
+			for (int z = 0; z < s.nlinks; z++)
+				dup |= s.links[z] == res[q];
+			if (!dup)
+				s.links[s.nlinks++] = res[q];
+		}
+	}
+	/* AllReduce time is affine in the bytes: measure it at two sizes. */
+	double r1 = fmin(cost_allreduce_ring(ps->m, devs, n, 1e6),
+			 cost_allreduce_hier(ps->m, devs, n, 1e6));
+	double r2 = fmin(cost_allreduce_ring(ps->m, devs, n, 2e6),
+			 cost_allreduce_hier(ps->m, devs, n, 2e6));
+	s.ar_per_byte = (r2 - r1) / 1e6;
+	s.ar_lat = r1 - 1e6 * s.ar_per_byte;
+	ps->sets = xrealloc(ps->sets, sizeof(RepSet) * (size_t)(ps->nsets + 1));
+	ps->sets[ps->nsets++] = s;
+}
+
+static void build_sets(PlanSim *ps)
+{
+	const Cluster *c = ps->c;
+	int nd = c->ndevs;
+	int *devs = xmalloc(sizeof(int) * (size_t)nd);
+	double *w = xmalloc(sizeof(double) * (size_t)nd), *ones = xmalloc(sizeof(double) * (size_t)nd);
+	double *speed = xmalloc(sizeof(double) * (size_t)nd);
+	for (int d = 0; d < nd; d++) {
+		double s = 0;
+		for (uint32_t v = 0; v < ps->n; v++)
+			s += tg_cost(ps->t, v, d);
+		speed[d] = s > 0 ? 1 / s : 1;
+		devs[d] = d;
+		ones[d] = 1;
+	}
+	add_set(ps, devs, nd, ones, "all, equal");
+	add_set(ps, devs, nd, speed, "all, by speed");
+	for (int mi = 0; mi < c->nmachines; mi++) {
+		int n = 0;
+		for (int d = 0; d < nd; d++)
+			if (c->devs[d].machine == mi)
+				devs[n++] = d;
+		add_set(ps, devs, n, ones, "one machine");
+	}
+	for (int ty = 0; ty < c->ntypes; ty++) {
+		int n = 0;
+		for (int d = 0; d < nd; d++)
+			if (c->devs[d].type == ty) {
+				w[n] = speed[d];
+				devs[n++] = d;
+			}
+		if (n < nd)
+			add_set(ps, devs, n, w, "one device type");
+	}
+	free(devs);
+	free(w);
+	free(ones);
+	free(speed);
+	ps->maxrep = 1;
+	for (int k = 0; k < ps->nsets; k++)
+		ps->maxrep = ps->sets[k].n > ps->maxrep ? ps->sets[k].n : ps->maxrep;
+}
+
+/* ---- the model --------------------------------------------------------- */
+
+static bool is_flag(const Graph *g, const Op *op, unsigned f, Role r)
+{
+	const OpInfo *i = op_info(op->opcode);
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	return (i && (i->flags & f)) || (s && role_parse(s) == r);
+}
+
+typedef struct EKey {
+	uint32_t u, v;
+	double split, partial, full;
+} EKey;
+
+static int ekey_cmp(const void *pa, const void *pb)
+{
+	const EKey *a = pa, *b = pb;
+	if (a->v != b->v)
+		return a->v < b->v ? -1 : 1;
+	return a->u < b->u ? -1 : a->u > b->u;
+}
+
+/* Node-level facts from the graph: splittability, memory, edges by kind,
+ * parameter reads (a parameter is kept by the node of its update). */
+static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
+{
+	const TaskGraph *t = ps->t;
+	uint32_t n = t->n;
+	ps->splittable = xmalloc(sizeof(bool) * ((size_t)n + 1));
+	ps->params = xcalloc((size_t)n + 1, sizeof(double));
+	ps->act = xcalloc((size_t)n + 1, sizeof(double));
+	ps->temp = xcalloc((size_t)n + 1, sizeof(double));
+	for (uint32_t v = 0; v < n; v++) {
+		ps->splittable[v] = t->pinned[v] < 0 && ps->batch > 0;
+		ps->act[v] = t->mem_perm[v];
+		ps->temp[v] = t->mem_temp[v];
+	}
+	/* owner[op] for parameters: the node of the first update reading it. */
+	uint32_t *owner = xmalloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	for (uint32_t i = 0; i < g->nops; i++)
+		owner[i] = t->op_node[i];
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || !is_flag(g, op, OPF_UPDATE, ROLE_UPDATE) || !op->nin)
+			continue;
+		const Op *p = op->in[0].src;
+		if (is_flag(g, p, OPF_PARAM, ROLE_PARAM) && owner[p->id] == t->op_node[p->id])
+			owner[p->id] = t->op_node[i];
+	}
+	EKey *e = NULL, *pe = NULL;
+	size_t ne = 0, cape = 0, npe = 0, cappe = 0;
+	const Uses *us = graph_uses(g);
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		uint32_t v = t->op_node[i];
+		if (!b->replicable[i])
+			ps->splittable[v] = false;
+		bool param = is_flag(g, op, OPF_PARAM, ROLE_PARAM);
+		double st = cost_op_mem(ps->m, op);
+		ps->params[v] += st;
+		ps->act[v] -= st;
+		if (param) {
+			double pb = 0;
+			for (uint32_t k = 0; k < op->nout; k++)
+				pb += cost_out_bytes(g, op, k);
+			ps->params[owner[i]] += pb;
+			ps->act[v] -= pb;
+		}
+		if (op->opcode == O_Const)
+			continue;        /* constants are copied, never moved */
+		uint32_t src = param ? owner[i] : v;
+		for (uint32_t k = us->start[i]; k < us->start[i + 1]; k++) {
+			const Use *u = &us->use[k];
+			uint32_t w = t->op_node[u->op->id];
+			if (w == src)
+				continue;
+			const Input *in = &u->op->in[u->slot];
+			double bytes = in->ctrl ? 0 : cost_out_bytes(g, op, in->idx);
+			if (param) {
+				if (npe == cappe) {
+					cappe = cappe ? 2 * cappe : 256;
+					pe = xrealloc(pe, sizeof(EKey) * cappe);
+				}
+				pe[npe++] = (EKey){src, w, 0, 0, bytes};
+				continue;
+			}
+			if (ne == cape) {
+				cape = cape ? 2 * cape : 1024;
+				e = xrealloc(e, sizeof(EKey) * cape);
+			}
+			OutKind kind = in->ctrl ? OK_FULL : batch_okind(b, op, in->idx);
+			e[ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
+					 kind == OK_PARTIAL ? bytes : 0,
+					 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes};
+		}
+	}
+	/* One edge per (u, v); a tensor read by several ops of a node counts
+	 * once (the max of equal entries over-counts nothing: tensors are
+	 * deduplicated by summing distinct producers only). */
+	qsort(e, ne, sizeof(EKey), ekey_cmp);
+	qsort(pe, npe, sizeof(EKey), ekey_cmp);
+	ps->in_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	ps->in = xmalloc(sizeof(PEdge) * (ne + 1));
+	uint32_t m = 0;
+	for (size_t j = 0; j < ne; j++) {
+		if (m && ps->in[m - 1].u == e[j].u && j && e[j - 1].v == e[j].v) {
+			ps->in[m - 1].split += e[j].split;
+			ps->in[m - 1].partial += e[j].partial;
+			ps->in[m - 1].full += e[j].full;
+			continue;
+		}
+		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full};
+		ps->in_start[e[j].v + 1]++;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		ps->in_start[v + 1] += ps->in_start[v];
+	ps->pin_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	ps->pin = xmalloc(sizeof(PParam) * (npe + 1));
+	m = 0;
+	for (size_t j = 0; j < npe; j++) {
+		if (m && ps->pin[m - 1].owner == pe[j].u && j && pe[j - 1].v == pe[j].v) {
+			ps->pin[m - 1].bytes += pe[j].full;
+			continue;
+		}
+		ps->pin[m++] = (PParam){pe[j].u, pe[j].full};
+		ps->pin_start[pe[j].v + 1]++;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		ps->pin_start[v + 1] += ps->pin_start[v];
+	for (uint32_t v = 0; v < n; v++)
+		ps->act[v] = ps->act[v] > 0 ? ps->act[v] : 0;
+	free(e);
+	free(pe);
+	free(owner);
+}
+
+/* Replicas of strategy s: devices and fractions of the batch. */
+static int reps(const PlanSim *ps, int s, const int **dev, const double **frac)
+{
+	static const double one = 1;
+	if (s < ps->ndev) {
+		*dev = &ps->single[s];
+		*frac = &one;
+		return 1;
+	}
+	const RepSet *r = &ps->sets[s - ps->ndev];
+	*dev = r->dev;
+	*frac = r->frac;
+	return r->n;
+}
+
+/* Index of device d among n replicas, or -1. */
+static int find(const int *dev, int n, int d)
+{
+	for (int i = 0; i < n; i++)
+		if (dev[i] == d)
+			return i;
+	return -1;
+}
+
+/* An event of the strategy simulator: replica r of node v finishes
+ * (FIN) or has all its inputs (RDY). */
+typedef struct PEv {
+	double t;
+	uint32_t v;
+	uint16_t r, kind;
+} PEv;
+
+enum { PE_FIN, PE_RDY };
+
+static bool pev_less(const PEv *a, const PEv *b)
+{
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (a->kind != b->kind)
+		return a->kind < b->kind;
+	if (a->v != b->v)
+		return a->v < b->v;
+	return a->r < b->r;
+}
+
+static void pev_push(PlanSim *ps, PEv e)
+{
+	if (ps->nh == ps->caph) {
+		ps->caph = ps->caph ? 2 * ps->caph : 1024;
+		ps->h = xrealloc(ps->h, sizeof(PEv) * ps->caph);
+	}
+	size_t i = ps->nh++;
+	while (i > 0 && pev_less(&e, &ps->h[(i - 1) / 2])) {
+		ps->h[i] = ps->h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	ps->h[i] = e;
+}
+
+static PEv pev_pop(PlanSim *ps)
+{
+	PEv top = ps->h[0], last = ps->h[--ps->nh];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= ps->nh)
+			break;
+		if (c + 1 < ps->nh && pev_less(&ps->h[c + 1], &ps->h[c]))
+			c++;
+		if (!pev_less(&ps->h[c], &last))
+			break;
+		ps->h[i] = ps->h[c];
+		i = c;
+	}
+	if (ps->nh)
+		ps->h[i] = last;
+	return top;
+}
+
+/* Replica i of u (on device du, fraction fu) finished at t: send what
+ * each consumer replica needs from it (the simulator sends at the
+ * producer's finish, links serve in that order). */
+static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
+{
+	int mr = ps->maxrep, nd = ps->ndev;
+	const int *du;
+	const double *fu;
+	int nu = reps(ps, st[u], &du, &fu);
+	for (uint32_t q = ps->out_start[u]; q < ps->out_start[u + 1]; q++) {
+		uint32_t k = ps->out[q];
+		const PEdge *e = &ps->in[k];
+		uint32_t v = ps->edge_v[k];
+		const int *dv;
+		const double *fv;
+		int nv = reps(ps, st[v], &dv, &fv);
+		double *ready = ps->rdy + (size_t)v * (size_t)mr;
+		bool same = st[u] == st[v];
+		for (int r = 0; r < nv; r++) {
+			double a = t;
+			if (e->split > 0 && !same)
+				a = fmax(a, xfer(ps, du[i], dv[r],
+						 e->split * fu[i] * fv[r], t));
+			if (e->partial > 0 && !(same && nu > 1))
+				a = fmax(a, xfer(ps, du[i], dv[r], e->partial, t));
+			if (e->full > 0 && (i == 0 || dv[r] == du[i]) &&
+			    find(du, nu, dv[r]) < 0)
+				a = fmax(a, xfer(ps, du[i], dv[r], e->full, t));
+			ready[r] = fmax(ready[r], a);
+		}
+		/* Partial sums between one set: an AllReduce once every
+		 * replica is done. */
+		if (e->partial > 0 && same && nu > 1 && ++ps->arcount[k] == (uint32_t)nu) {
+			const RepSet *rs = &ps->sets[st[v] - nd];
+			double s0 = t;
+			for (int l = 0; l < rs->nlinks; l++)
+				s0 = fmax(s0, ps->res_free[rs->links[l]]);
+			double ar = s0 + rs->ar_lat + rs->ar_per_byte * e->partial;
+			for (int l = 0; l < rs->nlinks; l++)
+				ps->res_free[rs->links[l]] = ar;
+			for (int r = 0; r < nv; r++)
+				ready[r] = fmax(ready[r], ar);
+		}
+		if (--ps->pending[v] == 0)
+			for (int r = 0; r < nv; r++)
+				pev_push(ps, (PEv){ready[r], v, (uint16_t)r, PE_RDY});
+	}
+}
+
+/* Simulated iteration time of strategy st (one entry per node); *oom
+ * when some device's memory overflows (the time is then penalised). */
+static double ps_eval(PlanSim *ps, const int *st, bool *oom)
+{
+	const TaskGraph *t = ps->t;
+	int nd = ps->ndev, mr = ps->maxrep;
+	ps->evals++;
+	for (int d = 0; d < nd; d++)
+		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
+	for (int r = 0; r < ps->nres; r++)
+		ps->res_free[r] = 0;
+	ps->nh = 0;
+	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
+		ps->arcount[k] = 0;
+	/* A node waits for every replica of every producer; parameters are
+	 * there from the start (moved once, at time 0). */
+	for (uint32_t v = 0; v < t->n; v++) {
+		const int *dv;
+		const double *fv;
+		int nv = reps(ps, st[v], &dv, &fv);
+		double *ready = ps->rdy + (size_t)v * (size_t)mr;
+		uint32_t pend = 0;
+		for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
+			const int *du;
+			const double *fu;
+			pend += (uint32_t)reps(ps, st[ps->in[k].u], &du, &fu);
+		}
+		ps->pending[v] = pend;
+		for (int r = 0; r < nv; r++)
+			ready[r] = 0;
+		for (uint32_t k = ps->pin_start[v]; k < ps->pin_start[v + 1]; k++) {
+			const PParam *p = &ps->pin[k];
+			const int *du;
+			const double *fu;
+			int nu = reps(ps, st[p->owner], &du, &fu);
+			for (int r = 0; r < nv; r++)
+				if (find(du, nu, dv[r]) < 0)
+					ready[r] = fmax(ready[r], xfer(ps, du[0], dv[r],
+								       p->bytes, 0));
+		}
+		if (!pend)
+			for (int r = 0; r < nv; r++)
+				pev_push(ps, (PEv){ready[r], v, (uint16_t)r, PE_RDY});
+		for (int r = 0; r < nv; r++) {
+			ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r];
+			ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]], ps->temp[v] * fv[r]);
+		}
+	}
+	double span = 0;
+	while (ps->nh) {
+		PEv e = pev_pop(ps);
+		const int *dv;
+		const double *fv;
+		reps(ps, st[e.v], &dv, &fv);
+		if (e.kind == PE_RDY) {
+			/* Devices serve in the order work becomes ready. */
+			int d = dv[e.r];
+			double s0 = fmax(e.t, ps->dev_free[d]);
+			double fin = s0 + tg_cost(t, e.v, d) * fv[e.r];
+			ps->dev_free[d] = fin;
+			pev_push(ps, (PEv){fin, e.v, e.r, PE_FIN});
+		} else {
+			span = fmax(span, e.t);
+			ps_send(ps, st, e.v, e.r, e.t);
+		}
+	}
+	for (int r = 0; r < ps->nres; r++)
+		span = fmax(span, ps->res_free[r]);
+	double over = 0;
+	for (int d = 0; d < nd; d++) {
+		double cap = tg_mem_cap(t, d), use = ps->mem_perm[d] + ps->mem_temp[d];
+		if (use > cap)
+			over = fmax(over, use / cap - 1);
+	}
+	*oom = over > 0;
+	return over > 0 ? span * (2 + over) + 1 : span;
+}
+
+static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
+		       const BatchInfo *b)
+{
+	PlanSim *ps = xcalloc(1, sizeof *ps);
+	ps->t = t;
+	ps->c = t->c;
+	ps->m = m;
+	ps->n = t->n;
+	ps->ndev = t->ndev;
+	ps->batch = b->batch;
+	ps->single = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
+	for (int d = 0; d < t->ndev; d++)
+		ps->single[d] = d;
+	ps_links(ps);
+	build_sets(ps);
+	ps_model(ps, g, b);
+	size_t nd1 = (size_t)ps->ndev + 1;
+	ps->dev_free = xcalloc(nd1, sizeof(double));
+	ps->mem_perm = xcalloc(nd1, sizeof(double));
+	ps->mem_temp = xcalloc(nd1, sizeof(double));
+	ps->res_free = xcalloc((size_t)ps->nres + 1, sizeof(double));
+	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
+	ps->pending = xcalloc((size_t)ps->n + 1, sizeof(uint32_t));
+	uint32_t ne = ps->in_start[ps->n];
+	ps->arcount = xcalloc((size_t)ne + 1, sizeof(uint32_t));
+	/* Outgoing edges: the consumer of every edge, edges per producer. */
+	ps->edge_v = xmalloc(sizeof(uint32_t) * ((size_t)ne + 1));
+	ps->out_start = xcalloc((size_t)ps->n + 2, sizeof(uint32_t));
+	ps->out = xmalloc(sizeof(uint32_t) * ((size_t)ne + 1));
+	for (uint32_t v = 0; v < ps->n; v++)
+		for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
+			ps->edge_v[k] = v;
+			ps->out_start[ps->in[k].u + 1]++;
+		}
+	for (uint32_t u = 0; u < ps->n; u++)
+		ps->out_start[u + 1] += ps->out_start[u];
+	uint32_t *fill = xmalloc(sizeof(uint32_t) * ((size_t)ps->n + 1));
+	memcpy(fill, ps->out_start, sizeof(uint32_t) * ((size_t)ps->n + 1));
+	for (uint32_t k = 0; k < ne; k++)
+		ps->out[fill[ps->in[k].u]++] = k;
+	free(fill);
+	return ps;
+}
+
+static void ps_free(PlanSim *ps)
+{
+	for (int k = 0; k < ps->nsets; k++) {
+		free(ps->sets[k].dev);
+		free(ps->sets[k].frac);
+		free(ps->sets[k].shares);
+		free(ps->sets[k].links);
+	}
+	free(ps->sets);
+	free(ps->single);
+	free(ps->splittable);
+	free(ps->params);
+	free(ps->act);
+	free(ps->temp);
+	free(ps->in_start);
+	free(ps->in);
+	free(ps->pin_start);
+	free(ps->pin);
+	free(ps->pairbase);
+	free(ps->local);
+	free(ps->mcount);
+	free(ps->dev_free);
+	free(ps->res_free);
+	free(ps->rdy);
+	free(ps->pending);
+	free(ps->arcount);
+	free(ps->edge_v);
+	free(ps->out_start);
+	free(ps->out);
+	free(ps->h);
+	free(ps->mem_perm);
+	free(ps->mem_temp);
+	free(ps);
+}
+
+/* ---- search ----------------------------------------------------------- */
+
+static int ncand(const PlanSim *ps, uint32_t v)
+{
+	if (ps->t->pinned[v] >= 0)
+		return 1;
+	return ps->ndev + (ps->splittable[v] ? ps->nsets : 0);
+}
+
+static int cand(const PlanSim *ps, uint32_t v, int i)
+{
+	return ps->t->pinned[v] >= 0 ? ps->t->pinned[v] : i;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct Order {
+	double key;
+	uint32_t v;
+} Order;
+
+static int order_cmp(const void *pa, const void *pb)
+{
+	const Order *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	return a->v < b->v ? -1 : a->v > b->v;
+}
+
+/* Greedy improvement: groups in decreasing cost, every candidate, keep
+ * what shortens the simulated iteration; sweeps until none changes
+ * anything or evals run out. */
+static double greedy(PlanSim *ps, int *st, double best, long max_evals)
+{
+	uint32_t n = ps->n;
+	Order *ord = xmalloc(sizeof(Order) * ((size_t)n + 1));
+	for (uint32_t v = 0; v < n; v++) {
+		double c = 0;
+		for (int d = 0; d < ps->ndev; d++)
+			c = fmax(c, tg_cost(ps->t, v, d));
+		ord[v] = (Order){c, v};
+	}
+	qsort(ord, n, sizeof(Order), order_cmp);
+	bool changed = true;
+	while (changed && ps->evals < max_evals) {
+		changed = false;
+		for (uint32_t j = 0; j < n && ps->evals < max_evals; j++) {
+			uint32_t v = ord[j].v;
+			int keep = st[v];
+			for (int i = 0; i < ncand(ps, v) && ps->evals < max_evals; i++) {
+				int s = cand(ps, v, i);
+				if (s == st[v])
+					continue;
+				int old = st[v];
+				st[v] = s;
+				bool oom;
+				double x = ps_eval(ps, st, &oom);
+				if (x < best * (1 - 1e-9)) {
+					best = x;
+					changed = true;
+				} else {
+					st[v] = old;
+				}
+			}
+			(void)keep;
+		}
+	}
+	free(ord);
+	return best;
+}
+
+static unsigned rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (*s >> 16) & 0x7fff;
+}
+
+/* Local search: change one group, or a run of consecutive groups in
+ * topological order, to one candidate; keep it when better. */
+static double local_search(PlanSim *ps, int *st, double best, double budget,
+			   long max_evals, unsigned seed)
+{
+	uint32_t n = ps->n;
+	if (!n)
+		return best;
+	int *trial = xmalloc(sizeof(int) * n);
+	double t0 = now();
+	unsigned rs = seed ? seed : 1;
+	while (ps->evals < max_evals && now() - t0 < budget) {
+		memcpy(trial, st, sizeof(int) * n);
+		uint32_t j = rnd(&rs) % n, len = 1 + (rnd(&rs) % 2 ? rnd(&rs) % 8 : 0);
+		uint32_t v0 = ps->t->topo[j];
+		int s = cand(ps, v0, (int)(rnd(&rs) % (unsigned)ncand(ps, v0)));
+		for (uint32_t q = j; q < n && q < j + len; q++) {
+			uint32_t v = ps->t->topo[q];
+			if (ps->t->pinned[v] < 0 && (s < ps->ndev || ps->splittable[v]))
+				trial[v] = s;
+		}
+		bool oom;
+		double x = ps_eval(ps, trial, &oom);
+		if (x < best * (1 - 1e-9)) {
+			best = x;
+			memcpy(st, trial, sizeof(int) * n);
+		}
+	}
+	free(trial);
+	return best;
+}
+
+/* ---- writing and judging plans ----------------------------------------- */
+
+/* Writes strategy st (per node) as annotations on g's ops. */
+static void write_plan(Graph *g, const PlanSim *ps, const int *st)
+{
+	const TaskGraph *t = ps->t;
+	for (uint32_t i = 0; i < g->nops && i < t->nops; i++) {
+		Op *op = g->ops[i];
+		if (op->dead || t->op_node[i] == UINT32_MAX)
+			continue;
+		int s = st[t->op_node[i]];
+		op_unset(g, op, ann_key(ANN_SYNC));
+		if (s < ps->ndev) {
+			op_unset(g, op, ann_key(ANN_REPLICAS));
+			op_unset(g, op, ann_key(ANN_SHARES));
+			op_set_ann(g, op, ANN_DEVICE, val_str(g->arena, t->c->devs[s].name));
+		} else {
+			const RepSet *r = &ps->sets[s - ps->ndev];
+			plan_write_replicas(g, op, t->c, r->dev, r->shares, r->n);
+		}
+	}
+}
+
+/* A candidate plan for the final comparison. */
+typedef struct Cand {
+	const char *name;
+	int *st;                 /* per node, or NULL */
+	PlacerFn mp;             /* a model-parallel placer, or NULL */
+	int dp;                  /* 1: dp, 2: dp-prop */
+} Cand;
+
+/* Writes candidate k's strategy on g. */
+static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
+		 const Cand *k)
+{
+	if (k->st) {
+		write_plan(g, ps, k->st);
+		return EXIT_OK;
+	}
+	if (k->dp) {
+		PassCtx c = *ctx;
+		c.g = g;
+		c.report = NULL;
+		return place_dp(&c, t, k->dp == 2);
+	}
+	int *dev = xcalloc((size_t)t->n + 1, sizeof(int));
+	PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
+	int rc = k->mp(t, &po, dev);
+	if (rc == EXIT_OK || rc == EXIT_INFEASIBLE) {
+		tg_apply(t, g, dev);
+		rc = EXIT_OK;
+	}
+	free(dev);
+	return rc;
+}
+
+/* Materialises candidate k on a copy of the graph (comm) and simulates
+ * it: the full simulator's iteration time, and whether it overflows. */
+static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
+		    const Cand *k, bool *oom, double *peak_over)
+{
+	Graph *h = graph_clone(ctx->g);
+	double span = INFINITY;
+	*oom = true;
+	*peak_over = INFINITY;
+	if (apply(ctx, h, t, ps, k) == EXIT_OK) {
+		PassCtx c = *ctx;
+		c.g = h;
+		c.report = NULL;
+		c.pass = "comm";
+		CostModel m = *ctx->cost;
+		m.g = h;
+		c.cost = &m;
+		SimResult r;
+		Diag d;
+		diag_init(&d, stderr, "place", NULL, 0);
+		if (pass_comm(&c) == EXIT_OK && sim_run(h, &m, &r, &d) == EXIT_OK) {
+			span = r.makespan;
+			*oom = r.oom;
+			*peak_over = 0;
+			for (int dv = 0; dv < r.ndevs; dv++) {
+				double cap = t->c->types[t->c->devs[dv].type].memory;
+				*peak_over = fmax(*peak_over, r.peak_mem[dv] / cap);
+			}
+			sim_free(&r);
+		}
+	}
+	graph_free(h);
+	return span;
+}
+
+int place_hybrid(PassCtx *ctx, const TaskGraph *t)
+{
+	Graph *g = ctx->g;
+	BatchInfo b;
+	batch_analyze(g, &b);
+	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
+	uint32_t n = t->n;
+	long max_evals = (long)pass_opt_num(ctx, "evals");
+	const char *search = pass_opt(ctx, "search");
+	bool o2 = strcmp(search, "local") == 0;
+	double budget = ctx->search_budget;
+	double t0 = now();
+
+	/* Starting points: a model-parallel placement, and data parallelism
+	 * (every splittable group over all devices, equal or by speed; the
+	 * others on the device where the model runs fastest). */
+	PlacerFn mpf = placer_find("adjusting");
+	const char *mpname = "adjusting";
+	if (!mpf) {
+		mpf = placer_find("dpos");
+		mpname = "dpos";
+	}
+	if (!mpf) {
+		mpf = placer_find("single");
+		mpname = "single";
+	}
+	int *mp = xcalloc((size_t)n + 1, sizeof(int));
+	PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
+	mpf(t, &po, mp);
+	int fastest = 0;
+	double ft = INFINITY;
+	for (int d = 0; d < t->ndev; d++) {
+		double s = 0;
+		for (uint32_t v = 0; v < n; v++)
+			s += tg_cost(t, v, d);
+		if (s < ft) {
+			ft = s;
+			fastest = d;
+		}
+	}
+	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
+	int *dpst[2];
+	double best = INFINITY;
+	bool oom;
+	for (int k = 0; k < 2 && ps->nsets > k; k++) {
+		dpst[k] = xmalloc(sizeof(int) * ((size_t)n + 1));
+		for (uint32_t v = 0; v < n; v++)
+			dpst[k][v] = t->pinned[v] >= 0 ? t->pinned[v]
+				   : ps->splittable[v] ? t->ndev + k : fastest;
+		double x = ps_eval(ps, dpst[k], &oom);
+		if (x < best) {
+			best = x;
+			memcpy(st, dpst[k], sizeof(int) * n);
+		}
+	}
+	for (int k = ps->nsets; k < 2; k++)
+		dpst[k] = NULL;
+	double xmp = ps_eval(ps, mp, &oom);
+	if (xmp < best) {
+		best = xmp;
+		memcpy(st, mp, sizeof(int) * n);
+	}
+	double start = best;
+	best = greedy(ps, st, best, max_evals);
+	double after_greedy = best;
+	if (o2)
+		best = local_search(ps, st, best, budget - (now() - t0),
+				    max_evals * 10, ctx->seed);
+
+	/* The final judge: the full simulator on materialised plans. */
+	Cand cands[32];
+	int nc = 0;
+	cands[nc++] = (Cand){"hybrid", st, NULL, 0};
+	cands[nc++] = (Cand){"dp", NULL, NULL, 1};
+	cands[nc++] = (Cand){"dp-prop", NULL, NULL, 2};
+	cands[nc++] = (Cand){mpname, mp, NULL, 0};
+	if (o2) {
+		static const char *const mps[] = {"single", "adjusting", "order-place",
+						  "dpos", "dcp", "mtopo", "metf", "metis"};
+		for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++)
+			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
+				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
+	}
+	/* Materialised size: ops times their replicas. */
+	double size = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead && t->op_node[i] != UINT32_MAX) {
+			int s = st[t->op_node[i]];
+			size += s < t->ndev ? 1 : ps->sets[s - t->ndev].n;
+		}
+	int chosen = 0;
+	double limit = pass_opt_num(ctx, "portfolio");
+	if (size * (o2 ? 2 : 1) <= limit) {
+		double bspan = INFINITY, bover = INFINITY;
+		for (int k = 0; k < nc; k++) {
+			bool koom;
+			double over;
+			double x = judge(ctx, t, ps, &cands[k], &koom, &over);
+			if (ctx->report)
+				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
+					cands[k].name, x, koom ? ", out of memory" : "");
+			/* Fits, then faster; among overflowing plans the least
+			 * overflow. */
+			bool better = !koom ? bover > 1 || x < bspan
+					    : bover > 1 && over < bover;
+			if (better && isfinite(x)) {
+				chosen = k;
+				bspan = x;
+				bover = koom ? over : 1;
+			}
+		}
+		if (bover > 1 && !ctx->best_effort) {
+			fprintf(stderr,
+				"pcc: error: place<algo=hybrid>: no plan fits in the memory "
+				"of cluster '%s' (the closest needs %.2fx the memory of "
+				"its fullest device)\n", t->c->name, bover);
+			fputs("pcc: note: --best-effort places it anyway\n", stderr);
+			free(mp);
+			free(st);
+			free(dpst[0]);
+			free(dpst[1]);
+			ps_free(ps);
+			batch_free(&b);
+			return EXIT_INFEASIBLE;
+		}
+	}
+	int rc = apply(ctx, g, t, ps, &cands[chosen]);
+	if (ctx->report)
+		fprintf(ctx->report,
+			"place<algo=hybrid>: %u groups, %d replica sets, %ld "
+			"evaluations; estimated %.6g s from %.6g s (greedy %.6g s); "
+			"chose %s\n", n, ps->nsets, ps->evals, best, start,
+			after_greedy, cands[chosen].name);
+	free(mp);
+	free(st);
+	free(dpst[0]);
+	free(dpst[1]);
+	ps_free(ps);
+	batch_free(&b);
+	return rc;
+}
