@@ -66,6 +66,8 @@ static void add_ctrl(Ins *b, Op *src)
  * op that step 1 bypasses is in[k]. */
 static void data_first(Op *op, Input *tmp)
 {
+	if (!op->nin)
+		return;
 	uint32_t m = 0;
 	for (uint32_t j = 0; j < op->nin; j++)
 		if (!op->in[j].ctrl)
