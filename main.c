@@ -12,7 +12,10 @@
 #include "passes/passes.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <stdlib.h>
@@ -232,14 +235,31 @@ static const char *dump_base(Arena *a, const char *input)
 	return arena_strndup(a, b, dot && dot != b ? (size_t)(dot - b) : strlen(b));
 }
 
+/* The command line as a shell would take it back: words with characters
+ * special to the shell are single-quoted. */
 static const char *join_args(Arena *a, int argc, char **argv)
 {
-	size_t n = 1;
-	for (int i = 0; i < argc; i++)
-		n += strlen(argv[i]) + 1;
-	char *s = arena_alloc(a, n), *p = s;
-	for (int i = 0; i < argc; i++)
-		p += sprintf(p, "%s%s", i ? " " : "", argv[i]);
+	StrBuf b = {0};
+	for (int i = 0; i < argc; i++) {
+		const char *w = argv[i];
+		if (i)
+			sb_putc(&b, ' ');
+		if (*w && !w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+				      "nopqrstuvwxyz0123456789_-+=/.,:@%")]) {
+			sb_puts(&b, w);
+			continue;
+		}
+		sb_putc(&b, '\'');
+		for (; *w; w++)
+			if (*w == '\'')
+				sb_puts(&b, "'\\''");
+			else
+				sb_putc(&b, *w);
+		sb_putc(&b, '\'');
+	}
+	sb_putc(&b, 0);
+	const char *s = arena_strdup(a, b.s);
+	sb_free(&b);
 	return s;
 }
 
@@ -277,6 +297,71 @@ static int write_out(const char *path, bool (*fn)(FILE *, const void *),
 	return EXIT_BADINPUT;
 }
 
+/* ---- the crash reproducer ---------------------------------------------
+ * On an internal error that kills pcc (pcc_die aborts; a wild pointer
+ * faults) the input and the command line are written to
+ * DIR/BASE.repro.gir, as for an internal error a pass reports, and pcc
+ * exits with status 4.  The handler may only make async-signal-safe
+ * calls, so what it writes is prepared beforehand, in the one piece of
+ * process-wide state pcc has: set once by crash_arm, read by the handler. */
+static struct Crash {
+	char *path, *header;
+	const char *src;
+	size_t len;
+} crash;
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void on_crash(int sig)
+{
+	(void)sig;
+	int fd = open(crash.path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (fd >= 0) {
+		write_all(fd, crash.header, strlen(crash.header));
+		write_all(fd, crash.src, crash.len);
+		close(fd);
+		const char *m = "pcc: note: reproducer written to '";
+		write_all(2, m, strlen(m));
+		write_all(2, crash.path, strlen(crash.path));
+		write_all(2, "'\n", 2);
+	}
+	_exit(EXIT_INTERNAL);
+}
+
+static void crash_arm(const RunOptions *ro)
+{
+	crash = (struct Crash){repro_path(ro), repro_header(ro), ro->repro_src,
+			       ro->repro_len};
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_crash;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGABRT, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+#ifndef __SANITIZE_ADDRESS__
+	/* under ASan its own report of a bad access is worth more */
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+#endif
+}
+
+static void crash_disarm(void)
+{
+	free(crash.path);
+	free(crash.header);
+	crash = (struct Crash){0};
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -303,6 +388,7 @@ static void report_rss(const Opts *o)
 
 static int run(int argc, char **argv, Arena *a)
 {
+	const char *cmdline = join_args(a, argc, argv);  /* as given */
 	Opts o = {.output = "-", .emit = "gir", .max_errors = 20};
 	o.run.search_budget = 3;
 	o.run.seed = 1;
@@ -351,16 +437,28 @@ static int run(int argc, char **argv, Arena *a)
 	}
 
 	Diag d;
-	char *src = NULL;
+	size_t srclen = 0;
 	double t0 = now();
-	Graph *g = gir_read_file(o.input, &d, &src);
-	phase(&o, "read+parse", &t0);
+	Graph *g = NULL;
+	char *src = read_file(o.input, &srclen);
+	if (!src) {
+		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", o.input,
+			strerror(errno));
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	o.run.dump_base = dump_base(a, o.input);
+	o.run.repro_src = src;
+	o.run.repro_len = srclen;
+	o.run.repro_cmd = cmdline;
+	crash_arm(&o.run);
+	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
+	diag_init(&d, stderr, name, src, srclen);
 	d.max_errors = o.max_errors;
+	g = gir_parse(name, src, srclen, &d);
+	phase(&o, "read+parse", &t0);
 	rc = EXIT_OK;
 	if (!g) {
-		if (!src)
-			fprintf(stderr, "pcc: error: cannot read '%s': %s\n",
-				o.input, strerror(errno));
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
@@ -413,10 +511,6 @@ static int run(int argc, char **argv, Arena *a)
 			goto out;
 		}
 	}
-	o.run.dump_base = dump_base(a, o.input);
-	o.run.repro_src = src;
-	o.run.repro_len = strlen(src);
-	o.run.repro_cmd = join_args(a, argc, argv);
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;
@@ -450,6 +544,7 @@ out:
 	pipeline_free(&pipe);
 	graph_free(g);
 	free(src);
+	crash_disarm();
 	return rc;
 }
 

@@ -360,8 +360,14 @@ void gp_graph_name(GirParser *st, const char *name)
 void gp_graph_attrs(GirParser *st, AttrList *al)
 {
 	check_dups(st, al);
-	for (uint32_t i = 0; i < al->n; i++)
-		graph_set_attr(st->g, al->items[i].key, al->items[i].val);
+	for (uint32_t i = 0; i < al->n; i++) {
+		const AItem *it = &al->items[i];
+		if (strcmp(it->key, "batch") == 0 &&
+		    (it->val->kind != V_INT || it->val->i <= 0))
+			diag_error(st->d, it->vloc, "graph attribute 'batch' must "
+				   "be a positive integer");
+		graph_set_attr(st->g, it->key, it->val);
+	}
 }
 
 /* Connects the forward references once every op is known. */

@@ -282,7 +282,7 @@ static void qty_text(char *best, size_t n, double v, Unit u, double *scale)
 		if (units[i].unit != u || !printable(i))
 			continue;
 		double s = units[i].scale;
-		if (s > fabs(v) && !(v == 0 && s == 1))
+		if ((s > fabs(v) && !(v == 0 && s == 1)) || !isfinite(v / s))
 			continue;
 		snprintf(buf, sizeof buf, "%.15g%s", v / s, units[i].name);
 		if (!best[0] || strlen(buf) < strlen(best) ||

@@ -319,11 +319,33 @@ static int dump(const RunOptions *o, const Graph *g, int nn, const char *pass)
 	return ok ? EXIT_OK : EXIT_BADINPUT;
 }
 
+char *repro_path(const RunOptions *o)
+{
+	const char *dir = o->dump_dir ? o->dump_dir : ".";
+	const char *base = o->dump_base ? o->dump_base : "pcc";
+	size_t n = strlen(dir) + strlen(base) + 16;
+	char *path = xmalloc(n);
+	snprintf(path, n, "%s/%s.repro.gir", dir, base);
+	return path;
+}
+
+char *repro_header(const RunOptions *o)
+{
+	const char *cmd = o->repro_cmd ? o->repro_cmd : "pcc";
+	const char *fmt = "# pcc reproducer: the input of a run that failed\n"
+			  "# RUN: %s\n";
+	size_t n = strlen(fmt) + strlen(cmd) + 1;
+	char *h = xmalloc(n);
+	snprintf(h, n, fmt, cmd);
+	return h;
+}
+
 static bool emit_repro(FILE *f, const void *arg)
 {
 	const RunOptions *o = arg;
-	fprintf(f, "# pcc reproducer: the input of a run that failed\n");
-	fprintf(f, "# RUN: %s\n", o->repro_cmd ? o->repro_cmd : "pcc");
+	char *h = repro_header(o);
+	fputs(h, f);
+	free(h);
 	fwrite(o->repro_src, 1, o->repro_len, f);
 	return true;
 }
@@ -332,20 +354,31 @@ static void write_repro(const RunOptions *o)
 {
 	if (!o->repro_src)
 		return;
-	const char *dir = o->dump_dir ? o->dump_dir : ".";
-	const char *base = o->dump_base ? o->dump_base : "pcc";
-	size_t n = strlen(dir) + strlen(base) + 16;
-	char *path = xmalloc(n);
-	snprintf(path, n, "%s/%s.repro.gir", dir, base);
+	char *path = repro_path(o);
 	if (write_file_atomic(path, emit_repro, o))
 		fprintf(stderr, "pcc: note: reproducer written to '%s'\n", path);
 	free(path);
 }
 
+/* Creates the dump directory when a dump is asked for (one level, as
+ * LLVM's -ir-dump-directory does). */
+static int make_dump_dir(const RunOptions *o)
+{
+	if (!o->dump_dir || !(o->dump_all || o->dump_after))
+		return EXIT_OK;
+	if (mkdir(o->dump_dir, 0777) == 0 || errno == EEXIST)
+		return EXIT_OK;
+	fprintf(stderr, "pcc: error: cannot create dump directory '%s': %s\n",
+		o->dump_dir, strerror(errno));
+	return EXIT_BADINPUT;
+}
+
 int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 		 Diag *d, const RunOptions *o)
 {
-	int rc = EXIT_OK;
+	int rc = make_dump_dir(o);
+	if (rc)
+		return rc;
 	if ((o->dump_all || in_list(o->dump_after, "parse")) &&
 	    (rc = dump(o, g, 0, "parse")))
 		return rc;

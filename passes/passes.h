@@ -88,6 +88,11 @@ typedef struct RunOptions {
 } RunOptions;
 int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 		 Diag *d, const RunOptions *o);
+/* The reproducer of a failed run: DIR/BASE.repro.gir, whose first lines
+ * ("# pcc reproducer ...", "# RUN: COMMAND") precede the input text.
+ * Both malloc'd. */
+char *repro_path(const RunOptions *o);
+char *repro_header(const RunOptions *o);
 /* Writes g to path atomically (temporary file, then rename); "-" is
  * stdout.  Returns false with errno set on failure. */
 bool write_gir_file(const char *path, const Graph *g);
