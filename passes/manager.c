@@ -213,11 +213,12 @@ double pass_opt_num(const PassCtx *ctx, const char *key)
 int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "pcc: internal error in pass '%s': ", ctx->pass);
+	FILE *f = ctx->diag ? ctx->diag->out : stderr;
+	fprintf(f, "pcc: internal error in pass '%s': ", ctx->pass);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fputc('\n', f);
 	return EXIT_INTERNAL;
 }
 
@@ -304,7 +305,8 @@ static bool in_list(const char *list, const char *name)
 	return list && declared(list, name, NULL, 0);
 }
 
-static int dump(const RunOptions *o, const Graph *g, int nn, const char *pass)
+static int dump(const RunOptions *o, FILE *out, const Graph *g, int nn,
+		const char *pass)
 {
 	const char *dir = o->dump_dir ? o->dump_dir : ".";
 	const char *base = o->dump_base ? o->dump_base : "pcc";
@@ -313,7 +315,7 @@ static int dump(const RunOptions *o, const Graph *g, int nn, const char *pass)
 	snprintf(path, n, "%s/%s.%02d.%s.gir", dir, base, nn, pass);
 	bool ok = write_gir_file(path, g);
 	if (!ok)
-		fprintf(stderr, "pcc: error: cannot write dump '%s': %s\n", path,
+		fprintf(out, "pcc: error: cannot write dump '%s': %s\n", path,
 			strerror(errno));
 	free(path);
 	return ok ? EXIT_OK : EXIT_BADINPUT;
@@ -350,25 +352,25 @@ static bool emit_repro(FILE *f, const void *arg)
 	return true;
 }
 
-static void write_repro(const RunOptions *o)
+static void write_repro(const RunOptions *o, FILE *out)
 {
 	if (!o->repro_src)
 		return;
 	char *path = repro_path(o);
 	if (write_file_atomic(path, emit_repro, o))
-		fprintf(stderr, "pcc: note: reproducer written to '%s'\n", path);
+		fprintf(out, "pcc: note: reproducer written to '%s'\n", path);
 	free(path);
 }
 
 /* Creates the dump directory when a dump is asked for (one level, as
  * LLVM's -ir-dump-directory does). */
-static int make_dump_dir(const RunOptions *o)
+static int make_dump_dir(const RunOptions *o, FILE *out)
 {
 	if (!o->dump_dir || !(o->dump_all || o->dump_after))
 		return EXIT_OK;
 	if (mkdir(o->dump_dir, 0777) == 0 || errno == EEXIST)
 		return EXIT_OK;
-	fprintf(stderr, "pcc: error: cannot create dump directory '%s': %s\n",
+	fprintf(out, "pcc: error: cannot create dump directory '%s': %s\n",
 		o->dump_dir, strerror(errno));
 	return EXIT_BADINPUT;
 }
@@ -376,16 +378,17 @@ static int make_dump_dir(const RunOptions *o)
 int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 		 Diag *d, const RunOptions *o)
 {
-	int rc = make_dump_dir(o);
+	FILE *out = d->out;
+	int rc = make_dump_dir(o, out);
 	if (rc)
 		return rc;
 	if ((o->dump_all || in_list(o->dump_after, "parse")) &&
-	    (rc = dump(o, g, 0, "parse")))
+	    (rc = dump(o, out, g, 0, "parse")))
 		return rc;
 	Arena *scratch = arena_new();
 	double total = 0;
 	if (o->time_passes)
-		fprintf(stderr, "%-4s %-14s %12s %10s\n", "#", "pass", "seconds", "ops");
+		fprintf(out, "%-4s %-14s %12s %10s\n", "#", "pass", "seconds", "ops");
 	for (int i = 0; i < p->n; i++) {
 		const PipeStep *st = &p->steps[i];
 		PassCtx ctx = {
@@ -393,7 +396,7 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 			.args = st->args, .nargs = st->nargs,
 			.pass = st->pass->name, .best_effort = o->best_effort,
 			.search_budget = o->search_budget, .seed = o->seed,
-			.report = o->verbose ? stderr : NULL,
+			.report = o->verbose ? out : NULL,
 		};
 		d->pass = st->pass->name;
 		double t0 = now();
@@ -408,10 +411,10 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 				break;
 			}
 		if (o->time_passes)
-			fprintf(stderr, "%-4d %-14s %12.6f %10u\n", i + 1,
+			fprintf(out, "%-4d %-14s %12.6f %10u\n", i + 1,
 				st->pass->name, dt, live_ops(g));
 		if (rc == EXIT_INTERNAL)
-			write_repro(o);
+			write_repro(o, out);
 		if (rc)
 			break;
 		if (o->verify_each) {
@@ -419,22 +422,22 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 			vd.nerrors = 0;
 			vd.src = NULL; /* locations may be stale after a pass */
 			if (graph_verify(g, &vd)) {
-				fprintf(stderr,
+				fprintf(out,
 					"pcc: internal error: invalid IR after pass '%s'\n",
 					st->pass->name);
-				write_repro(o);
+				write_repro(o, out);
 				rc = EXIT_INTERNAL;
 				break;
 			}
 		}
 		if ((o->dump_all || in_list(o->dump_after, st->pass->name)) &&
-		    (rc = dump(o, g, i + 1, st->pass->name)))
+		    (rc = dump(o, out, g, i + 1, st->pass->name)))
 			break;
 		if (o->stop_after && strcmp(o->stop_after, st->pass->name) == 0)
 			break;
 	}
 	if (o->time_passes)
-		fprintf(stderr, "%-4s %-14s %12.6f %10u\n", "", "total", total,
+		fprintf(out, "%-4s %-14s %12.6f %10u\n", "", "total", total,
 			live_ops(g));
 	arena_free(scratch);
 	return rc;
@@ -475,7 +478,8 @@ int pass_test_break_ir(PassCtx *ctx)
 		} else if (strcmp(how, "bad-annotation") == 0) {
 			op_set_ann(g, op, ANN_DEVICE, val_int(g->arena, 7));
 		} else {
-			fprintf(stderr, "pcc: error: test-break-ir: unknown how=%s\n",
+			fprintf(ctx->diag->out, "pcc: error: test-break-ir: unknown "
+				"how=%s\n",
 				how);
 			return EXIT_USAGE;
 		}

@@ -1,11 +1,13 @@
 #!/bin/sh
-# run-bad.sh PCC — the expected-error corpus (tests/bad/*.gir).
+# run-bad.sh PCC — the expected-error corpora: tests/bad/*.gir and
+# tests/bad-cluster/*.yaml.
 #
 # Each file starts with one or more lines
 #     # ERROR: LINE:COL: MESSAGE-SUBSTRING
-# For each file, `PCC -passes= FILE -o OUT` must exit with status 1, print
-# every expected "FILE:LINE:COL: error: ...MESSAGE-SUBSTRING..." on stderr
-# and a caret line, and leave a pre-existing OUT untouched.
+# For each file, `PCC -passes= FILE -o OUT` (for a cluster,
+# `PCC -passes= --cluster FILE examples/mlp.gir -o OUT`) must exit with
+# status 1, print every expected "FILE:LINE:COL: error: ...MESSAGE..." on
+# stderr and a caret line, and leave a pre-existing OUT untouched.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 
 PCC=${1:?usage: run-bad.sh PCC}
@@ -15,13 +17,16 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 pass=0
 fail=0
-for f in "$here"/bad/*.gir; do
-	[ -e "$f" ] || continue
+# check FILE CMD...: CMD (which writes "$tmp/out.gir") must fail as FILE's
+# '# ERROR:' lines say and leave the output as it was.
+check() {
+	f=$1
+	shift
 	name=${f##*/}
 	out="$tmp/out.gir"
 	printf 'untouched: %s\n' "$name" > "$out"
 	cp "$out" "$tmp/out.orig"
-	"$PCC" -passes= "$f" -o "$out" > "$tmp/stdout" 2> "$tmp/stderr"
+	"$@" > "$tmp/stdout" 2> "$tmp/stderr"
 	rc=$?
 	why=
 	[ "$rc" -eq 1 ] || why="exit status $rc, expected 1"
@@ -47,6 +52,17 @@ for f in "$here"/bad/*.gir; do
 		printf 'FAIL %s: %s\n' "$name" "$why"
 		sed 's/^/    | /' "$tmp/stderr" | head -20
 	fi
+}
+for f in "$here"/bad/*.gir; do
+	[ -e "$f" ] || continue
+	check "$f" "$PCC" -passes= "$f" -o "$tmp/out.gir"
+done
+# The cluster corpus (the CUnit suite checks the reader's exact errors;
+# this checks what a user of the command line sees).
+for f in "$here"/bad-cluster/*.yaml; do
+	[ -e "$f" ] || continue
+	check "$f" "$PCC" -passes= --cluster "$f" "$here/../examples/mlp.gir" \
+	    -o "$tmp/out.gir"
 done
 printf 'bad: %d passed, %d failed\n' "$pass" "$fail"
 [ "$fail" -eq 0 ]

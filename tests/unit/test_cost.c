@@ -154,6 +154,24 @@ static void test_cost_profile_errors(void)
 	e = capture_profile_error("opz: {}\n");
 	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:1:1: error: unknown profile key 'opz'"));
 	free(e);
+	/* an (op, device type) pair twice, even across repeated op keys */
+	e = capture_profile_error("ops:\n  a: {GPU: 1ms}\n  a: {SLOW: 1ms, GPU: 2ms}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:3:18: error: op 'a': device "
+					 "type 'GPU' given twice"));
+	free(e);
+	/* no times at all; too many batch sizes */
+	e = capture_profile_error("batch_sizes: []\nops:\n  a: {GPU: []}\n");
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:3:12: error: no times for "
+					 "device type 'GPU'"));
+	free(e);
+	char y[1024] = "batch_sizes: [";
+	for (int i = 1; i <= 65; i++)
+		snprintf(y + strlen(y), sizeof y - strlen(y), "%s%d", i > 1 ? ", " : "", i);
+	strcat(y, "]\nops: {}\n");
+	e = capture_profile_error(y);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e, "p.yaml:1:14: error: more than 64 "
+					 "batch sizes"));
+	free(e);
 }
 
 static void test_cost_analytic(void)
@@ -195,6 +213,38 @@ static void test_cost_transfer(void)
 	NEAR(cost_transfer(&m, d00, d00, 1e9), 0);
 	NEAR(cost_transfer(&m, d00, d01, 1e6), 1e-6 + 1e-4);
 	NEAR(cost_transfer(&m, d01, d10, 1e6), 1e-5 + 1e-3);
+	graph_free(g);
+	arena_free(a);
+
+	/* A link override between m0/gpu1 and m1/gpu0 (either direction):
+	 * 5 GB/s, latency inherited from the network (10 us): 1e6 bytes take
+	 * 1e-5 + 2e-4.  The PS formula then counts that worker as local: a
+	 * push from m1/gpu0 to a PS on m0/gpu1 is 2.1e-4 and m1/gpu1's
+	 * 1e-5 + 1e-3 over the shared network; both ways: 2 * 1.01e-3. */
+	const char *yaml =
+		"device_types: {GPU: {flops: 10 TFLOPS, memory: 16 GB}}\n"
+		"machines:\n"
+		"  - {name: m0, type: GPU, count: 2, link: {bandwidth: 10 GB/s}}\n"
+		"  - {name: m1, type: GPU, count: 2, link: {bandwidth: 10 GB/s}}\n"
+		"network: {bandwidth: 1 GB/s, latency: 10 us}\n"
+		"links:\n"
+		"  - {between: [m1/gpu0, m0/gpu1], bandwidth: 5 GB/s}\n";
+	a = arena_new();
+	g = graph_new("t");
+	Diag d;
+	diag_init(&d, stderr, "c.yaml", yaml, strlen(yaml));
+	Cluster *o = cluster_parse_yaml(a, "c.yaml", yaml, strlen(yaml), &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CostModel mo = {g, o, NULL};
+	int p01 = dev(o, "m0/gpu1"), p10 = dev(o, "m1/gpu0"), p11 = dev(o, "m1/gpu1");
+	CU_ASSERT_EQUAL(cluster_find_link(o, p01, p10), 0);
+	CU_ASSERT_EQUAL(cluster_find_link(o, p10, p01), 0);
+	CU_ASSERT_EQUAL(cluster_find_link(o, p01, p11), -1);
+	NEAR(cost_transfer(&mo, p01, p10, 1e6), 1e-5 + 2e-4);
+	NEAR(cost_transfer(&mo, p10, p01, 1e6), 1e-5 + 2e-4);
+	NEAR(cost_transfer(&mo, p01, p11, 1e6), 1e-5 + 1e-3);
+	int ws[3] = {p01, p10, p11};
+	NEAR(cost_ps(&mo, ws, 3, p01, 1e6), 2 * 1.01e-3);
 	graph_free(g);
 	arena_free(a);
 }
