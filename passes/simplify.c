@@ -6,7 +6,11 @@
  *    of the no-op's inputs instead.  A data use also inherits the no-op's
  *    control inputs, so no ordering constraint is lost.  Visiting ops in
  *    topological order makes chains of no-ops collapse in one sweep.
- *    A no-op that is itself a sink (below) is kept.
+ *    A no-op that is itself a sink (below) is kept, and so is one whose
+ *    bypass would add more edges than it removes (TensorFlow's
+ *    DependencyOptimizer rule): a NoOp joining n control inputs for m
+ *    control consumers stands for n + m edges, its bypass for n * m, which
+ *    on a large graph is a quadratic blow-up.
  * 2. Dead-op removal.  Sinks are update ops (@role = update or an Apply*
  *    op), loss ops (@role = loss or a loss op), and declared outputs
  *    (@output = true).  In a graph with none of these (an inference
@@ -153,7 +157,14 @@ int pass_simplify(PassCtx *ctx)
 			uint32_t ndata = 0;
 			for (uint32_t j = 0; j < op->nin; j++)
 				ndata += !op->in[j].ctrl;
-			if (op->nout <= ndata) {
+			/* edges its bypass adds: a data use inherits the
+			 * control inputs, a control use all inputs */
+			uint64_t nuse = u->start[op->id + 1] - u->start[op->id];
+			uint64_t added = 0;
+			for (uint32_t k = u->start[op->id]; k < u->start[op->id + 1]; k++)
+				added += u->use[k].op->in[u->use[k].slot].ctrl
+						 ? op->nin : op->nin - ndata;
+			if (op->nout <= ndata && added <= op->nin + nuse) {
 				gone[op->id] = true;
 				removed_noops++;
 				Input *tmp = arena_alloc(ctx->scratch,
