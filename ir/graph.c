@@ -39,6 +39,7 @@ void graph_free(Graph *g)
 	graph_invalidate(g);
 	free(g->ops);
 	free(g->names);
+	free(g->fresh);
 	interner_free(&g->strs);
 	arena_free(g->arena);
 	free(g);
@@ -180,12 +181,46 @@ Op *graph_add_op(Graph *g, const char *name, const char *type, uint32_t nin,
 	return graph_add_op_n(g, name, strlen(name), type, nin, nout);
 }
 
+static uint32_t fresh_slot(const Graph *g, const char *base)
+{
+	uint32_t mask = g->fresh_cap - 1;
+	uint32_t j = (uint32_t)(((uintptr_t)base >> 4) * 2654435761u) & mask;
+	while (g->fresh[j].base && g->fresh[j].base != base)
+		j = (j + 1) & mask;
+	return j;
+}
+
+/* The counter of base in g->fresh (open addressing on the interned
+ * pointer), created at 1. */
+static uint32_t *fresh_next(Graph *g, const char *base)
+{
+	if (2 * (g->fresh_n + 1) > g->fresh_cap) {
+		struct FreshSlot *old = g->fresh;
+		uint32_t oldcap = g->fresh_cap;
+		g->fresh_cap = oldcap ? 2 * oldcap : 64;
+		g->fresh = xcalloc(g->fresh_cap, sizeof *g->fresh);
+		for (uint32_t i = 0; i < oldcap; i++)
+			if (old[i].base)
+				g->fresh[fresh_slot(g, old[i].base)] = old[i];
+		free(old);
+	}
+	uint32_t j = fresh_slot(g, base);
+	if (!g->fresh[j].base) {
+		g->fresh[j] = (struct FreshSlot){base, 1};
+		g->fresh_n++;
+	}
+	return &g->fresh[j].next;
+}
+
+/* Suffixes count up per base and are never tried twice, so n fresh names
+ * from one base cost O(n) lookups, not O(n^2). */
 const char *graph_fresh_name(Graph *g, const char *base)
 {
 	if (!graph_lookup(g, base, NULL))
 		return arena_strdup(g->arena, base);
-	for (unsigned k = 1;; k++) {
-		char *s = arena_printf(g->arena, "%s/%u", base, k);
+	uint32_t *next = fresh_next(g, graph_intern(g, base));
+	for (;; (*next)++) {
+		char *s = arena_printf(g->arena, "%s/%u", base, *next);
 		if (!graph_lookup(g, s, NULL))
 			return s;
 	}

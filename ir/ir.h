@@ -285,6 +285,9 @@ struct Graph {
 	uint32_t *topo;                     /* cached analysis, or NULL */
 	const char **comments;              /* header comments, printed back */
 	uint32_t ncomments;
+	/* graph_fresh_name: the next suffix to try per (interned) base */
+	struct FreshSlot { const char *base; uint32_t next; } *fresh;
+	uint32_t fresh_cap, fresh_n;
 };
 
 Graph *graph_new(const char *name);

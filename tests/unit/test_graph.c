@@ -70,6 +70,21 @@ static void test_names_and_aliases(void)
 	CU_ASSERT_EQUAL(idx, 0);
 	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "x"), "x/1");
 	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "y"), "y");
+	/* fresh names from one base, some taken already: 200000 of them
+	 * cost linear time (the counter per base never goes back) */
+	graph_add_op(g, "x/2", "Relu", 0, 0);
+	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "x"), "x/1");
+	graph_add_op(g, "x/1", "Relu", 0, 0);
+	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "x"), "x/3");
+	for (int i = 0; i < 200000; i++)
+		graph_add_op(g, graph_fresh_name(g, "x"), "Relu", 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(graph_lookup(g, "x/200002", NULL));
+	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "x"), "x/200003");
+	for (int i = 0; i < 100; i++) {
+		char b[16];
+		snprintf(b, sizeof b, "base%d", i);
+		CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, b), b);
+	}
 	graph_remove_op(g, sm);
 	CU_ASSERT_PTR_NULL(graph_lookup(g, "dy", NULL));
 	CU_ASSERT_PTR_NULL(graph_lookup(g, "loss", NULL));
@@ -80,7 +95,7 @@ static void test_names_and_aliases(void)
 		add(g, buf, "Relu", 1, x);
 	}
 	CU_ASSERT_PTR_NOT_NULL(graph_lookup(g, "n12345", NULL));
-	CU_ASSERT_EQUAL(graph_lookup(g, "n19999", NULL)->id, 20001);
+	CU_ASSERT_EQUAL(graph_lookup(g, "n19999", NULL)->id, 20001 + 200002);
 	graph_free(g);
 }
 
