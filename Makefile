@@ -126,10 +126,12 @@ bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
 
 # ---- install ------------------------------------------------------------
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
 install: $(B)/pcc
-	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	cp $(B)/pcc $(DESTDIR)$(PREFIX)/bin/pcc
-	cp docs/pcc.1 $(DESTDIR)$(PREFIX)/share/man/man1/pcc.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(B)/pcc $(DESTDIR)$(BINDIR)/pcc
+	install -m 644 docs/pcc.1 $(DESTDIR)$(MANDIR)/man1/pcc.1
 
 clean:
 	rm -rf build build-san pcc

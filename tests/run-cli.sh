@@ -73,6 +73,74 @@ check "verify-each names the pass" sh -c "'$PCC' -passes=test-break-ir --verify-
 check "reproducer written" sh -c "head -n 2 '$t/r/mlp.repro.gir' | grep -q 'RUN: .*test-break-ir'"
 check "output untouched after internal error" cmp "$t/out.gir" "$t/before.gir"
 
+# GNU-style options: separate arguments, '--', '-' for stdin and stdout.
+check "long options with separate arguments" sh -c "'$PCC' --passes simplify --cluster $C --output '$t/sep.gir' $M && grep -q '^graph mlp' '$t/sep.gir'"
+check "-o - is stdout" sh -c "'$PCC' -passes= $M --cluster $C -o - | grep -q '^graph mlp'"
+check "-- ends the options" sh -c "'$PCC' -passes= --cluster $C -- $M | grep -q '^graph mlp'"
+check "dump base of stdin" sh -c "cd '$t' && '$PCC' -passes= --dump-after=parse --cluster '$OLDPWD/$C' - < '$OLDPWD/$M' >/dev/null && [ -f stdin.00.parse.gir ] && rm stdin.00.parse.gir"
+check "missing argument is usage error" status 2 "$PCC" $M --cluster
+check "two inputs is usage error" status 2 "$PCC" $M $M
+check "-passes= and -O together" status 2 "$PCC" -O1 -passes= $M
+check "bad -O level" status 2 "$PCC" -O7 $M
+check "version" sh -c "'$PCC' --version | grep -Eq '^pcc [0-9]+\.[0-9]+\.[0-9]+ \(gir 1\)$'"
+check "-h is --help" sh -c "'$PCC' -h | grep -q '^usage: pcc'"
+
+# Every long option is in --help and in the man page.
+for o in $(sed -n 's/^	{"\([a-z-]*\)", [a-z_]*, NULL, .*/\1/p' main.c); do
+	check "--help documents --$o" sh -c "'$PCC' --help | grep -q -- '-$o'"
+	check "docs/pcc.1 documents --$o" grep -q -- "$(printf '%s' "-$o" | sed 's/-/\\\\-/g')" docs/pcc.1
+done
+# ... and every exit status the man page lists is one pcc has.
+for n in 0 1 2 3 4; do
+	check "docs/pcc.1 documents exit status $n" sh -c "sed -n '/^.SH EXIT STATUS/,/^.SH EXAMPLES/p' docs/pcc.1 | grep -qx '.B $n'"
+done
+
+# --max-errors reaches the parser: three bad lines, one error.
+printf 'gir 1\ngraph g {\n  %%a = Relu(%%x) : f32[1]\n  %%b = Relu(%%y) : f32[1]\n  %%c = Relu(%%z) : f32[1]\n}\n' >"$t/three.gir"
+check "three undefined values" sh -c "[ \$('$PCC' -passes= '$t/three.gir' 2>&1 | grep -c 'error: undefined') -eq 3 ]"
+check "--max-errors=1" sh -c "'$PCC' -passes= --max-errors=1 '$t/three.gir' 2>&1 | grep -c 'error: undefined' | grep -qx 1"
+
+# Exit status 3: no plan fits (every weight of the MLP on 100 KB GPUs).
+printf 'device_types: {small: {flops: 1 TFLOPS, memory: 100 KB}}\nmachines: [{name: m0, type: small, count: 2, link: {bandwidth: 1 GB/s}}]\n' >"$t/tiny.yaml"
+printf 'precious\n' >"$t/keep.gir"
+check "infeasible is exit 3" status 3 "$PCC" "-passes=annotate,place<algo=single>" $M --cluster "$t/tiny.yaml" -o "$t/keep.gir"
+check "output untouched when infeasible" sh -c "[ \"\$(cat '$t/keep.gir')\" = precious ]"
+
+# A crash (an internal error that aborts) writes the reproducer, exit 4.
+mkdir "$t/crash"
+check "crash is exit 4" status 4 "$PCC" "-passes=simplify,test-break-ir<how=abort>" --dump-dir="$t/crash" $M --cluster $C -o "$t/crash.gir"
+check "crash reproducer" sh -c "sed -n 2p '$t/crash/mlp.repro.gir' | grep -q \"^# RUN: .*'-passes=simplify,test-break-ir<how=abort>'\" && tail -n +3 '$t/crash/mlp.repro.gir' | cmp - $M"
+check "no output after a crash" sh -c "[ ! -e '$t/crash.gir' ] && [ \$(ls '$t' | grep -c tmp) -eq 0 ]"
+check "dump dir is created" sh -c "'$PCC' -passes=simplify --dump-after-all --dump-dir='$t/new' $M --cluster $C -o /dev/null && [ -f '$t/new/mlp.01.simplify.gir' ]"
+
+# The cost table, with the example profile (docs/cost-model.md): %h at
+# batch 64 on V100-32G from {16: 9us, 32: 15us, 64: 27us}: 27us; on 1080Ti
+# from [14, 24, 44] us at batch_sizes [16, 32, 64]: a = 4us, b = 0.625us,
+# 44us; %gw1 from one point {32: 30us}: 30/32 * 64 = 60us; %u1 carries
+# @cost = 12us, which wins over the profile's 19us on 1080Ti.
+P=examples/profiles/example-profile.yaml
+T=examples/clusters/tag-testbed.yaml
+check "--print-costs header" sh -c "'$PCC' -passes= $M --cluster $T --print-costs=- -o /dev/null | head -n 1 | grep -qx 'op,type,device_type,time_s,out_bytes,mem_bytes'"
+"$PCC" -passes= $M --cluster $T --profile $P --print-costs="$t/costs.csv" -o /dev/null 2>/dev/null
+check "profile: h on V100-32G" grep -qx 'h,MatMul,V100-32G,2.7e-05,65536,0' "$t/costs.csv"
+check "profile: h on 1080Ti" grep -qx 'h,MatMul,1080Ti,4.4e-05,65536,0' "$t/costs.csv"
+check "profile: gw1 on V100-32G" grep -qx 'gw1,MatMul,V100-32G,6e-05,802816,0' "$t/costs.csv"
+check "profile: @cost wins" grep -qx 'u1,ApplyGradientDescent,1080Ti,1.2e-05,0,0' "$t/costs.csv"
+check "--emit=costs is the same table" sh -c "'$PCC' -passes= $M --cluster $T --profile $P --emit=costs 2>/dev/null | cmp - '$t/costs.csv'"
+check "bad profile is exit 1" status 1 "$PCC" -passes= $M --profile $C
+
+# make install PREFIX=...: the binary and the man page, in a scratch prefix
+# (the build directory is the one of the pcc under test).
+B=$(dirname "$PCC")
+B=${B#$(pwd)/}
+if [ -f "$B/pcc" ] && command -v make >/dev/null; then
+	check "make install" make -s install B="$B" PREFIX="$t/prefix"
+	check "installed binary runs" "$t/prefix/bin/pcc" --version
+	check "installed man page" test -s "$t/prefix/share/man/man1/pcc.1"
+	check "make install DESTDIR" make -s install B="$B" PREFIX=/usr DESTDIR="$t/stage"
+	check "staged binary" test -x "$t/stage/usr/bin/pcc"
+fi
+
 # Every annotation of ir/annots.def is documented in docs/gir.md.
 for k in $(sed -n 's/^ANN([A-Z_]*, *"\(@[a-z_]*\)".*/\1/p' ir/annots.def); do
 	check "docs/gir.md documents $k" grep -q "\`$k\`" docs/gir.md
