@@ -385,9 +385,13 @@ static void phase(const Opts *o, const char *name, double *t0)
 static void report_rss(const Opts *o)
 {
 	struct rusage ru;
-	if (o->run.time_passes && getrusage(RUSAGE_SELF, &ru) == 0)
-		fprintf(stderr, "%-4s %-14s %12.1f MiB\n", "", "peak RSS",
-			(double)ru.ru_maxrss / 1024.0);
+	if (!o->run.time_passes || getrusage(RUSAGE_SELF, &ru) != 0)
+		return;
+	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+		     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+	fprintf(stderr, "%-4s %-14s %12.6f\n", "", "cpu (user+sys)", cpu);
+	fprintf(stderr, "%-4s %-14s %12.1f MiB\n", "", "peak RSS",
+		(double)ru.ru_maxrss / 1024.0);
 }
 
 static int run(int argc, char **argv, Arena *a)
@@ -444,7 +448,8 @@ static int run(int argc, char **argv, Arena *a)
 	size_t srclen = 0;
 	double t0 = now();
 	Graph *g = NULL;
-	char *src = read_file(o.input, &srclen);
+	bool mapped = false;
+	char *src = map_file(o.input, &srclen, &mapped);
 	if (!src) {
 		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", o.input,
 			strerror(errno));
@@ -547,7 +552,8 @@ static int run(int argc, char **argv, Arena *a)
 out:
 	pipeline_free(&pipe);
 	graph_free(g);
-	free(src);
+	if (src)
+		unmap_file(src, srclen, mapped);
 	crash_disarm();
 	return rc;
 }

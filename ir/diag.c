@@ -3,9 +3,12 @@
 #include "ir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void diag_init(Diag *d, FILE *out, const char *file, const char *src,
 	       size_t srclen)
@@ -129,4 +132,35 @@ char *read_file(const char *path, size_t *len)
 	buf[n] = 0;
 	*len = n;
 	return buf;
+}
+
+char *map_file(const char *path, size_t *len, bool *mapped)
+{
+	*mapped = false;
+	if (strcmp(path, "-") != 0) {
+		int fd = open(path, O_RDONLY);
+		struct stat sb;
+		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_size > 0 && (uintmax_t)sb.st_size < SIZE_MAX / 2) {
+			void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ,
+				       MAP_PRIVATE, fd, 0);
+			close(fd);
+			if (p != MAP_FAILED) {
+				*len = (size_t)sb.st_size;
+				*mapped = true;
+				return p;
+			}
+		} else if (fd >= 0) {
+			close(fd);
+		}
+	}
+	return read_file(path, len);
+}
+
+void unmap_file(char *p, size_t len, bool mapped)
+{
+	if (mapped)
+		munmap(p, len);
+	else
+		free(p);
 }

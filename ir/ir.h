@@ -216,6 +216,11 @@ void diag_warning(Diag *d, Loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Reads a whole file ("-" = stdin) into a malloc'd NUL-terminated buffer. */
 char *read_file(const char *path, size_t *len);
+/* The same without a copy where it can: a regular file is mapped
+ * read-only (*mapped true; the text is then not NUL-terminated), anything
+ * else read.  unmap_file releases either. */
+char *map_file(const char *path, size_t *len, bool *mapped);
+void unmap_file(char *p, size_t len, bool mapped);
 
 /* ---- graph.c ---------------------------------------------------------- */
 typedef struct Input {
