@@ -469,7 +469,8 @@ double cost_op(const CostModel *m, const Op *op, int devtype)
 	/* Transfer and AllReduce take the links' time, not the device's. */
 	if (op_flags(op) & OPF_COMM)
 		return 0;
-	if (op_flags(op) & OPF_SOURCE)
+	/* Inputs, constants and variables are read in place: no work. */
+	if (op_flags(op) & (OPF_SOURCE | OPF_PARAM))
 		return 0;
 	double flops = op_flops(g, op);
 	if (flops < 0)

@@ -188,8 +188,11 @@ static void test_cost_analytic(void)
 	mm->in[0] = (Input){x, 0, false};
 	mm->in[1] = (Input){w, 0, false};
 	x->types_given = w->types_given = mm->types_given = true;
-	/* Sources do no work. */
+	/* Sources and parameters do no work. */
 	NEAR(cost_op(&m, x, 0), 0);
+	Op *v = graph_add_op(g, "v", "VariableV2", 0, 1);
+	v->out[0] = type_make(g->arena, DT_F32, 2, (int64_t[]){784, 256});
+	NEAR(cost_op(&m, v, 0), 0);
 	/* FLOPs 2*64*784*256 = 25690112; bytes moved 4*(50176 + 200704 +
 	 * 16384) = 1069056.  GPU: compute 25690112 / (10e12 * 0.7) =
 	 * 3.670016e-6 > memory 1069056 / 900e9 = 1.18784e-6.  SLOW (eff 0.5,
