@@ -908,13 +908,17 @@ int pass_comm(PassCtx *ctx)
 			if (m.pl[op->id].n > 1)
 				graph_remove_op(g, op);
 		}
+		/* Removing invalidates the consumer lists: collect first. */
 		const Uses *us = graph_uses(g);
+		uint32_t nunused = 0;
 		for (uint32_t j = 0; j < live; j++) {
 			Op *op = g->ops[topo[j]];
 			if (!op->dead && op->opcode == O_Const &&
 			    us->start[op->id] == us->start[op->id + 1])
-				graph_remove_op(g, op);
+				topo[nunused++] = op->id;
 		}
+		for (uint32_t j = 0; j < nunused; j++)
+			graph_remove_op(g, g->ops[topo[j]]);
 	}
 	if (ctx->report && !m.errors)
 		fprintf(ctx->report,
