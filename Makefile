@@ -4,6 +4,7 @@
 #   make SANITIZE=1 check   the same under ASan + UBSan (build-san/)
 #   make fuzz         build and briefly run the libFuzzer targets (clang)
 #   make bench        performance figures (never pass/fail)
+#   make docs-pictures  docs/img/: a plan drawn by every picture backend
 #   make install PREFIX=/usr/local
 .SUFFIXES:
 
@@ -40,7 +41,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build
+        fuzz-build viz docs-pictures
 
 all: pcc $(B)/gengraph
 
@@ -99,8 +100,28 @@ bad: $(B)/pcc
 examples-check: $(B)/pcc
 	sh tests/run-examples.sh $(B)/pcc
 
-check: $(B)/pcc $(B)/unit-tests
+# Checks a --emit=trace file as Perfetto reads it (tests/run-viz.sh).
+$(B)/trace-check: tests/trace-check.c
+	@mkdir -p $(B)
+	$(CC) $(STD) $(WARN) $(CFLAGS) $(LDFLAGS) -o $@ tests/trace-check.c -ljson-c -lm
+
+viz: $(B)/pcc $(B)/gengraph $(B)/trace-check
+	sh tests/run-viz.sh $(B)
+
+check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check
 	sh tests/run-all.sh $(B)
+
+# ---- pictures in docs/img (docs/backends.md) -------------------------------
+# One plan of PICTURE_MODEL on PICTURE_CLUSTER through PICTURE_PIPELINE,
+# and the hand-placed plan of tests/golden/viz-trace.gir, drawn by
+# --emit=dot (rendered by Graphviz), gantt-svg (also as PNG with
+# rsvg-convert) and trace.  Rerun after the pipeline grows, e.g.
+#   make docs-pictures PICTURE_PIPELINE=-O2
+PICTURE_MODEL    ?= examples/mlp.gir
+PICTURE_CLUSTER  ?= examples/clusters/hetero-4.yaml
+PICTURE_PIPELINE ?= -passes=simplify,annotate,place
+docs-pictures: $(B)/pcc
+	sh tools/docs-pictures.sh $(B)/pcc $(PICTURE_MODEL) $(PICTURE_CLUSTER) "$(PICTURE_PIPELINE)"
 
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_CC     ?= clang
