@@ -1,5 +1,5 @@
 /* test_placers.c — the list-scheduling core (idle slots with insertion)
- * and the placers dpos, heft and dcp on task graphs
+ * and the placers dpos, heft, dcp, mtopo, metf and metis on task graphs
  * built by hand, with answers worked out in the comments or taken from
  * the papers; then properties every placer of placers.def must have
  * (pinned nodes kept, EXIT_INFEASIBLE when nothing fits, valid
@@ -446,6 +446,181 @@ static void test_dcp_rules_3_4(void)
 	fix_free(&f, t);
 }
 
+/* ---- m-TOPO and m-ETF (Baechi) ------------------------------------------ */
+
+/* Chain of four nodes, 3 GB permanent each; devices of 5, 100 and 100 GB.
+ * Required 12 GB, largest node 3 GB: share 12/3 + 3 = 7 GB per device.
+ * n0 -> device 0 (3 <= 5).  n1: 6 > 5 GB of device 0's memory -> device 1.
+ * n2: device 1 at 6 <= 7.  n3: 9 > 7, the share -> device 2. */
+static void test_mtopo(void)
+{
+	Fix f;
+	const double G = 1e9, mem[3] = {5 * G, 100 * G, 100 * G};
+	fix_cluster(&f, 3, NULL, mem);
+	TaskGraph *t = tg_new(4, &f.m);
+	for (uint32_t v = 0; v < 4; v++) {
+		set_cost(t, v, 1);
+		t->mem_perm[v] = 3 * G;
+		if (v)
+			tg_add_edge(t, v - 1, v, 1);
+	}
+	CU_ASSERT_TRUE_FATAL(tg_finish(t));
+	int dev[4];
+	PlaceOpts o = {0};
+	CU_ASSERT_EQUAL(placer_mtopo(t, &o, dev), EXIT_OK);
+	CU_ASSERT_EQUAL(dev[0], 0);
+	CU_ASSERT_EQUAL(dev[1], 1);
+	CU_ASSERT_EQUAL(dev[2], 1);
+	CU_ASSERT_EQUAL(dev[3], 2);
+	fix_free(&f, t);
+}
+
+/* Temporary memory counts by its largest: devices of 10 GB, three nodes
+ * with 4 GB permanent + 4 GB temporary.  Required 24, share 24/2 + 8 = 20.
+ * Device 0: n0 4+4 = 8; n1 8+4 = 12 > 10 GB -> device 1 (8); n2: 12 > 10
+ * -> no device left: infeasible; --best-effort puts it on the device with
+ * the most free memory (both have 2 GB: the first, 0). */
+static void test_mtopo_temp(void)
+{
+	Fix f;
+	const double G = 1e9, mem[2] = {10 * G, 10 * G};
+	fix_cluster(&f, 2, NULL, mem);
+	TaskGraph *t = tg_new(3, &f.m);
+	for (uint32_t v = 0; v < 3; v++) {
+		t->mem_perm[v] = 4 * G;
+		t->mem_temp[v] = 4 * G;
+	}
+	CU_ASSERT_TRUE_FATAL(tg_finish(t));
+	int dev[3];
+	PlaceOpts o = {0};
+	CU_ASSERT_EQUAL(placer_mtopo(t, &o, dev), EXIT_INFEASIBLE);
+	o.best_effort = true;
+	CU_ASSERT_EQUAL(placer_mtopo(t, &o, dev), EXIT_OK);
+	CU_ASSERT_EQUAL(dev[0], 0);
+	CU_ASSERT_EQUAL(dev[1], 1);
+	CU_ASSERT_EQUAL(dev[2], 0);
+	fix_free(&f, t);
+}
+
+/* Two identical devices of 2.5 GB.  Chain a -> b -> c (1 s each, 100 B
+ * = 100 s per edge, 1 GB permanent each) and z (5 s, no memory, no
+ * edges).  Bottom levels: a 203, b 102, c 1, z 5.
+ *  1. a and z can start at 0 on either device; a has the larger bottom
+ *     level; same finish on both: device 0, [0, 1].
+ *  2. device 0's best: b (ready 1, avail 1) at 1; device 1's: z at 0 (b
+ *     would wait for its input until 101): z on device 1, [0, 5].
+ *  3. b: device 0 at 1, device 1 at 101: device 0, [1, 2].
+ *  4. c: device 0 holds a and b, 2 GB; c would need 3 > 2.5: device 1,
+ *     ready 2 + 100, [102, 103]. */
+static void test_metf(void)
+{
+	Fix f;
+	const int two = 2;
+	const double mem = 2.5e9;
+	fix_cluster(&f, 1, &two, &mem);
+	enum { A, B, C, Z };
+	TaskGraph *t = tg_new(4, &f.m);
+	set_cost(t, A, 1);
+	set_cost(t, B, 1);
+	set_cost(t, C, 1);
+	set_cost(t, Z, 5);
+	t->mem_perm[A] = t->mem_perm[B] = t->mem_perm[C] = 1e9;
+	tg_add_edge(t, A, B, 100);
+	tg_add_edge(t, B, C, 100);
+	CU_ASSERT_TRUE_FATAL(tg_finish(t));
+	int dev[4];
+	PlaceOpts o = {0};
+	CU_ASSERT_EQUAL(placer_metf(t, &o, dev), EXIT_OK);
+	CU_ASSERT_EQUAL(dev[A], 0);
+	CU_ASSERT_EQUAL(dev[B], 0);
+	CU_ASSERT_EQUAL(dev[Z], 1);
+	CU_ASSERT_EQUAL(dev[C], 1);
+	/* Without the memory limit c stays with its input. */
+	f.c->types[0].memory = 1e12;
+	CU_ASSERT_EQUAL(placer_metf(t, &o, dev), EXIT_OK);
+	CU_ASSERT_EQUAL(dev[C], 0);
+	fix_free(&f, t);
+}
+
+/* ---- METIS ---------------------------------------------------------------- */
+
+/* Two chains of four nodes, 1000 B along each, joined by one 1-byte edge
+ * (n3 -> n4): the only sensible 2-way cut is that edge. */
+static void test_metis_cut(void)
+{
+	Fix f;
+	const int two = 2;
+	fix_cluster(&f, 1, &two, NULL);
+	TaskGraph *t = tg_new(8, &f.m);
+	for (uint32_t v = 0; v < 8; v++) {
+		set_cost(t, v, 1);
+		if (v && v != 4)
+			tg_add_edge(t, v - 1, v, 1000);
+	}
+	tg_add_edge(t, 3, 4, 1);
+	CU_ASSERT_TRUE_FATAL(tg_finish(t));
+	int dev[8];
+	PlaceOpts o = {.seed = 1};
+	CU_ASSERT_EQUAL(placer_metis(t, &o, dev), EXIT_OK);
+	for (uint32_t v = 1; v < 8; v++)
+		CU_ASSERT_EQUAL(dev[v] == dev[0], v < 4);
+	fix_free(&f, t);
+}
+
+/* The larger part goes to the faster device.  P1 takes 3 s per node, P2
+ * 1 s: P2 is 3 times as fast, so it should get 3/4 of the work.  A chain
+ * of 6 nodes (1000 B per edge) and one of 2, joined by 1 byte: the cut
+ * at that byte gives exactly 6 : 2. */
+static void test_metis_speed(void)
+{
+	Fix f;
+	fix_cluster(&f, 2, NULL, NULL);
+	TaskGraph *t = tg_new(8, &f.m);
+	for (uint32_t v = 0; v < 8; v++) {
+		t->cost[v * 2] = 3;
+		t->cost[v * 2 + 1] = 1;
+		if (v && v != 6)
+			tg_add_edge(t, v - 1, v, 1000);
+	}
+	tg_add_edge(t, 5, 6, 1);
+	CU_ASSERT_TRUE_FATAL(tg_finish(t));
+	int dev[8];
+	PlaceOpts o = {.seed = 1};
+	CU_ASSERT_EQUAL(placer_metis(t, &o, dev), EXIT_OK);
+	for (uint32_t v = 0; v < 8; v++)
+		CU_ASSERT_EQUAL(dev[v], v < 6 ? 1 : 0);
+	fix_free(&f, t);
+}
+
+/* Memory: two devices of equal speed, the second holds one node of 1 GB.
+ * Eight nodes: a balanced cut (4 : 4) does not fit; the memory-aware
+ * rerun or the repair must leave at most one node on device 1. */
+static void test_metis_memory(void)
+{
+	Fix f;
+	const double mem[2] = {100e9, 1.5e9};
+	fix_cluster(&f, 2, NULL, mem);
+	TaskGraph *t = tg_new(8, &f.m);
+	for (uint32_t v = 0; v < 8; v++) {
+		set_cost(t, v, 1);
+		t->mem_perm[v] = 1e9;
+		if (v)
+			tg_add_edge(t, v - 1, v, 10);
+	}
+	CU_ASSERT_TRUE_FATAL(tg_finish(t));
+	int dev[8];
+	PlaceOpts o = {.seed = 1};
+	CU_ASSERT_EQUAL(placer_metis(t, &o, dev), EXIT_OK);
+	int on1 = 0;
+	for (uint32_t v = 0; v < 8; v++)
+		on1 += dev[v] == 1;
+	CU_ASSERT_TRUE(on1 <= 1);
+	FILE *null = fopen("/dev/null", "w");
+	CU_ASSERT_FALSE(tg_mem_report(t, dev, null));
+	fclose(null);
+	fix_free(&f, t);
+}
+
 /* ---- every placer --------------------------------------------------------- */
 
 /* A random DAG: n nodes, edges from each node to up to 3 later ones,
@@ -606,6 +781,13 @@ void suite_placers(void)
 	CU_add_test(s, "DPOS: critical-path device memory", test_dpos_cp_memory);
 	CU_add_test(s, "DCP: EST, LST, order, Find_Slot rules", test_dcp_example);
 	CU_add_test(s, "DCP: rules 3 and 4", test_dcp_rules_3_4);
+	CU_add_test(s, "m-TOPO: device memory and the even share", test_mtopo);
+	CU_add_test(s, "m-TOPO: temporary memory, infeasible", test_mtopo_temp);
+	CU_add_test(s, "m-ETF: earliest start, memory spill", test_metf);
+	CU_add_test(s, "METIS: the obvious 2-way cut", test_metis_cut);
+	CU_add_test(s, "METIS: larger part to the faster device",
+		    test_metis_speed);
+	CU_add_test(s, "METIS: memory", test_metis_memory);
 	CU_add_test(s, "every placer keeps pinned nodes", test_all_pinned);
 	CU_add_test(s, "every placer: infeasible, best effort",
 		    test_all_infeasible);
