@@ -212,9 +212,11 @@ static double slot_find(const TgSlots *q, int d, double ready, double w)
 static void slot_take(TgSlots *q, int d, double s, double w)
 {
 	uint32_t x = slot_floor(q, d, s);
-	if (!x)
-		pcc_die("listsched: start %g before every idle slot", s);
-	double a = q->a[x], b = q->b[x], e = s + w;
+	double e = s + w;
+	/* the slot search's own start may overshoot b by rounding */
+	if (!x || e > q->b[x] + 1e-9 * (1 + fabs(e)))
+		pcc_die("listsched: [%g, %g) on device %d is not idle", s, e, d);
+	double a = q->a[x], b = q->b[x];
 	if (s > a) {
 		q->b[x] = s;
 		pull_up(q, x);

@@ -240,6 +240,7 @@ static int run_dcp(TgSched *s, const PlaceOpts *o)
 	return tg_dcp(s, o, NULL);
 }
 
+/* place<algo=dcp>: a PlacerFn (taskgraph.h). */
 int placer_dcp(const TaskGraph *t, const PlaceOpts *o, int *dev)
 {
 	return tg_sched_placer(t, o, dev, "dcp", run_dcp);

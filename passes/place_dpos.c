@@ -203,11 +203,13 @@ static int run_heft(TgSched *s, const PlaceOpts *o)
 	return tg_heft(s, o, NULL);
 }
 
+/* place<algo=dpos>: a PlacerFn (taskgraph.h). */
 int placer_dpos(const TaskGraph *t, const PlaceOpts *o, int *dev)
 {
 	return tg_sched_placer(t, o, dev, "dpos", run_dpos);
 }
 
+/* place<algo=heft>: a PlacerFn (taskgraph.h). */
 int placer_heft(const TaskGraph *t, const PlaceOpts *o, int *dev)
 {
 	return tg_sched_placer(t, o, dev, "heft", run_heft);

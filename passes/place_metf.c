@@ -125,6 +125,7 @@ static bool device_best(Metf *e, int d, uint32_t *u, double *est)
 	}
 }
 
+/* place<algo=metf>: a PlacerFn (taskgraph.h). */
 int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 {
 	uint32_t n = t->n;

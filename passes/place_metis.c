@@ -261,6 +261,7 @@ static void repair(const TaskGraph *t, int *dev, TgMem *mm)
 	free(bad);
 }
 
+/* place<algo=metis>: a PlacerFn (taskgraph.h). */
 int placer_metis(const TaskGraph *t, const PlaceOpts *o, int *dev)
 {
 	uint32_t n = t->n;

@@ -22,6 +22,7 @@
  * --best-effort.  O(V + E + D). */
 #include "taskgraph.h"
 
+/* place<algo=mtopo>: a PlacerFn (taskgraph.h). */
 int placer_mtopo(const TaskGraph *t, const PlaceOpts *o, int *dev)
 {
 	TgMem mm;

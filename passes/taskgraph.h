@@ -140,8 +140,9 @@ double tg_sched_eft(const TgSched *s, uint32_t v, int d, double *est);
  * index), *fits = true; without one, the device with the most free
  * memory and *fits = false.  *est: v's start there. */
 int tg_sched_best(const TgSched *s, uint32_t v, double *est, bool *fits);
-/* Places v on d from start (occupies [start, start + cost)), adds its
- * memory (unless pinned: reserved already). */
+/* Places v on d from start (occupies [start, start + cost), which must
+ * be idle: an internal error otherwise), adds its memory (unless pinned:
+ * reserved already). */
 void tg_sched_put(TgSched *s, uint32_t v, int d, double start);
 /* Device choice inside tg_list_schedule: a device, or -1 for min EFT. */
 typedef int (*TgPickFn)(TgSched *s, uint32_t v, void *arg);
