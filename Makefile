@@ -18,7 +18,7 @@ BISON    ?= bison
 CFLAGS   ?= -O2 -g
 WARN      = -Wall -Wextra -Werror -Wno-unused-parameter
 STD       = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-LIBS      = -lyaml -ljson-c -lm -lpthread
+LIBS      = -lyaml -ljson-c -lmetis -lm -lpthread
 
 ifeq ($(SANITIZE),1)
 B        ?= build-san
