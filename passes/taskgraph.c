@@ -83,7 +83,8 @@ bool tg_finish(TaskGraph *t)
 	/* Sort edges by (a, b) and merge parallel ones. */
 	typedef struct { uint32_t a, b; double bytes; } E;
 	E *e = (E *)t->edges;
-	qsort(e, ne, sizeof(E), edge_cmp);
+	if (ne)                  /* edges is NULL when none were added */
+		qsort(e, ne, sizeof(E), edge_cmp);
 	uint32_t m = 0;
 	for (uint32_t i = 0; i < ne; i++) {
 		if (e[i].a == e[i].b)
