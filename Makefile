@@ -34,7 +34,7 @@ LIB_SRCS  = $(wildcard ir/*.c frontend/*.c passes/*.c backend/*.c)
 GEN_SRCS  = $(B)/gen/gir.tab.c $(B)/gen/gir.lex.c
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/gir.tab.o $(B)/gen/gir.lex.o
 HDRS      = $(wildcard ir/*.h ir/*.def frontend/*.h passes/*.h passes/*.def \
-              backend/*.h backend/*.def) $(B)/gen/gir.tab.h
+              backend/*.h backend/*.def tests/unit/*.h) $(B)/gen/gir.tab.h
 
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o

@@ -111,4 +111,26 @@ typedef struct PlaceOpts {
  * !o->best_effort (after tg_mem_report to stderr). */
 typedef int (*PlacerFn)(const TaskGraph *t, const PlaceOpts *o, int *dev);
 
+/* ---- Celeritas (celeritas.txt §5): CPD-TOPO and Optimal_BP ------------- */
+
+/* cpdtopo.c */
+/* cpath[v] = tlevel[v] + blevel[v] (Celeritas eq. 2 and 3): node weights
+ * w (NULL: the mean cost over the cluster's devices), TG_MEAN edge
+ * times. */
+void tg_cpath(const TaskGraph *t, const double *w, double *cpath);
+/* CPD-TOPO (Celeritas Algorithm 1, CPD_Topo): a topological order of all
+ * t->n nodes into order[], depth-first along the largest cpath, with
+ * cpath from w as in tg_cpath.  Ties go to the lower node id. */
+void tg_cpdtopo(const TaskGraph *t, const double *w, uint32_t *order);
+
+/* fuse.c */
+/* Optimal_BP (Celeritas Algorithm 1, eq. 4-6): cuts order[0..n) into runs
+ * of at most range consecutive nodes whose summed memory (mem_perm +
+ * mem_temp) is at most cap (a single node may exceed it) and whose pinned
+ * nodes share one device, minimising the TG_MEAN time of the edges between
+ * runs.  group[v] = index of v's run, counted along the order.  Returns
+ * the number of runs.  O(n * range + E). */
+uint32_t tg_breakpoints(const TaskGraph *t, const uint32_t *order,
+			uint32_t range, double cap, uint32_t *group);
+
 #endif
