@@ -111,7 +111,8 @@ typedef struct PlaceOpts {
  * !o->best_effort (after tg_mem_report to stderr). */
 typedef int (*PlacerFn)(const TaskGraph *t, const PlaceOpts *o, int *dev);
 
-/* ---- Celeritas (celeritas.txt §5): CPD-TOPO and Optimal_BP ------------- */
+/* ---- Celeritas (celeritas.txt §5): CPD-TOPO, Optimal_BP, idle slots,
+ * Adjusting Placement and Order-Place ------------------------------------ */
 
 /* cpdtopo.c */
 /* cpath[v] = tlevel[v] + blevel[v] (Celeritas eq. 2 and 3): node weights
@@ -132,5 +133,43 @@ void tg_cpdtopo(const TaskGraph *t, const double *w, uint32_t *order);
  * the number of runs.  O(n * range + E). */
 uint32_t tg_breakpoints(const TaskGraph *t, const uint32_t *order,
 			uint32_t range, double cap, uint32_t *group);
+
+/* slots.c */
+/* The idle intervals of each device, for insertion-based list scheduling
+ * (HEFT's insertion policy; Celeritas comp_EST, "d_ava").  Every device
+ * starts idle on [0, inf).  O(log k) per call for k intervals. */
+typedef struct TgSlots TgSlots;
+TgSlots *tg_slots_new(int ndev);
+void tg_slots_free(TgSlots *s);
+/* The earliest time >= ready at which device d is idle for dur seconds
+ * (inf only after work of infinite duration). */
+double tg_slots_find(const TgSlots *s, int d, double ready, double dur);
+/* Marks [start, start + dur) busy on d; start from tg_slots_find. */
+void tg_slots_take(TgSlots *s, int d, double start, double dur);
+/* When v's inputs are all on device d: the latest finish[p] over v's
+ * predecessors p, plus the transfer time from dev[p] to d for data edges
+ * between devices (Celeritas eq. 7, pre_t). */
+double tg_ready(const TaskGraph *t, uint32_t v, int d, const int *dev,
+		const double *finish);
+/* Insertion-based list schedule of placement dev, visiting nodes in
+ * order: each starts at the earliest idle slot of its device after
+ * tg_ready.  finish[] (or NULL) receives finish times; returns the
+ * makespan.  The one evaluation both Celeritas placers are judged by. */
+double tg_list_schedule(const TaskGraph *t, const uint32_t *order,
+			const int *dev, double *finish);
+
+/* place_orderplace.c, place_adjusting.c */
+/* The device with the most free memory (best effort when nothing fits). */
+int tg_mem_most_free(const TaskGraph *t, const TgMem *mm);
+/* Order-Place (Celeritas §5.2, §6.2.2): nodes in order onto device 0 until
+ * its memory is full, then device 1, and so on.  Fills dev[]; returns
+ * false if some node did not fit (it then went where most memory was
+ * free). */
+bool tg_order_place(const TaskGraph *t, const uint32_t *order, int *dev);
+/* Adjusting Placement exactly as Algorithm 2 (with finish times in place
+ * of start times on heterogeneous devices, see place_adjusting.c), without
+ * placer_adjusting's Order-Place guard.  Fills dev[]; returns false if
+ * some node did not fit. */
+bool tg_adjust_place(const TaskGraph *t, const uint32_t *order, int *dev);
 
 #endif

@@ -456,6 +456,35 @@ static void test_pass_mem_fraction(void)
 	graph_free(g);
 }
 
+static void test_pass_pins(void)
+{
+	/* b pinned to m0/gpu0 and c to m1/gpu0: no group holds both, and
+	 * place keeps them. */
+	static const char *pins =
+		"gir 1\n"
+		"cluster \"two\" {\n"
+		"  type \"GPU\" {flops = 10TFLOPS, memory = 1GB, mem_bw = 900GB/s}\n"
+		"  machine \"m0\" {type = \"GPU\", count = 1, bandwidth = 1GB/s, latency = 0us}\n"
+		"  machine \"m1\" {type = \"GPU\", count = 1, bandwidth = 1GB/s, latency = 0us}\n"
+		"  network {bandwidth = 1GB/s, latency = 0us}\n"
+		"}\n"
+		"graph pins {\n"
+		"  %a = Work() {@cost = 1ms} : u8[10]\n"
+		"  %b = Work(%a) {@cost = 1ms, @device = \"m0/gpu0\"} : u8[1]\n"
+		"  %c = Work(%b) {@cost = 1ms, @device = \"m1/gpu0\"} : u8[10]\n"
+		"  %d = Work(%c) {@cost = 1ms} : u8[1]\n"
+		"}\n";
+	Graph *g = parse(pins);
+	/* Cutting a-b or c-d costs 10 bytes, b-c only 1: [a b][c d]. */
+	expect_fused(g, "fuse,place<algo=adjusting>", ABCD, (int64_t[]){0, 0, 1, 1});
+	uint32_t idx;
+	CU_ASSERT_STRING_EQUAL(op_ann_str(g, graph_lookup(g, "a", &idx), ANN_DEVICE),
+			       "m0/gpu0");
+	CU_ASSERT_STRING_EQUAL(op_ann_str(g, graph_lookup(g, "d", &idx), ANN_DEVICE),
+			       "m1/gpu0");
+	graph_free(g);
+}
+
 void suite_fuse(void)
 {
 	CU_pSuite s = CU_add_suite("fuse", NULL, NULL);
@@ -468,4 +497,5 @@ void suite_fuse(void)
 	CU_add_test(s, "Figure 4: naive merge cycles, runs do not", test_fig4_cycle);
 	CU_add_test(s, "fuse pass: Figure 4", test_pass_fig4);
 	CU_add_test(s, "fuse pass: mem fraction, re-fusing", test_pass_mem_fraction);
+	CU_add_test(s, "fuse pass: pinned ops", test_pass_pins);
 }
