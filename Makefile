@@ -35,7 +35,7 @@ LIB_SRCS  = $(wildcard ir/*.c frontend/*.c passes/*.c backend/*.c)
 GEN_SRCS  = $(B)/gen/gir.tab.c $(B)/gen/gir.lex.c
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/gir.tab.o $(B)/gen/gir.lex.o
 HDRS      = $(wildcard ir/*.h ir/*.def frontend/*.h passes/*.h passes/*.def \
-              backend/*.h backend/*.def) $(B)/gen/gir.tab.h
+              backend/*.h backend/*.def tests/unit/*.h) $(B)/gen/gir.tab.h
 
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
@@ -119,7 +119,7 @@ check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check
 #   make docs-pictures PICTURE_PIPELINE=-O2
 PICTURE_MODEL    ?= examples/mlp.gir
 PICTURE_CLUSTER  ?= examples/clusters/hetero-4.yaml
-PICTURE_PIPELINE ?= -passes=simplify,annotate,place
+PICTURE_PIPELINE ?= -O1
 docs-pictures: $(B)/pcc
 	sh tools/docs-pictures.sh $(B)/pcc $(PICTURE_MODEL) $(PICTURE_CLUSTER) "$(PICTURE_PIPELINE)"
 

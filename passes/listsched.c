@@ -15,14 +15,8 @@
  * FastT code computes avail[j] as the device's last finish time and never
  * searches the slots; here the slot search is the only path.
  *
- * Idle slots.  Each device's free time is a set of disjoint gaps [a, b),
- * the last one [a, inf), kept in a treap keyed by a with the longest gap
- * of every subtree.  The earliest start for (ready r, length w) is r when
- * the gap containing r has b - r >= w, else the a of the first gap after
- * r with b - a >= w: one descent to r and one walk up and down the
- * subtree maxima, O(log n) expected.  Occupying [s, s + w) shrinks or
- * splits one gap.  Treap priorities are a hash of the pool index (no
- * random state); every walk is iterative.
+ * Idle slots are slots.c's per-device gap trees: O(log n) expected to
+ * find the earliest fitting gap and to occupy it.
  *
  * Costs per node: data-ready times O(indeg) per device, slot search
  * O(log n) per device, commit O(log n).  tg_list_schedule is
@@ -33,224 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- idle slots --------------------------------------------------------- */
-
-struct TgSlots {
-	uint32_t *l, *r, *p;     /* children and parent; 0 = none */
-	double *a, *b, *mx;      /* gap [a, b) and longest gap in the subtree */
-	uint32_t n, cap;         /* pool; index 0 is the nil node */
-	uint32_t freel;          /* free list through l[] */
-	uint32_t *root;          /* [ndev] */
-};
-
-static uint64_t prio(uint32_t x)
-{
-	uint64_t z = (uint64_t)x + 0x9e3779b97f4a7c15ULL;   /* splitmix64 */
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void slots_grow(TgSlots *q)
-{
-	uint32_t cap = q->cap ? 2 * q->cap : 64;
-	q->l = xrealloc(q->l, sizeof(uint32_t) * cap);
-	q->r = xrealloc(q->r, sizeof(uint32_t) * cap);
-	q->p = xrealloc(q->p, sizeof(uint32_t) * cap);
-	q->a = xrealloc(q->a, sizeof(double) * cap);
-	q->b = xrealloc(q->b, sizeof(double) * cap);
-	q->mx = xrealloc(q->mx, sizeof(double) * cap);
-	q->cap = cap;
-}
-
-static void pull(TgSlots *q, uint32_t x)
-{
-	double m = q->b[x] - q->a[x];
-	if (q->mx[q->l[x]] > m)
-		m = q->mx[q->l[x]];
-	if (q->mx[q->r[x]] > m)
-		m = q->mx[q->r[x]];
-	q->mx[x] = m;
-}
-
-static void pull_up(TgSlots *q, uint32_t x)
-{
-	for (; x; x = q->p[x])
-		pull(q, x);
-}
-
-/* Replaces child `old` of parent p (or the root of device d) by x. */
-static void relink(TgSlots *q, int d, uint32_t p, uint32_t old, uint32_t x)
-{
-	if (!p)
-		q->root[d] = x;
-	else if (q->l[p] == old)
-		q->l[p] = x;
-	else
-		q->r[p] = x;
-	if (x)
-		q->p[x] = p;
-}
-
-/* Rotates x above its parent. */
-static void rotate_up(TgSlots *q, int d, uint32_t x)
-{
-	uint32_t y = q->p[x], g = q->p[y];
-	if (q->l[y] == x) {
-		q->l[y] = q->r[x];
-		if (q->r[x])
-			q->p[q->r[x]] = y;
-		q->r[x] = y;
-	} else {
-		q->r[y] = q->l[x];
-		if (q->l[x])
-			q->p[q->l[x]] = y;
-		q->l[x] = y;
-	}
-	q->p[y] = x;
-	relink(q, d, g, y, x);
-	pull(q, y);
-	pull(q, x);
-}
-
-static void slot_insert(TgSlots *q, int d, double a, double b)
-{
-	uint32_t x = q->freel;
-	if (x) {
-		q->freel = q->l[x];
-	} else {
-		if (q->n == q->cap)
-			slots_grow(q);
-		x = q->n++;
-	}
-	q->l[x] = q->r[x] = 0;
-	q->a[x] = a;
-	q->b[x] = b;
-	q->mx[x] = b - a;
-	uint32_t y = q->root[d], p = 0;
-	while (y) {
-		p = y;
-		y = a < q->a[y] ? q->l[y] : q->r[y];
-	}
-	q->p[x] = p;
-	if (!p)
-		q->root[d] = x;
-	else if (a < q->a[p])
-		q->l[p] = x;
-	else
-		q->r[p] = x;
-	while (q->p[x] && prio(x) > prio(q->p[x]))
-		rotate_up(q, d, x);
-	pull_up(q, x);
-}
-
-static void slot_erase(TgSlots *q, int d, uint32_t x)
-{
-	while (q->l[x] || q->r[x]) {
-		uint32_t c = !q->l[x] ? q->r[x] : !q->r[x] ? q->l[x]
-			   : prio(q->l[x]) > prio(q->r[x]) ? q->l[x] : q->r[x];
-		rotate_up(q, d, c);
-	}
-	uint32_t p = q->p[x];
-	relink(q, d, p, x, 0);
-	pull_up(q, p);
-	q->l[x] = q->freel;
-	q->freel = x;
-}
-
-/* The gap with the largest a <= t, or 0. */
-static uint32_t slot_floor(const TgSlots *q, int d, double t)
-{
-	uint32_t x = q->root[d], best = 0;
-	while (x) {
-		if (q->a[x] <= t) {
-			best = x;
-			x = q->r[x];
-		} else {
-			x = q->l[x];
-		}
-	}
-	return best;
-}
-
-/* The leftmost gap of subtree x at least w long (mx[x] >= w). */
-static uint32_t slot_descend(const TgSlots *q, uint32_t x, double w)
-{
-	for (;;) {
-		if (q->l[x] && q->mx[q->l[x]] >= w)
-			x = q->l[x];
-		else if (q->b[x] - q->a[x] >= w)
-			return x;
-		else
-			x = q->r[x];
-	}
-}
-
-static double slot_find(const TgSlots *q, int d, double ready, double w)
-{
-	uint32_t x = slot_floor(q, d, ready);
-	if (!x)
-		return q->a[slot_descend(q, q->root[d], w)];
-	if (q->b[x] - ready >= w)
-		return ready;
-	/* In-order successors of x: its right subtree, then each ancestor
-	 * reached from the left with that ancestor's right subtree. */
-	if (q->r[x] && q->mx[q->r[x]] >= w)
-		return q->a[slot_descend(q, q->r[x], w)];
-	for (; q->p[x]; x = q->p[x]) {
-		uint32_t y = q->p[x];
-		if (q->l[y] != x)
-			continue;
-		if (q->b[y] - q->a[y] >= w)
-			return q->a[y];
-		if (q->r[y] && q->mx[q->r[y]] >= w)
-			return q->a[slot_descend(q, q->r[y], w)];
-	}
-	pcc_die("listsched: no idle slot (the last gap is unbounded)");
-}
-
-static void slot_take(TgSlots *q, int d, double s, double w)
-{
-	uint32_t x = slot_floor(q, d, s);
-	double e = s + w;
-	/* the slot search's own start may overshoot b by rounding */
-	if (!x || e > q->b[x] + 1e-9 * (1 + fabs(e)))
-		pcc_die("listsched: [%g, %g) on device %d is not idle", s, e, d);
-	double a = q->a[x], b = q->b[x];
-	if (s > a) {
-		q->b[x] = s;
-		pull_up(q, x);
-		if (b > e)
-			slot_insert(q, d, e, b);
-	} else if (b > e) {
-		q->a[x] = e;        /* still between its neighbours */
-		pull_up(q, x);
-	} else {
-		slot_erase(q, d, x);
-	}
-}
-
-/* ---- the schedule ------------------------------------------------------- */
-
 void tg_mem_pinned(const TaskGraph *t, TgMem *mm)
 {
 	for (uint32_t v = 0; v < t->n; v++)
 		if (t->pinned[v] >= 0)
 			tg_mem_add(t, mm, t->pinned[v], v);
-}
-
-int tg_mem_roomiest(const TaskGraph *t, const TgMem *mm)
-{
-	int best = 0;
-	double room = -INFINITY;
-	for (int d = 0; d < t->ndev; d++) {
-		double r = tg_mem_cap(t, d) - tg_mem_used(mm, d);
-		if (r > room) {
-			room = r;
-			best = d;
-		}
-	}
-	return best;
 }
 
 int tg_mem_status(const TaskGraph *t, const TgMem *mm, const PlaceOpts *o)
@@ -275,30 +56,12 @@ void tg_sched_init(TgSched *s, const TaskGraph *t, int *dev)
 	s->finish = xcalloc(n1, sizeof(double));
 	tg_mem_init(t, &s->mem);
 	tg_mem_pinned(t, &s->mem);
-	TgSlots *q = s->slots = xcalloc(1, sizeof *q);
-	q->root = xcalloc((size_t)t->ndev + 1, sizeof(uint32_t));
-	slots_grow(q);
-	q->n = 1;                       /* nil */
-	q->l[0] = q->r[0] = q->p[0] = 0;
-	q->a[0] = q->b[0] = 0;
-	q->mx[0] = -INFINITY;
-	for (int d = 0; d < t->ndev; d++)
-		slot_insert(q, d, 0, INFINITY);
+	s->slots = tg_slots_new(t->ndev);
 }
 
 void tg_sched_free(TgSched *s)
 {
-	TgSlots *q = s->slots;
-	if (q) {
-		free(q->l);
-		free(q->r);
-		free(q->p);
-		free(q->a);
-		free(q->b);
-		free(q->mx);
-		free(q->root);
-		free(q);
-	}
+	tg_slots_free(s->slots);
 	free(s->start);
 	free(s->finish);
 	tg_mem_free(&s->mem);
@@ -324,7 +87,7 @@ double tg_sched_slot(const TgSched *s, int d, double ready, double dur)
 {
 	if (dur <= 0)
 		return ready;
-	return slot_find(s->slots, d, ready, dur);
+	return tg_slots_find(s->slots, d, ready, dur);
 }
 
 double tg_sched_eft(const TgSched *s, uint32_t v, int d, double *est)
@@ -366,7 +129,7 @@ void tg_sched_put(TgSched *s, uint32_t v, int d, double start)
 	const TaskGraph *t = s->t;
 	double w = tg_cost(t, v, d);
 	if (w > 0)
-		slot_take(s->slots, d, start, w);
+		tg_slots_take(s->slots, d, start, w);
 	s->dev[v] = d;
 	s->start[v] = start;
 	s->finish[v] = start + w;

@@ -485,3 +485,17 @@ bool tg_mem_report(const TaskGraph *t, const int *dev, FILE *f)
 	tg_mem_free(&mm);
 	return over;
 }
+
+int tg_mem_roomiest(const TaskGraph *t, const TgMem *mm)
+{
+	int best = 0;
+	double room = -INFINITY;
+	for (int d = 0; d < t->ndev; d++) {
+		double r = tg_mem_cap(t, d) - tg_mem_used(mm, d);
+		if (r > room) {
+			room = r;
+			best = d;
+		}
+	}
+	return best;
+}

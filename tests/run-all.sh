@@ -28,6 +28,7 @@ run cli sh tests/run-cli.sh "$B/pcc"
 run examples sh tests/run-examples.sh "$B/pcc"
 run viz sh tests/run-viz.sh "$B"
 run place sh tests/run-place.sh "$B/pcc"
+run fuse sh tests/run-fuse.sh "$B/pcc"
 echo
 echo "all: $total_pass passed, $total_fail failed"
 exit $status

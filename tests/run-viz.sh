@@ -56,7 +56,7 @@ printf 'gir 1\ncluster "we\\"ird <&> \\\\ c" {\n  type "G&\\"P<U>" {flops = 10TF
 all "odd names" "$t/odd.gir" -passes=
 
 # The example graph on every example cluster, every model on one.
-P=-passes=simplify,annotate,place
+P=-O1
 for c in examples/clusters/*.yaml; do
 	all "mlp on $c" examples/mlp.gir $P --cluster "$c"
 done
