@@ -392,7 +392,8 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			use[nu].w = w;
 			use[nu++].k = in->ctrl ? op->nout : in->idx;
 		}
-		qsort(use, nu, sizeof(*use), use_cmp);
+		if (nu > 1)
+			qsort(use, nu, sizeof(*use), use_cmp);
 		for (uint32_t q = 0; q < nu; q++) {
 			if (q && use[q].w == use[q - 1].w && use[q].k == use[q - 1].k)
 				continue;
@@ -424,8 +425,10 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	}
 	free(use);
 	/* One edge per (u, v), summing its tensors. */
-	qsort(e, ne, sizeof(EKey), ekey_cmp);
-	qsort(pe, npe, sizeof(EKey), ekey_cmp);
+	if (ne > 1)
+		qsort(e, ne, sizeof(EKey), ekey_cmp);
+	if (npe > 1)
+		qsort(pe, npe, sizeof(EKey), ekey_cmp);
 	ps->in_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
 	ps->in = xmalloc(sizeof(PEdge) * (ne + 1));
 	uint32_t m = 0;

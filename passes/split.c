@@ -423,7 +423,8 @@ static CandOp *critical_ops(Judge *j, int *n)
 	}
 	free(ids);
 	free(prev);
-	qsort(out, (size_t)m, sizeof(CandOp), candop_cmp);
+	if (m > 1)
+		qsort(out, (size_t)m, sizeof(CandOp), candop_cmp);
 	*n = m;
 	return out;
 }
