@@ -43,4 +43,12 @@ const char **backend_resolve_opts(const Backend *b, const char *const *given,
 				  int n, Arena *a, int *nout, char *err,
 				  size_t errlen);
 
+/* c.c: writes the cc flags that compile and link a program written by
+ * --emit=c against the runtime belonging to the pcc executable exe — its
+ * build tree or its installation (PREFIX/include/pcc, PREFIX/lib) — plus
+ * extra (flags the runtime was built with).  On failure writes a message
+ * to msg and returns false. */
+bool c_runtime_flags(FILE *f, const char *exe, const char *extra, char *msg,
+		     size_t n);
+
 #endif
