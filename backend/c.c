@@ -1761,8 +1761,9 @@ bool emit_c_backend(FILE *f, const EmitCtx *ctx)
 	 * the emitter changes nothing else. */
 	E e = {.g = (Graph *)ctx->g, .a = arena_new()};
 	diag_init(&e.d, stderr, ctx->g->src_file, NULL, 0);
-	bool ok = ctx->g->cluster && parse_opts(&e, ctx) && classify(&e) &&
-		  wire(&e) && seeds(&e) && schedule(&e) && results(&e);
+	bool ok = (ctx->g->cluster || err(&e, NULL, "the plan has no cluster")) &&
+		  parse_opts(&e, ctx) && classify(&e) && wire(&e) && seeds(&e) &&
+		  schedule(&e) && results(&e);
 	if (ok) {
 		events(&e);
 		write_program(f, &e);
