@@ -1,10 +1,11 @@
 # pcc — top-level Makefile.
-#   make              build ./pcc (and build/libpcc.a)
+#   make              build ./pcc, build/libpcc.a and the C runtime build/libpcc_rt.a
 #   make check        every test (unit, golden, bad inputs, examples)
 #   make SANITIZE=1 check   the same under ASan + UBSan (build-san/)
 #   make fuzz         build and briefly run the libFuzzer targets (clang)
 #   make bench        performance figures (never pass/fail)
 #   make docs-pictures  docs/img/: a plan drawn by every picture backend
+#   make tsan         run a distributed plan's generated C under ThreadSanitizer
 #   make install PREFIX=/usr/local
 .SUFFIXES:
 
@@ -35,15 +36,25 @@ LIB_SRCS  = $(wildcard ir/*.c frontend/*.c passes/*.c backend/*.c)
 GEN_SRCS  = $(B)/gen/gir.tab.c $(B)/gen/gir.lex.c
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/gir.tab.o $(B)/gen/gir.lex.o
 HDRS      = $(wildcard ir/*.h ir/*.def frontend/*.h passes/*.h passes/*.def \
-              backend/*.h backend/*.def tests/unit/*.h) $(B)/gen/gir.tab.h
+              backend/*.h backend/*.def backend/runtime/*.h \
+              backend/runtime/*.def tests/unit/*.h) $(B)/gen/gir.tab.h
+
+# The C runtime (backend/runtime/): a library of its own, linked into the
+# programs that --emit=c writes; it depends on nothing of pcc's.
+RT_SRCS   = $(wildcard backend/runtime/*.c)
+RT_OBJS   = $(RT_SRCS:%.c=$(B)/%.o)
+RT_HDRS   = $(wildcard backend/runtime/*.h backend/runtime/*.def)
+# What `pcc --runtime-flags` adds so that a program links against a
+# runtime built with these flags (the sanitizers' run-time libraries).
+RT_LINK_FLAGS = $(filter -fsanitize=%,$(LDFLAGS))
 
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures
+        fuzz-build viz docs-pictures ctests tsan
 
-all: pcc $(B)/gengraph
+all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
 $(B)/gengraph: tools/gengraph.c
 	@mkdir -p $(B)
@@ -58,6 +69,17 @@ $(B)/pcc: $(B)/main.o $(B)/libpcc.a
 $(B)/libpcc.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
+
+$(B)/libpcc_rt.a: $(RT_OBJS)
+	rm -f $@
+	ar rcs $@ $(RT_OBJS)
+
+$(B)/backend/runtime/%.o: backend/runtime/%.c $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -c -o $@ $<
+
+# --runtime-flags needs to know how the runtime was built.
+$(B)/main.o: CFLAGS += -DPCC_RT_LINK_FLAGS='"$(RT_LINK_FLAGS)"'
 
 $(B)/gen/gir.tab.c $(B)/gen/gir.tab.h: frontend/gir.y
 	@mkdir -p $(B)/gen
@@ -85,8 +107,9 @@ $(B)/tests/unit/main.o: tests/unit/main.c $(B)/gen/suites.h $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/unit-tests: $(UNIT_OBJS) $(B)/libpcc.a
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(B)/libpcc.a -lcunit $(LIBS)
+$(B)/unit-tests: $(UNIT_OBJS) $(B)/libpcc.a $(B)/libpcc_rt.a
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(B)/libpcc.a $(B)/libpcc_rt.a \
+	    -lcunit $(LIBS)
 
 unit: $(B)/unit-tests
 	cd tests && ../$(B)/unit-tests
@@ -108,7 +131,7 @@ $(B)/trace-check: tests/trace-check.c
 viz: $(B)/pcc $(B)/gengraph $(B)/trace-check
 	sh tests/run-viz.sh $(B)
 
-check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check
+check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check $(B)/libpcc_rt.a
 	sh tests/run-all.sh $(B)
 
 # ---- pictures in docs/img (docs/backends.md) -------------------------------
@@ -122,6 +145,15 @@ PICTURE_CLUSTER  ?= examples/clusters/hetero-4.yaml
 PICTURE_PIPELINE ?= -O1
 docs-pictures: $(B)/pcc
 	sh tools/docs-pictures.sh $(B)/pcc $(PICTURE_MODEL) $(PICTURE_CLUSTER) "$(PICTURE_PIPELINE)"
+
+ctests: $(B)/pcc $(B)/libpcc_rt.a
+	sh tests/run-ctests.sh $(B)
+
+# A distributed plan's generated C and the runtime, built with
+# -fsanitize=thread and run (tests/run-ctests.sh runs it too).
+TSAN_CC ?= $(CC)
+tsan: $(B)/pcc
+	sh tests/run-ctests.sh $(B) --tsan-only "$(TSAN_CC)"
 
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_CC     ?= clang
@@ -144,10 +176,16 @@ bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
 
 # ---- install ------------------------------------------------------------
-install: $(B)/pcc
-	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+# The runtime's header and library go beside the executable's prefix,
+# where `pcc --runtime-flags` finds them (PREFIX/include/pcc, PREFIX/lib).
+install: $(B)/pcc $(B)/libpcc_rt.a
+	mkdir -p $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/include/pcc $(DESTDIR)$(PREFIX)/lib
 	cp $(B)/pcc $(DESTDIR)$(PREFIX)/bin/pcc
 	cp docs/pcc.1 $(DESTDIR)$(PREFIX)/share/man/man1/pcc.1
+	cp backend/runtime/pcc_rt.h backend/runtime/pcc_kernels.def \
+	    $(DESTDIR)$(PREFIX)/include/pcc/
+	cp $(B)/libpcc_rt.a $(DESTDIR)$(PREFIX)/lib/libpcc_rt.a
 
 clean:
 	rm -rf build build-san pcc

@@ -121,4 +121,12 @@ void viz_bar_name(FILE *f, void (*text)(FILE *, const char *),
 const char *viz_row_name(const VizSched *s, int row, const EmitCtx *ctx,
 			 char *buf, size_t n);
 
+/* c.c: writes the cc flags that compile and link a program written by
+ * --emit=c against the runtime belonging to the pcc executable exe — its
+ * build tree or its installation (PREFIX/include/pcc, PREFIX/lib) — plus
+ * extra (flags the runtime was built with).  On failure writes a message
+ * to msg and returns false. */
+bool c_runtime_flags(FILE *f, const char *exe, const char *extra, char *msg,
+		     size_t n);
+
 #endif

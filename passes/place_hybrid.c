@@ -334,11 +334,15 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		owner[i] = t->op_node[i];
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		if (op->dead || !is_flag(g, op, OPF_UPDATE, ROLE_UPDATE) || !op->nin)
+		if (op->dead || !is_flag(g, op, OPF_UPDATE, ROLE_UPDATE))
 			continue;
-		const Op *p = op->in[0].src;
-		if (is_flag(g, p, OPF_PARAM, ROLE_PARAM) && owner[p->id] == t->op_node[p->id])
-			owner[p->id] = t->op_node[i];
+		/* The variable and its optimizer state (docs/plan.md). */
+		for (uint32_t k = 0; k < op->nin; k++) {
+			const Op *p = op->in[k].src;
+			if (!op->in[k].ctrl && is_flag(g, p, OPF_PARAM, ROLE_PARAM) &&
+			    owner[p->id] == t->op_node[p->id])
+				owner[p->id] = t->op_node[i];
+		}
 	}
 	EKey *e = NULL, *pe = NULL;
 	size_t ne = 0, cape = 0, npe = 0, cappe = 0;

@@ -29,6 +29,7 @@ run examples sh tests/run-examples.sh "$B/pcc"
 run viz sh tests/run-viz.sh "$B"
 run place sh tests/run-place.sh "$B/pcc"
 run fuse sh tests/run-fuse.sh "$B/pcc"
+run ctests sh tests/run-ctests.sh "$B"
 echo
 echo "all: $total_pass passed, $total_fail failed"
 exit $status
