@@ -996,7 +996,17 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	batch_analyze(g, &b);
 	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
 	uint32_t n = t->n;
-	long max_evals = (long)pass_opt_num(ctx, "evals");
+	/* evals=auto: about 4e6 node-replica steps of search, whatever the
+	 * size (a few hundred ms here), at least 300 evaluations. */
+	const char *ev = pass_opt(ctx, "evals");
+	long max_evals = (long)strtod(ev, NULL);
+	if (strcmp(ev, "auto") == 0) {
+		double work = (double)ps->in_start[n] + 1;
+		for (uint32_t v = 0; v < n; v++)
+			work += ps->splittable[v] ? ps->maxrep : 1;
+		max_evals = (long)(4e6 / work);
+		max_evals = max_evals < 300 ? 300 : max_evals > 20000 ? 20000 : max_evals;
+	}
 	const char *search = pass_opt(ctx, "search");
 	bool o2 = strcmp(search, "local") == 0;
 	double budget = ctx->search_budget;
@@ -1086,16 +1096,15 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
 				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
 	}
-	/* Materialised size: ops times their replicas. */
+	/* Materialised size: data parallelism replicates (nearly) every op
+	 * on every device. */
 	double size = 0;
 	for (uint32_t i = 0; i < g->nops; i++)
-		if (!g->ops[i]->dead && t->op_node[i] != UINT32_MAX) {
-			int s = st[t->op_node[i]];
-			size += s < t->ndev ? 1 : ps->sets[s - t->ndev].n;
-		}
+		size += !g->ops[i]->dead;
+	size *= t->ndev;
 	int chosen = 0;
 	double limit = pass_opt_num(ctx, "portfolio");
-	if (size * (o2 ? 2 : 1) <= limit) {
+	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
 		for (int k = 0; k < nc; k++) {
 			bool koom;

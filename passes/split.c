@@ -502,7 +502,8 @@ int pass_split(PassCtx *ctx)
 				if (!rule(g, op, dims[di], in_dim, &shape))
 					continue;
 				int64_t full = op->out[0].dims[dims[di]];
-				for (int k = 2; k <= maxk && k <= c->ndevs && k <= full; k++)
+				for (int k = 2; k <= maxk && k <= c->ndevs && k <= full &&
+						now() - t0 < ctx->search_budget; k++)
 					for (int var = 0; var < 2; var++) {
 						s.p = dims[di];
 						s.k = k;
