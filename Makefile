@@ -1,9 +1,11 @@
 # pcc — top-level Makefile.
-#   make              build ./pcc (and build/libpcc.a)
+#   make              build ./pcc, build/libpcc.a and the C runtime build/libpcc_rt.a
 #   make check        every test (unit, golden, bad inputs, examples)
 #   make SANITIZE=1 check   the same under ASan + UBSan (build-san/)
 #   make fuzz         build and briefly run the libFuzzer targets (clang)
 #   make bench        performance figures (never pass/fail)
+#   make docs-pictures  docs/img/: a plan drawn by every picture backend
+#   make tsan         run a distributed plan's generated C under ThreadSanitizer
 #   make install PREFIX=/usr/local
 .SUFFIXES:
 
@@ -17,7 +19,7 @@ BISON    ?= bison
 CFLAGS   ?= -O2 -g
 WARN      = -Wall -Wextra -Werror -Wno-unused-parameter
 STD       = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-LIBS      = -lyaml -ljson-c -lm -lpthread
+LIBS      = -lyaml -ljson-c -lmetis -lm -lpthread
 
 ifeq ($(SANITIZE),1)
 B        ?= build-san
@@ -34,15 +36,25 @@ LIB_SRCS  = $(wildcard ir/*.c frontend/*.c passes/*.c backend/*.c)
 GEN_SRCS  = $(B)/gen/gir.tab.c $(B)/gen/gir.lex.c
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/gir.tab.o $(B)/gen/gir.lex.o
 HDRS      = $(wildcard ir/*.h ir/*.def frontend/*.h passes/*.h passes/*.def \
-              backend/*.h backend/*.def) $(B)/gen/gir.tab.h
+              backend/*.h backend/*.def backend/runtime/*.h \
+              backend/runtime/*.def tests/unit/*.h) $(B)/gen/gir.tab.h
+
+# The C runtime (backend/runtime/): a library of its own, linked into the
+# programs that --emit=c writes; it depends on nothing of pcc's.
+RT_SRCS   = $(wildcard backend/runtime/*.c)
+RT_OBJS   = $(RT_SRCS:%.c=$(B)/%.o)
+RT_HDRS   = $(wildcard backend/runtime/*.h backend/runtime/*.def)
+# What `pcc --runtime-flags` adds so that a program links against a
+# runtime built with these flags (the sanitizers' run-time libraries).
+RT_LINK_FLAGS = $(filter -fsanitize=%,$(LDFLAGS))
 
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build
+        fuzz-build viz docs-pictures ctests tsan
 
-all: pcc $(B)/gengraph
+all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
 $(B)/gengraph: tools/gengraph.c
 	@mkdir -p $(B)
@@ -57,6 +69,17 @@ $(B)/pcc: $(B)/main.o $(B)/libpcc.a
 $(B)/libpcc.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIB_OBJS)
+
+$(B)/libpcc_rt.a: $(RT_OBJS)
+	rm -f $@
+	ar rcs $@ $(RT_OBJS)
+
+$(B)/backend/runtime/%.o: backend/runtime/%.c $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) $(WARN) $(CFLAGS) -c -o $@ $<
+
+# --runtime-flags needs to know how the runtime was built.
+$(B)/main.o: CFLAGS += -DPCC_RT_LINK_FLAGS='"$(RT_LINK_FLAGS)"'
 
 # One run of bison (flex) writes both files; the header follows the .c.
 $(B)/gen/gir.tab.c: frontend/gir.y
@@ -87,8 +110,9 @@ $(B)/tests/unit/main.o: tests/unit/main.c $(B)/gen/suites.h $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/unit-tests: $(UNIT_OBJS) $(B)/libpcc.a
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(B)/libpcc.a -lcunit $(LIBS)
+$(B)/unit-tests: $(UNIT_OBJS) $(B)/libpcc.a $(B)/libpcc_rt.a
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(B)/libpcc.a $(B)/libpcc_rt.a \
+	    -lcunit $(LIBS)
 
 unit: $(B)/unit-tests
 	cd tests && ../$(B)/unit-tests
@@ -102,8 +126,37 @@ bad: $(B)/pcc
 examples-check: $(B)/pcc
 	sh tests/run-examples.sh $(B)/pcc
 
-check: $(B)/pcc $(B)/unit-tests
+# Checks a --emit=trace file as Perfetto reads it (tests/run-viz.sh).
+$(B)/trace-check: tests/trace-check.c
+	@mkdir -p $(B)
+	$(CC) $(STD) $(WARN) $(CFLAGS) $(LDFLAGS) -o $@ tests/trace-check.c -ljson-c -lm
+
+viz: $(B)/pcc $(B)/gengraph $(B)/trace-check
+	sh tests/run-viz.sh $(B)
+
+check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check $(B)/libpcc_rt.a
 	sh tests/run-all.sh $(B)
+
+# ---- pictures in docs/img (docs/backends.md) -------------------------------
+# One plan of PICTURE_MODEL on PICTURE_CLUSTER through PICTURE_PIPELINE,
+# and the hand-placed plan of tests/golden/viz-trace.gir, drawn by
+# --emit=dot (rendered by Graphviz), gantt-svg (also as PNG with
+# rsvg-convert) and trace.  Rerun after the pipeline grows, e.g.
+#   make docs-pictures PICTURE_PIPELINE=-O2
+PICTURE_MODEL    ?= examples/mlp.gir
+PICTURE_CLUSTER  ?= examples/clusters/hetero-4.yaml
+PICTURE_PIPELINE ?= -O1
+docs-pictures: $(B)/pcc
+	sh tools/docs-pictures.sh $(B)/pcc $(PICTURE_MODEL) $(PICTURE_CLUSTER) "$(PICTURE_PIPELINE)"
+
+ctests: $(B)/pcc $(B)/libpcc_rt.a
+	sh tests/run-ctests.sh $(B)
+
+# A distributed plan's generated C and the runtime, built with
+# -fsanitize=thread and run (tests/run-ctests.sh runs it too).
+TSAN_CC ?= $(CC)
+tsan: $(B)/pcc
+	sh tests/run-ctests.sh $(B) --tsan-only "$(TSAN_CC)"
 
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_CC     ?= clang
@@ -126,12 +179,16 @@ bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
 
 # ---- install ------------------------------------------------------------
-BINDIR   ?= $(PREFIX)/bin
-MANDIR   ?= $(PREFIX)/share/man
-install: $(B)/pcc
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
-	install -m 755 $(B)/pcc $(DESTDIR)$(BINDIR)/pcc
-	install -m 644 docs/pcc.1 $(DESTDIR)$(MANDIR)/man1/pcc.1
+# The runtime's header and library go beside the executable's prefix,
+# where `pcc --runtime-flags` finds them (PREFIX/include/pcc, PREFIX/lib).
+install: $(B)/pcc $(B)/libpcc_rt.a
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/include/pcc $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(B)/pcc $(DESTDIR)$(PREFIX)/bin/pcc
+	install -m 644 docs/pcc.1 $(DESTDIR)$(PREFIX)/share/man/man1/pcc.1
+	install -m 644 backend/runtime/pcc_rt.h backend/runtime/pcc_kernels.def \
+	    $(DESTDIR)$(PREFIX)/include/pcc/
+	install -m 644 $(B)/libpcc_rt.a $(DESTDIR)$(PREFIX)/lib/libpcc_rt.a
 
 clean:
 	rm -rf build build-san pcc

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct Opts {
 	const char *input, *output, *cluster, *profile;
@@ -28,7 +29,7 @@ typedef struct Opts {
 	const char *stats_json, *print_costs;
 	const char **emit_opts;
 	int nemit_opts;
-	bool print_pipeline, list_passes;
+	bool print_pipeline, list_passes, runtime_flags;
 	int max_errors;
 	RunOptions run;
 } Opts;
@@ -39,7 +40,7 @@ enum {
 	OPT_STOP_AFTER, OPT_TIME_PASSES, OPT_VERIFY_EACH, OPT_NO_VERIFY_EACH,
 	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
 	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
-	OPT_EMIT_OPT,
+	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS,
 };
 
 static const struct option longopts[] = {
@@ -60,6 +61,7 @@ static const struct option longopts[] = {
 	{"print-costs", required_argument, NULL, OPT_PRINT_COSTS},
 	{"emit", required_argument, NULL, OPT_EMIT},
 	{"emit-opt", required_argument, NULL, OPT_EMIT_OPT},
+	{"runtime-flags", no_argument, NULL, OPT_RUNTIME_FLAGS},
 	{"best-effort", no_argument, NULL, OPT_BEST_EFFORT},
 	{"search-budget", required_argument, NULL, OPT_SEARCH_BUDGET},
 	{"seed", required_argument, NULL, OPT_SEED},
@@ -85,6 +87,8 @@ static void usage(FILE *f)
 	      "      --emit-opt=KEY=VAL  an option of the backend (see below); repeatable\n"
 	      "      --stats-json=FILE   simulate the plan; write makespan, bounds, memory as JSON\n"
 	      "      --print-costs=FILE  write the cost table as CSV\n"
+	      "      --runtime-flags     print the cc flags that build --emit=c output:\n"
+	      "                          cc plan.c $(pcc --runtime-flags)\n"
 	      "Pipeline:\n"
 	      "  -O0, -O1, -O2           named pipelines (default -O1; --print-pipeline shows them)\n"
 	      "  -passes=LIST            run exactly LIST, e.g. -passes=simplify,annotate\n"
@@ -196,6 +200,7 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 						(size_t)(o->nemit_opts + 1));
 			o->emit_opts[o->nemit_opts++] = optarg;
 			break;
+		case OPT_RUNTIME_FLAGS: o->runtime_flags = true; break;
 		case OPT_BEST_EFFORT: o->run.best_effort = true; break;
 		case OPT_SEARCH_BUDGET:
 			if (!parse_double(optarg, &x) || x < 0)
@@ -270,12 +275,16 @@ static const char *join_args(Arena *a, int argc, char **argv)
 typedef struct EmitArg {
 	const Backend *b;
 	EmitCtx ctx;
+	bool *refused;           /* set when the backend reported an error */
 } EmitArg;
 
 static bool emit_backend(FILE *f, const void *arg)
 {
 	const EmitArg *e = arg;
-	return e->b->emit(f, &e->ctx);
+	bool ok = e->b->emit(f, &e->ctx);
+	if (!ok && e->refused)
+		*e->refused = true;
+	return ok;
 }
 
 typedef struct StatsArg {
@@ -291,11 +300,14 @@ static bool emit_stats(FILE *f, const void *arg)
 	return true;
 }
 
+/* refused: set by fn when it failed for a reason it reported itself. */
 static int write_out(const char *path, bool (*fn)(FILE *, const void *),
-		     const void *arg)
+		     const void *arg, const bool *refused)
 {
 	if (write_file_atomic(path, fn, arg))
 		return EXIT_OK;
+	if (refused && *refused)
+		return EXIT_BADINPUT;
 	fprintf(stderr, "pcc: error: cannot write '%s': %s\n", path,
 		strerror(errno));
 	return EXIT_BADINPUT;
@@ -394,6 +406,26 @@ static void report_rss(const Opts *o)
 		(double)ru.ru_maxrss / 1024.0);
 }
 
+#ifndef PCC_RT_LINK_FLAGS
+#define PCC_RT_LINK_FLAGS ""
+#endif
+
+/* --runtime-flags: found from the executable's own path (/proc/self/exe,
+ * else argv[0]), as llvm-config does. */
+static int runtime_flags(const char *argv0)
+{
+	char exe[4096], msg[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0)
+		exe[n] = 0;
+	else
+		snprintf(exe, sizeof exe, "%s", argv0);
+	if (c_runtime_flags(stdout, exe, PCC_RT_LINK_FLAGS, msg, sizeof msg))
+		return EXIT_OK;
+	fprintf(stderr, "pcc: error: %s\n", msg);
+	return EXIT_BADINPUT;
+}
+
 static int run(int argc, char **argv, Arena *a)
 {
 	const char *cmdline = join_args(a, argc, argv);  /* as given */
@@ -407,6 +439,8 @@ static int run(int argc, char **argv, Arena *a)
 		list_passes();
 		return EXIT_OK;
 	}
+	if (o.runtime_flags)
+		return runtime_flags(argv[0]);
 	const char *pstr = o.passes;
 	if (!pstr)
 		pstr = pipeline_named(o.olevel ? (o.olevel[0] == '0' ? "O0" :
@@ -535,15 +569,17 @@ static int run(int argc, char **argv, Arena *a)
 	}
 	if (o.stats_json) {
 		StatsArg sa = {g, &cost, &sim};
-		rc = write_out(o.stats_json, emit_stats, &sa);
+		rc = write_out(o.stats_json, emit_stats, &sa, NULL);
 	}
 	if (!rc && o.print_costs) {
-		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0}};
-		rc = write_out(o.print_costs, emit_backend, &ea);
+		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0}, NULL};
+		rc = write_out(o.print_costs, emit_backend, &ea, NULL);
 	}
 	if (!rc) {
-		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts}};
-		rc = write_out(o.output, emit_backend, &ea);
+		bool refused = false;
+		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts},
+			      &refused};
+		rc = write_out(o.output, emit_backend, &ea, &refused);
 		phase(&o, "emit", &t0);
 	}
 	report_rss(&o);

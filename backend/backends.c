@@ -1,6 +1,7 @@
 /* backends.c — the --emit table, and the two simplest backends. */
 #include "backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const Backend backends[] = {
@@ -32,6 +33,43 @@ const char *backend_opt(const EmitCtx *ctx, const char *key)
 		    ctx->opts[i][klen] == '=')
 			return ctx->opts[i] + klen + 1;
 	pcc_die("backend asked for undeclared option '%s'", key);
+}
+
+static bool opt_is_bool(const char *v)
+{
+	return strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+}
+
+static bool opt_is_num(const char *v)
+{
+	char *end;
+	if (!*v)
+		return false;
+	double x = strtod(v, &end);
+	return !*end && x == x;
+}
+
+/* A given value fits the kind of the declared default decl ("key=dflt"):
+ * a true/false default takes true or false, a numeric one a number,
+ * anything else any string. */
+static bool opt_value_ok(const char *decl, const char *v)
+{
+	const char *d = strchr(decl, '=') + 1;
+	if (opt_is_bool(d))
+		return opt_is_bool(v);
+	if (opt_is_num(d))
+		return opt_is_num(v);
+	return true;
+}
+
+bool backend_opt_bool(const EmitCtx *ctx, const char *key)
+{
+	return strcmp(backend_opt(ctx, key), "true") == 0;
+}
+
+double backend_opt_num(const EmitCtx *ctx, const char *key)
+{
+	return strtod(backend_opt(ctx, key), NULL);
 }
 
 const char **backend_resolve_opts(const Backend *b, const char *const *given,
@@ -66,6 +104,14 @@ const char **backend_resolve_opts(const Backend *b, const char *const *given,
 			snprintf(err, errlen, "backend '%s' has no option '%.*s'%s%s",
 				 b->name, (int)klen - 1, given[i],
 				 *b->options ? "; options: " : "", b->options);
+			return NULL;
+		}
+		if (!opt_value_ok(out[j], eq + 1)) {
+			snprintf(err, errlen, "--emit-opt %.*s: expected %s, not '%s'",
+				 (int)klen - 1, given[i],
+				 opt_is_bool(strchr(out[j], '=') + 1) ? "true or false"
+								     : "a number",
+				 eq + 1);
 			return NULL;
 		}
 		out[j] = given[i];

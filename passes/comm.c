@@ -685,25 +685,30 @@ static bool is_role(const Graph *g, const Op *op, unsigned flag, Role r)
 }
 
 /* A parameter lives where its update runs: with each replica of a
- * replicated update (AllReduce, SFB), or on the parameter server. */
+ * replicated update (AllReduce, SFB), or on the parameter server.  So do
+ * the variables holding an optimizer's state (Adam's m and v, momentum's
+ * accumulator), which the update reads and writes in place. */
 static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
 {
 	Graph *g = m->g;
 	for (uint32_t j = 0; j < live; j++) {
 		Op *u = g->ops[topo[j]];
-		if (!is_role(g, u, OPF_UPDATE, ROLE_UPDATE) || !u->nin ||
-		    u->in[0].ctrl)
+		if (!is_role(g, u, OPF_UPDATE, ROLE_UPDATE))
 			continue;
-		Op *v = u->in[0].src;
-		if (!is_role(g, v, OPF_PARAM, ROLE_PARAM))
-			continue;
-		Place *pv = &m->pl[v->id], *pu = &m->pl[u->id];
-		pv->n = pu->n;
-		pv->dev = pu->dev;
-		pv->begin = pv->size = NULL;
-		pv->part = -1;
-		pv->dup = false;
-		pv->rep = arena_alloc(m->ctx->scratch, sizeof(Op *) * (size_t)pu->n);
+		Place *pu = &m->pl[u->id];
+		for (uint32_t i = 0; i < u->nin; i++) {
+			Op *v = u->in[i].src;
+			if (u->in[i].ctrl || !is_role(g, v, OPF_PARAM, ROLE_PARAM))
+				continue;
+			Place *pv = &m->pl[v->id];
+			pv->n = pu->n;
+			pv->dev = pu->dev;
+			pv->begin = pv->size = NULL;
+			pv->part = -1;
+			pv->dup = false;
+			pv->rep = arena_alloc(m->ctx->scratch,
+					      sizeof(Op *) * (size_t)pu->n);
+		}
 	}
 }
 
@@ -908,13 +913,17 @@ int pass_comm(PassCtx *ctx)
 			if (m.pl[op->id].n > 1)
 				graph_remove_op(g, op);
 		}
+		/* Removing invalidates the consumer lists: collect first. */
 		const Uses *us = graph_uses(g);
+		uint32_t nunused = 0;
 		for (uint32_t j = 0; j < live; j++) {
 			Op *op = g->ops[topo[j]];
 			if (!op->dead && op->opcode == O_Const &&
 			    us->start[op->id] == us->start[op->id + 1])
-				graph_remove_op(g, op);
+				topo[nunused++] = op->id;
 		}
+		for (uint32_t j = 0; j < nunused; j++)
+			graph_remove_op(g, g->ops[topo[j]]);
 	}
 	if (ctx->report && !m.errors)
 		fprintf(ctx->report,

@@ -467,7 +467,8 @@ int pass_test_break_ir(PassCtx *ctx)
 			Op *src = op->in[0].src;
 			Input *in = arena_alloc(g->arena, sizeof(Input) *
 							   (src->nin + 1));
-			memcpy(in, src->in, sizeof(Input) * src->nin);
+			if (src->nin)
+				memcpy(in, src->in, sizeof(Input) * src->nin);
 			in[src->nin] = (Input){op, 0, true};
 			src->in = in;
 			src->nin++;

@@ -62,11 +62,14 @@ typedef struct RepSet {
 typedef struct PEdge {
 	uint32_t u;              /* producer node */
 	double split, partial, full;
+	uint32_t nsplit, npartial, nfull;  /* tensors: each moves (and each
+					    * AllReduce runs) on its own */
 } PEdge;
 
 typedef struct PParam {
 	uint32_t owner;          /* node whose placement keeps the parameter */
 	double bytes;
+	uint32_t count;          /* parameters */
 } PParam;
 
 struct PEv;
@@ -80,6 +83,16 @@ typedef struct PlanSim {
 	int64_t batch;
 	bool *splittable;
 	double *params, *act, *temp;
+	/* Per node and device type: the time of ops every replica runs
+	 * whole (updates, weight ops: dup) and of ops that cannot be split,
+	 * which comm keeps on the first replica's device (one).  The rest
+	 * scales with the replica's share of the batch. */
+	double *dup, *one;
+	/* Per node: partial sums its own ops produce and consume (a weight
+	 * gradient and its update in one group): AllReduces when it is
+	 * replicated. */
+	double *self_partial;
+	uint32_t *self_n, *done;
 	uint32_t *in_start;      /* [n + 1] CSR of incoming edges */
 	PEdge *in;
 	uint32_t *pin_start;     /* [n + 1] parameters each node reads */
@@ -145,17 +158,21 @@ static void ps_links(PlanSim *ps)
 	ps->nres = ps->r_in + c->nmachines;
 }
 
-/* Moves bytes from a to b, ready at t: returns the arrival time. */
-static double xfer(PlanSim *ps, int a, int b, double bytes, double t)
+/* Moves bytes in count tensors from a to b, ready at t (one after
+ * another on the route, each paying the latency): the arrival time. */
+static double xfer(PlanSim *ps, int a, int b, double bytes, uint32_t count,
+		   double t)
 {
 	if (a == b || bytes <= 0)
 		return t;
 	int res[2], n;
 	ps_route(ps, a, b, res, &n);
-	double st = t;
+	double st = t, bw, lat;
 	for (int i = 0; i < n; i++)
 		st = ps->res_free[res[i]] > st ? ps->res_free[res[i]] : st;
-	double fin = st + cost_transfer(ps->m, a, b, bytes);
+	cluster_link(ps->c, a, b, &bw, &lat);
+	double fin = st + cost_transfer(ps->m, a, b, bytes) +
+		     (count > 1 ? (count - 1) * lat : 0);
 	for (int i = 0; i < n; i++)
 		ps->res_free[res[i]] = fin;
 	return fin;
@@ -265,6 +282,23 @@ typedef struct EKey {
 	double split, partial, full;
 } EKey;
 
+typedef struct NodeOut {
+	uint32_t w, k;           /* consumer node, output index */
+} NodeOut;
+
+static int use_cmp(const void *pa, const void *pb)
+{
+	const NodeOut *a = pa, *b = pb;
+	if (a->w != b->w)
+		return a->w < b->w ? -1 : 1;
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+static uint32_t nz(double x)
+{
+	return x > 0 || x < 0;
+}
+
 static int ekey_cmp(const void *pa, const void *pb)
 {
 	const EKey *a = pa, *b = pb;
@@ -283,8 +317,14 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	ps->params = xcalloc((size_t)n + 1, sizeof(double));
 	ps->act = xcalloc((size_t)n + 1, sizeof(double));
 	ps->temp = xcalloc((size_t)n + 1, sizeof(double));
+	int nt = t->ntype;
+	ps->dup = xcalloc(((size_t)n + 1) * (size_t)nt, sizeof(double));
+	ps->self_partial = xcalloc((size_t)n + 1, sizeof(double));
+	ps->self_n = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	ps->done = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	ps->one = xcalloc(((size_t)n + 1) * (size_t)nt, sizeof(double));
 	for (uint32_t v = 0; v < n; v++) {
-		ps->splittable[v] = t->pinned[v] < 0 && ps->batch > 0;
+		ps->splittable[v] = false;
 		ps->act[v] = t->mem_perm[v];
 		ps->temp[v] = t->mem_temp[v];
 	}
@@ -294,22 +334,37 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		owner[i] = t->op_node[i];
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		if (op->dead || !is_flag(g, op, OPF_UPDATE, ROLE_UPDATE) || !op->nin)
+		if (op->dead || !is_flag(g, op, OPF_UPDATE, ROLE_UPDATE))
 			continue;
-		const Op *p = op->in[0].src;
-		if (is_flag(g, p, OPF_PARAM, ROLE_PARAM) && owner[p->id] == t->op_node[p->id])
-			owner[p->id] = t->op_node[i];
+		/* The variable and its optimizer state (docs/plan.md). */
+		for (uint32_t k = 0; k < op->nin; k++) {
+			const Op *p = op->in[k].src;
+			if (!op->in[k].ctrl && is_flag(g, p, OPF_PARAM, ROLE_PARAM) &&
+			    owner[p->id] == t->op_node[p->id])
+				owner[p->id] = t->op_node[i];
+		}
 	}
 	EKey *e = NULL, *pe = NULL;
 	size_t ne = 0, cape = 0, npe = 0, cappe = 0;
+	NodeOut *use = NULL;
+	uint32_t capuse = 0;
 	const Uses *us = graph_uses(g);
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
 		if (op->dead)
 			continue;
 		uint32_t v = t->op_node[i];
-		if (!b->replicable[i])
-			ps->splittable[v] = false;
+		bool sliced = false;
+		for (uint32_t k = 0; k < op->nin; k++)
+			sliced |= b->idim[b->inbase[i] + k] >= 0;
+		for (uint32_t k = 0; k < op->nout; k++)
+			sliced |= batch_okind(b, op, k) == OK_SPLIT;
+		if (b->replicable[i] && sliced)
+			ps->splittable[v] = t->pinned[v] < 0 && ps->batch > 0;
+		if (!b->replicable[i] || !sliced)
+			for (int ty = 0; ty < nt; ty++)
+				(b->replicable[i] ? ps->dup : ps->one)[(size_t)v * (size_t)nt + (size_t)ty] +=
+					cost_op(ps->m, op, ty);
 		bool param = is_flag(g, op, OPF_PARAM, ROLE_PARAM);
 		double st = cost_op_mem(ps->m, op);
 		ps->params[v] += st;
@@ -324,13 +379,36 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		if (op->opcode == O_Const)
 			continue;        /* constants are copied, never moved */
 		uint32_t src = param ? owner[i] : v;
+		/* Each (output, consumer node) once; control edges carry no
+		 * bytes (index op->nout). */
+		uint32_t nu = 0;
 		for (uint32_t k = us->start[i]; k < us->start[i + 1]; k++) {
 			const Use *u = &us->use[k];
 			uint32_t w = t->op_node[u->op->id];
-			if (w == src)
-				continue;
 			const Input *in = &u->op->in[u->slot];
-			double bytes = in->ctrl ? 0 : cost_out_bytes(g, op, in->idx);
+			if (w == src && (param || in->ctrl ||
+					 batch_okind(b, op, in->idx) != OK_PARTIAL))
+				continue;
+			if (nu == capuse) {
+				capuse = capuse ? 2 * capuse : 64;
+				use = xrealloc(use, sizeof(*use) * capuse);
+			}
+			use[nu].w = w;
+			use[nu++].k = in->ctrl ? op->nout : in->idx;
+		}
+		if (nu > 1)
+			qsort(use, nu, sizeof(*use), use_cmp);
+		for (uint32_t q = 0; q < nu; q++) {
+			if (q && use[q].w == use[q - 1].w && use[q].k == use[q - 1].k)
+				continue;
+			uint32_t w = use[q].w, kk = use[q].k;
+			bool ctrl = kk == op->nout;
+			double bytes = ctrl ? 0 : cost_out_bytes(g, op, kk);
+			if (w == src) {
+				ps->self_partial[v] += bytes;
+				ps->self_n[v]++;
+				continue;
+			}
 			if (param) {
 				if (npe == cappe) {
 					cappe = cappe ? 2 * cappe : 256;
@@ -343,17 +421,18 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 				cape = cape ? 2 * cape : 1024;
 				e = xrealloc(e, sizeof(EKey) * cape);
 			}
-			OutKind kind = in->ctrl ? OK_FULL : batch_okind(b, op, in->idx);
+			OutKind kind = ctrl ? OK_FULL : batch_okind(b, op, kk);
 			e[ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
 					 kind == OK_PARTIAL ? bytes : 0,
 					 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes};
 		}
 	}
-	/* One edge per (u, v); a tensor read by several ops of a node counts
-	 * once (the max of equal entries over-counts nothing: tensors are
-	 * deduplicated by summing distinct producers only). */
-	qsort(e, ne, sizeof(EKey), ekey_cmp);
-	qsort(pe, npe, sizeof(EKey), ekey_cmp);
+	free(use);
+	/* One edge per (u, v), summing its tensors. */
+	if (ne > 1)
+		qsort(e, ne, sizeof(EKey), ekey_cmp);
+	if (npe > 1)
+		qsort(pe, npe, sizeof(EKey), ekey_cmp);
 	ps->in_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
 	ps->in = xmalloc(sizeof(PEdge) * (ne + 1));
 	uint32_t m = 0;
@@ -362,9 +441,13 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			ps->in[m - 1].split += e[j].split;
 			ps->in[m - 1].partial += e[j].partial;
 			ps->in[m - 1].full += e[j].full;
+			ps->in[m - 1].nsplit += nz(e[j].split);
+			ps->in[m - 1].npartial += nz(e[j].partial);
+			ps->in[m - 1].nfull += nz(e[j].full);
 			continue;
 		}
-		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full};
+		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full,
+				      nz(e[j].split), nz(e[j].partial), nz(e[j].full)};
 		ps->in_start[e[j].v + 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++)
@@ -375,9 +458,10 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	for (size_t j = 0; j < npe; j++) {
 		if (m && ps->pin[m - 1].owner == pe[j].u && j && pe[j - 1].v == pe[j].v) {
 			ps->pin[m - 1].bytes += pe[j].full;
+			ps->pin[m - 1].count++;
 			continue;
 		}
-		ps->pin[m++] = (PParam){pe[j].u, pe[j].full};
+		ps->pin[m++] = (PParam){pe[j].u, pe[j].full, 1};
 		ps->pin_start[pe[j].v + 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++)
@@ -490,12 +574,13 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 			double a = t;
 			if (e->split > 0 && !same)
 				a = fmax(a, xfer(ps, du[i], dv[r],
-						 e->split * fu[i] * fv[r], t));
+						 e->split * fu[i] * fv[r], e->nsplit, t));
 			if (e->partial > 0 && !(same && nu > 1))
-				a = fmax(a, xfer(ps, du[i], dv[r], e->partial, t));
+				a = fmax(a, xfer(ps, du[i], dv[r], e->partial,
+						 e->npartial, t));
 			if (e->full > 0 && (i == 0 || dv[r] == du[i]) &&
 			    find(du, nu, dv[r]) < 0)
-				a = fmax(a, xfer(ps, du[i], dv[r], e->full, t));
+				a = fmax(a, xfer(ps, du[i], dv[r], e->full, e->nfull, t));
 			ready[r] = fmax(ready[r], a);
 		}
 		/* Partial sums between one set: an AllReduce once every
@@ -505,7 +590,8 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 			double s0 = t;
 			for (int l = 0; l < rs->nlinks; l++)
 				s0 = fmax(s0, ps->res_free[rs->links[l]]);
-			double ar = s0 + rs->ar_lat + rs->ar_per_byte * e->partial;
+			double ar = s0 + rs->ar_lat * e->npartial +
+				    rs->ar_per_byte * e->partial;
 			for (int l = 0; l < rs->nlinks; l++)
 				ps->res_free[rs->links[l]] = ar;
 			for (int r = 0; r < nv; r++)
@@ -539,6 +625,7 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 		int nv = reps(ps, st[v], &dv, &fv);
 		double *ready = ps->rdy + (size_t)v * (size_t)mr;
 		uint32_t pend = 0;
+		ps->done[v] = 0;
 		for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
 			const int *du;
 			const double *fu;
@@ -555,7 +642,7 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 			for (int r = 0; r < nv; r++)
 				if (find(du, nu, dv[r]) < 0)
 					ready[r] = fmax(ready[r], xfer(ps, du[0], dv[r],
-								       p->bytes, 0));
+								       p->bytes, p->count, 0));
 		}
 		if (!pend)
 			for (int r = 0; r < nv; r++)
@@ -574,13 +661,31 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 		if (e.kind == PE_RDY) {
 			/* Devices serve in the order work becomes ready. */
 			int d = dv[e.r];
+			size_t ix = (size_t)e.v * (size_t)t->ntype + (size_t)t->c->devs[d].type;
+			double all = tg_cost(t, e.v, d), fixed = ps->dup[ix] + ps->one[ix];
 			double s0 = fmax(e.t, ps->dev_free[d]);
-			double fin = s0 + tg_cost(t, e.v, d) * fv[e.r];
+			double fin = s0 + (all - fixed) * fv[e.r] + ps->dup[ix] +
+				     (e.r == 0 ? ps->one[ix] : 0);
 			ps->dev_free[d] = fin;
 			pev_push(ps, (PEv){fin, e.v, e.r, PE_FIN});
 		} else {
 			span = fmax(span, e.t);
 			ps_send(ps, st, e.v, e.r, e.t);
+			/* The group's own AllReduces, once its replicas are done. */
+			const int *dd;
+			const double *ff;
+			int nv = reps(ps, st[e.v], &dd, &ff);
+			if (ps->self_n[e.v] && nv > 1 && ++ps->done[e.v] == (uint32_t)nv) {
+				const RepSet *rs = &ps->sets[st[e.v] - nd];
+				double s0 = e.t;
+				for (int l = 0; l < rs->nlinks; l++)
+					s0 = fmax(s0, ps->res_free[rs->links[l]]);
+				double ar = s0 + rs->ar_lat * ps->self_n[e.v] +
+					    rs->ar_per_byte * ps->self_partial[e.v];
+				for (int l = 0; l < rs->nlinks; l++)
+					ps->res_free[rs->links[l]] = ar;
+				span = fmax(span, ar);
+			}
 		}
 	}
 	for (int r = 0; r < ps->nres; r++)
@@ -650,6 +755,11 @@ static void ps_free(PlanSim *ps)
 	free(ps->sets);
 	free(ps->single);
 	free(ps->splittable);
+	free(ps->dup);
+	free(ps->one);
+	free(ps->self_partial);
+	free(ps->self_n);
+	free(ps->done);
 	free(ps->params);
 	free(ps->act);
 	free(ps->temp);
@@ -886,7 +996,17 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	batch_analyze(g, &b);
 	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
 	uint32_t n = t->n;
-	long max_evals = (long)pass_opt_num(ctx, "evals");
+	/* evals=auto: about 4e6 node-replica steps of search, whatever the
+	 * size (a few hundred ms here), at least 300 evaluations. */
+	const char *ev = pass_opt(ctx, "evals");
+	long max_evals = (long)strtod(ev, NULL);
+	if (strcmp(ev, "auto") == 0) {
+		double work = (double)ps->in_start[n] + 1;
+		for (uint32_t v = 0; v < n; v++)
+			work += ps->splittable[v] ? ps->maxrep : 1;
+		max_evals = (long)(4e6 / work);
+		max_evals = max_evals < 300 ? 300 : max_evals > 20000 ? 20000 : max_evals;
+	}
 	const char *search = pass_opt(ctx, "search");
 	bool o2 = strcmp(search, "local") == 0;
 	double budget = ctx->search_budget;
@@ -920,22 +1040,36 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		}
 	}
 	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
-	int *dpst[2];
+	int *trial = xmalloc(sizeof(int) * ((size_t)n + 1));
 	double best = INFINITY;
 	bool oom;
-	for (int k = 0; k < 2 && ps->nsets > k; k++) {
-		dpst[k] = xmalloc(sizeof(int) * ((size_t)n + 1));
+	/* Every replica set as a whole-model start (data parallelism over
+	 * all devices, by speed, over one machine, one type: TAG's partial
+	 * replication); groups that cannot be split run on the set's
+	 * fastest device. */
+	for (int k = 0; k < ps->nsets; k++) {
+		const RepSet *rs = &ps->sets[k];
+		int home = rs->dev[0];
+		for (int i = 1; i < rs->n; i++) {
+			double a = 0, b2 = 0;
+			for (uint32_t v = 0; v < n; v++) {
+				a += tg_cost(t, v, rs->dev[i]);
+				b2 += tg_cost(t, v, home);
+			}
+			if (a < b2)
+				home = rs->dev[i];
+		}
 		for (uint32_t v = 0; v < n; v++)
-			dpst[k][v] = t->pinned[v] >= 0 ? t->pinned[v]
-				   : ps->splittable[v] ? t->ndev + k : fastest;
-		double x = ps_eval(ps, dpst[k], &oom);
+			trial[v] = t->pinned[v] >= 0 ? t->pinned[v]
+				 : ps->splittable[v] ? t->ndev + k : home;
+		double x = ps_eval(ps, trial, &oom);
 		if (x < best) {
 			best = x;
-			memcpy(st, dpst[k], sizeof(int) * n);
+			memcpy(st, trial, sizeof(int) * n);
 		}
 	}
-	for (int k = ps->nsets; k < 2; k++)
-		dpst[k] = NULL;
+	free(trial);
+	(void)fastest;
 	double xmp = ps_eval(ps, mp, &oom);
 	if (xmp < best) {
 		best = xmp;
@@ -962,16 +1096,15 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
 				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
 	}
-	/* Materialised size: ops times their replicas. */
+	/* Materialised size: data parallelism replicates (nearly) every op
+	 * on every device. */
 	double size = 0;
 	for (uint32_t i = 0; i < g->nops; i++)
-		if (!g->ops[i]->dead && t->op_node[i] != UINT32_MAX) {
-			int s = st[t->op_node[i]];
-			size += s < t->ndev ? 1 : ps->sets[s - t->ndev].n;
-		}
+		size += !g->ops[i]->dead;
+	size *= t->ndev;
 	int chosen = 0;
 	double limit = pass_opt_num(ctx, "portfolio");
-	if (size * (o2 ? 2 : 1) <= limit) {
+	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
 		for (int k = 0; k < nc; k++) {
 			bool koom;
@@ -998,8 +1131,6 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			fputs("pcc: note: --best-effort places it anyway\n", stderr);
 			free(mp);
 			free(st);
-			free(dpst[0]);
-			free(dpst[1]);
 			ps_free(ps);
 			batch_free(&b);
 			return EXIT_INFEASIBLE;
@@ -1014,8 +1145,6 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			after_greedy, cands[chosen].name);
 	free(mp);
 	free(st);
-	free(dpst[0]);
-	free(dpst[1]);
 	ps_free(ps);
 	batch_free(&b);
 	return rc;

@@ -83,7 +83,8 @@ bool tg_finish(TaskGraph *t)
 	/* Sort edges by (a, b) and merge parallel ones. */
 	typedef struct { uint32_t a, b; double bytes; } E;
 	E *e = (E *)t->edges;
-	qsort(e, ne, sizeof(E), edge_cmp);
+	if (ne > 1)             /* e is NULL when there are no edges */
+		qsort(e, ne, sizeof(E), edge_cmp);
 	uint32_t m = 0;
 	for (uint32_t i = 0; i < ne; i++) {
 		if (e[i].a == e[i].b)
@@ -483,4 +484,18 @@ bool tg_mem_report(const TaskGraph *t, const int *dev, FILE *f)
 	}
 	tg_mem_free(&mm);
 	return over;
+}
+
+int tg_mem_roomiest(const TaskGraph *t, const TgMem *mm)
+{
+	int best = 0;
+	double room = -INFINITY;
+	for (int d = 0; d < t->ndev; d++) {
+		double r = tg_mem_cap(t, d) - tg_mem_used(mm, d);
+		if (r > room) {
+			room = r;
+			best = d;
+		}
+	}
+	return best;
 }

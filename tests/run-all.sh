@@ -26,6 +26,10 @@ run golden sh tests/run-golden.sh "$B/pcc"
 run bad sh tests/run-bad.sh "$B/pcc"
 run cli sh tests/run-cli.sh "$B/pcc"
 run examples sh tests/run-examples.sh "$B/pcc"
+run viz sh tests/run-viz.sh "$B"
+run place sh tests/run-place.sh "$B/pcc"
+run fuse sh tests/run-fuse.sh "$B/pcc"
+run ctests sh tests/run-ctests.sh "$B"
 echo
 echo "all: $total_pass passed, $total_fail failed"
 exit $status

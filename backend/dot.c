@@ -1,0 +1,405 @@
+/* dot.c — --emit=dot: a graph or plan as Graphviz DOT.
+ *
+ * Nodes are ops (ids n<op id>, so names never need to be DOT ids), filled
+ * with the colour of their @device (the cluster's devices in order, then
+ * device names the cluster lacks); replicated ops of a strategy
+ * (@replicas) are striped with their replicas' colours; unplaced ops are
+ * white.  Communication ops are drawn with shapes of their own (Transfer:
+ * cds, AllReduce: double octagon, Split/SplitV with @origin: trapezium,
+ * ConcatV2/AddN with @origin: inverted trapezium) and a bold border;
+ * inputs are parallelograms, parameters cylinders.  Fused groups (@group)
+ * are clusters.  Data edges carry the size of their tensor; edges between
+ * two devices are red and thick; control edges dashed.  A legend lists
+ * the devices and the styles that occur.  Every name is escaped
+ * (viz_dot_text); tooltips (SVG <title>) hold the details.  Works on
+ * unplaced graphs.  O(V + E + G log G) for G grouped ops; no recursion. */
+#include "backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Device names -> colour index: open addressing on the name. */
+typedef struct DevMap {
+	const char **name;
+	int *idx;
+	uint32_t cap;
+	int n;
+	const char **order;     /* names by index */
+	bool *used;
+	int ncap;
+} DevMap;
+
+static void devmap_init(DevMap *m, uint32_t hint)
+{
+	m->cap = 16;
+	while (m->cap < 2 * hint + 2)
+		m->cap *= 2;
+	m->name = xcalloc(m->cap, sizeof(char *));
+	m->idx = xcalloc(m->cap, sizeof(int));
+	m->n = 0;
+	m->ncap = 8;
+	m->order = xmalloc(sizeof(char *) * (size_t)m->ncap);
+	m->used = xcalloc((size_t)m->ncap, sizeof(bool));
+}
+
+static void devmap_free(DevMap *m)
+{
+	free(m->name);
+	free(m->idx);
+	free(m->order);
+	free(m->used);
+}
+
+/* Index of device name s, added if new (s must outlive the map). */
+static int devmap_get(DevMap *m, const char *s)
+{
+	if ((uint32_t)(m->n + 1) * 2 > m->cap) {
+		DevMap big = *m;
+		big.cap = m->cap * 2;
+		big.name = xcalloc(big.cap, sizeof(char *));
+		big.idx = xcalloc(big.cap, sizeof(int));
+		for (uint32_t i = 0; i < m->cap; i++) {
+			if (!m->name[i])
+				continue;
+			uint32_t h = (uint32_t)hash_bytes(m->name[i], strlen(m->name[i])) &
+				     (big.cap - 1);
+			while (big.name[h])
+				h = (h + 1) & (big.cap - 1);
+			big.name[h] = m->name[i];
+			big.idx[h] = m->idx[i];
+		}
+		free(m->name);
+		free(m->idx);
+		m->name = big.name;
+		m->idx = big.idx;
+		m->cap = big.cap;
+	}
+	uint32_t h = (uint32_t)hash_bytes(s, strlen(s)) & (m->cap - 1);
+	for (; m->name[h]; h = (h + 1) & (m->cap - 1))
+		if (strcmp(m->name[h], s) == 0)
+			return m->idx[h];
+	if (m->n == m->ncap) {
+		m->ncap *= 2;
+		m->order = xrealloc(m->order, sizeof(char *) * (size_t)m->ncap);
+		m->used = xrealloc(m->used, sizeof(bool) * (size_t)m->ncap);
+	}
+	m->name[h] = s;
+	m->idx[h] = m->n;
+	m->order[m->n] = s;
+	m->used[m->n] = false;
+	return m->n++;
+}
+
+enum { STYLE_TRANSFER, STYLE_ALLREDUCE, STYLE_SPLIT, STYLE_JOIN, STYLE_CROSS,
+       STYLE_CONTROL, STYLE_COLLECTIVE, STYLE_UNPLACED, STYLE_COUNT };
+
+typedef struct Dot {
+	FILE *f;
+	const Graph *g;
+	DevMap dev;
+	int *opdev;              /* per op: colour index, -1 unplaced, -2 replicated */
+	bool labels;
+	bool seen[STYLE_COUNT];
+} Dot;
+
+static const char *str_of(const Value *v)
+{
+	return v && (v->kind == V_STR || v->kind == V_IDENT) ? v->s : NULL;
+}
+
+static void node(Dot *d, const Op *op)
+{
+	FILE *f = d->f;
+	const Graph *g = d->g;
+	VizCat cat = viz_category(g, op);
+	const char *shape = "box", *style = "filled,rounded";
+	bool comm = false;
+	if (cat == VC_TRANSFER) {
+		shape = "cds", comm = true;
+		d->seen[STYLE_TRANSFER] = true;
+	} else if (cat == VC_COLLECTIVE) {
+		shape = "doubleoctagon", comm = true;
+		d->seen[STYLE_ALLREDUCE] = true;
+	} else if (cat == VC_COMM) {
+		bool split = strncmp(op->type, "Split", 5) == 0;
+		shape = split ? "trapezium" : "invtrapezium", comm = true;
+		d->seen[split ? STYLE_SPLIT : STYLE_JOIN] = true;
+	} else if (cat == VC_INPUT) {
+		shape = "parallelogram", style = "filled";
+	} else if (cat == VC_PARAM) {
+		shape = "cylinder", style = "filled";
+	}
+	char col[8];
+	fprintf(f, "  n%u [label=\"", op->id);
+	viz_dot_text(f, op->name);
+	fputs("\\n", f);
+	viz_dot_text(f, op->type);
+	fprintf(f, "\", shape=%s", shape);
+	int di = d->opdev[op->id];
+	if (di == -2) {
+		/* Replicated: a stripe per replica device. */
+		fputs(", style=\"striped\", fillcolor=\"", f);
+		const Value *rl = op_ann(g, op, ANN_REPLICAS);
+		for (uint32_t i = 0; i < rl->list.n; i++) {
+			const char *s = str_of(rl->list.items[i]);
+			viz_device_color(s ? devmap_get(&d->dev, s) : 0, col);
+			fprintf(f, "%s%s", i ? ":" : "", col);
+		}
+		fputc('"', f);
+	} else {
+		if (di >= 0)
+			viz_device_color(di, col);
+		fprintf(f, ", style=\"%s%s\", fillcolor=\"%s\"", style,
+			comm ? ",bold" : "", di >= 0 ? col : "#ffffff");
+	}
+	if (comm)
+		fputs(cat == VC_TRANSFER ? ", penwidth=2, margin=\"0.3,0.055\"" : ", penwidth=2", f);
+	/* Tooltip: the details. */
+	char buf[256];
+	fputs(", tooltip=\"", f);
+	viz_dot_text(f, op->name);
+	fputs(" (", f);
+	viz_dot_text(f, op->type);
+	fputc(')', f);
+	const char *dev = op_ann_str(g, op, ANN_DEVICE);
+	if (dev) {
+		fputs("\\ndevice: ", f);
+		viz_dot_text(f, dev);
+	} else if (di == -2) {
+		const Value *rl = op_ann(g, op, ANN_REPLICAS);
+		for (uint32_t i = 0; i < rl->list.n; i++) {
+			const char *s = str_of(rl->list.items[i]);
+			fputs(i ? ", " : "\\nreplicas: ", f);
+			viz_dot_text(f, s ? s : "?");
+		}
+	}
+	for (uint32_t k = 0; k < op->nout; k++) {
+		fputs(k ? ", " : "\\noutputs: ", f);
+		viz_dot_text(f, type_str(&op->out[k], buf, sizeof buf));
+	}
+	if (cat != VC_OTHER)
+		fprintf(f, "\\nrole: %s", viz_cat_desc(cat));
+	const char *origin = op_ann_str(g, op, ANN_ORIGIN);
+	if (origin) {
+		fputs("\\nfrom: ", f);
+		viz_dot_text(f, origin);
+	}
+	double t0 = op_ann_num(g, op, ANN_START, -1), t1 = op_ann_num(g, op, ANN_FINISH, -1);
+	if (t0 >= 0 && t1 >= 0) {
+		char a[32], b[32];
+		fprintf(f, "\\nsimulated: %s to %s", viz_time(a, sizeof a, t0),
+			viz_time(b, sizeof b, t1));
+	}
+	fputs("\"];\n", f);
+}
+
+static void edges(Dot *d, const Op *op)
+{
+	FILE *f = d->f;
+	const Graph *g = d->g;
+	int dc = d->opdev[op->id];
+	char sz[32];
+	for (uint32_t j = 0; j < op->nin; j++) {
+		const Input *in = &op->in[j];
+		const Op *src = in->src;
+		if (!src || src->dead)
+			continue;
+		fprintf(f, "  n%u -> n%u [", src->id, op->id);
+		if (in->ctrl) {
+			d->seen[STYLE_CONTROL] = true;
+			fputs("style=dashed, color=\"#888888\", arrowhead=empty, "
+			      "tooltip=\"control: ", f);
+			viz_dot_text(f, src->name);
+			fputs(" before ", f);
+			viz_dot_text(f, op->name);
+			fputs("\"];\n", f);
+			continue;
+		}
+		int ds = d->opdev[src->id];
+		bool cross = ds >= 0 && dc >= 0 && ds != dc;
+		double bytes = in->idx < src->nout ? cost_out_bytes(g, src, in->idx) : -1;
+		if (bytes >= 0)
+			viz_bytes(sz, sizeof sz, bytes);
+		else
+			snprintf(sz, sizeof sz, "?");
+		if (d->labels) {
+			fputs("label=\"", f);
+			if (src->nout > 1)
+				fprintf(f, ":%u ", in->idx);
+			fprintf(f, "%s\", ", sz);
+		}
+		if (cross) {
+			d->seen[STYLE_CROSS] = true;
+			fputs("color=\"#d62728\", fontcolor=\"#d62728\", penwidth=2.5, ", f);
+		}
+		fputs("tooltip=\"", f);
+		viz_dot_text(f, src->name);
+		if (in->idx)
+			fprintf(f, ":%u", in->idx);
+		fputs(" to ", f);
+		viz_dot_text(f, op->name);
+		fprintf(f, ", %s%s\"];\n", sz, cross ? ", between devices" : "");
+	}
+}
+
+static void legend(Dot *d)
+{
+	FILE *f = d->f;
+	bool any = false;
+	for (int i = 0; i < d->dev.n && !any; i++)
+		any = d->dev.used[i];
+	for (int i = 0; i < STYLE_COUNT && !any; i++)
+		any = d->seen[i] && i != STYLE_UNPLACED;
+	if (!any)
+		return;
+	fputs("  subgraph cluster_legend {\n    label=\"legend\"; fontsize=10; "
+	      "style=\"rounded\"; color=\"#bbbbbb\";\n    node [fontsize=9];\n", f);
+	char col[8];
+	int prev = -1;          /* chained by invisible edges: left to right */
+	for (int i = 0; i < d->dev.n; i++) {
+		if (!d->dev.used[i])
+			continue;
+		viz_device_color(i, col);
+		fprintf(f, "    legend_d%d [label=\"", i);
+		viz_dot_text(f, d->dev.order[i]);
+		fprintf(f, "\", shape=box, style=\"filled,rounded\", fillcolor=\"%s\"];\n", col);
+		if (prev >= 0)
+			fprintf(f, "    legend_d%d -> legend_d%d [style=invis];\n", prev, i);
+		prev = i;
+	}
+	static const char *const item[STYLE_COUNT] = {
+		[STYLE_TRANSFER] = "label=\"Transfer\", shape=cds, style=\"bold\", penwidth=2",
+		[STYLE_ALLREDUCE] = "label=\"AllReduce\", shape=doubleoctagon, style=\"bold\", penwidth=2",
+		[STYLE_SPLIT] = "label=\"split\", shape=trapezium, style=\"bold\", penwidth=2",
+		[STYLE_JOIN] = "label=\"concat / sum\", shape=invtrapezium, style=\"bold\", penwidth=2",
+		[STYLE_CROSS] = "label=\"\xe2\x9f\xb6 between devices\", shape=plaintext, fontcolor=\"#d62728\"",
+		[STYLE_CONTROL] = "label=\"\xe2\x87\xa2 control (order only)\", shape=plaintext, fontcolor=\"#888888\"",
+		[STYLE_COLLECTIVE] = "label=\"\xe2\x8b\xaf one collective\", shape=plaintext, fontcolor=\"#4f8f8a\"",
+		[STYLE_UNPLACED] = "label=\"unplaced\", shape=box, style=\"rounded\"",
+	};
+	for (int i = 0; i < STYLE_COUNT; i++) {
+		if (!d->seen[i])
+			continue;
+		fprintf(f, "    legend_s%d [%s];\n", i, item[i]);
+		if (prev >= 0)
+			fprintf(f, "    legend_%c%d -> legend_s%d [style=invis];\n",
+				prev < d->dev.n ? 'd' : 's', prev < d->dev.n ? prev : prev - d->dev.n, i);
+		prev = d->dev.n + i;
+	}
+	fputs("  }\n", f);
+}
+
+/* The members of each collective (AllReduce ops sharing a key) joined
+ * by dotted lines that do not affect the layout. */
+static void collectives(Dot *d)
+{
+	const Graph *g = d->g;
+	VizKeyId *m = xmalloc(sizeof(VizKeyId) * ((size_t)g->nops + 1));
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		Value *k = op->dead || strcmp(op->type, "AllReduce") ? NULL
+			   : op_get(g, op, "key");
+		if (k && k->kind == V_INT)
+			m[n++] = (VizKeyId){k->i, i};
+	}
+	qsort(m, n, sizeof *m, viz_keyid_cmp);
+	for (uint32_t k = 1; k < n; k++) {
+		if (m[k].key != m[k - 1].key)
+			continue;
+		d->seen[STYLE_COLLECTIVE] = true;
+		fprintf(d->f, "  n%u -> n%u [dir=none, style=dotted, color=\"#76b7b2\", "
+			      "penwidth=2, constraint=false, tooltip=\"AllReduce key %lld\"];\n",
+			m[k - 1].id, m[k].id, (long long)m[k].key);
+	}
+	free(m);
+}
+
+bool emit_dot_backend(FILE *f, const EmitCtx *ctx)
+{
+	const Graph *g = ctx->g;
+	const Cluster *c = ctx->cost && ctx->cost->c ? ctx->cost->c : g->cluster;
+	Dot d = {.f = f, .g = g, .labels = backend_opt_bool(ctx, "labels")};
+	bool groups = backend_opt_bool(ctx, "groups");
+	devmap_init(&d.dev, (uint32_t)(c ? c->ndevs : 0));
+	for (int i = 0; c && i < c->ndevs; i++)
+		devmap_get(&d.dev, c->devs[i].name);
+	d.opdev = xmalloc(sizeof(int) * ((size_t)g->nops + 1));
+	uint32_t live = 0, placed = 0, ngrouped = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		d.opdev[i] = -1;
+		if (op->dead)
+			continue;
+		live++;
+		const char *dev = op_ann_str(g, op, ANN_DEVICE);
+		const Value *rl = op_ann(g, op, ANN_REPLICAS);
+		if (dev) {
+			d.opdev[i] = devmap_get(&d.dev, dev);
+			d.dev.used[d.opdev[i]] = true;
+			placed++;
+		} else if (rl && rl->kind == V_LIST && rl->list.n) {
+			d.opdev[i] = -2;
+			for (uint32_t k = 0; k < rl->list.n; k++) {
+				const char *s = str_of(rl->list.items[k]);
+				if (s)
+					d.dev.used[devmap_get(&d.dev, s)] = true;
+			}
+			placed++;
+		}
+		Value *gv = op_ann(g, op, ANN_GROUP);
+		ngrouped += groups && gv && gv->kind == V_INT;
+	}
+	d.seen[STYLE_UNPLACED] = placed && placed < live;
+
+	fputs("digraph \"", f);
+	viz_dot_text(f, g->name ? g->name : "graph");
+	fprintf(f, "\" {\n  graph [rankdir=%s, fontname=\"Helvetica\", fontsize=12, "
+		   "labelloc=t, label=\"", backend_opt_bool(ctx, "horizontal") ? "LR" : "TB");
+	viz_dot_text(f, g->name ? g->name : "graph");
+	fprintf(f, ": %u ops", live);
+	if (placed && c) {
+		fputs(placed == live ? ", placed on " : ", partly placed on ", f);
+		viz_dot_text(f, c->name ? c->name : "?");
+	}
+	fputs("\"];\n  node [fontname=\"Helvetica\", fontsize=10];\n"
+	      "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#555555\", "
+	      "arrowsize=0.7];\n", f);
+
+	/* Grouped ops inside their cluster, the others after. */
+	VizKeyId *go = xmalloc(sizeof(VizKeyId) * ((size_t)ngrouped + 1));
+	uint32_t n = 0;
+	bool *in_group = xcalloc((size_t)g->nops + 1, sizeof(bool));
+	for (uint32_t i = 0; groups && i < g->nops; i++) {
+		Value *gv = g->ops[i]->dead ? NULL : op_ann(g, g->ops[i], ANN_GROUP);
+		if (gv && gv->kind == V_INT) {
+			go[n++] = (VizKeyId){gv->i, i};
+			in_group[i] = true;
+		}
+	}
+	qsort(go, n, sizeof *go, viz_keyid_cmp);
+	for (uint32_t k = 0; k < n; k++) {
+		if (k == 0 || go[k].key != go[k - 1].key)
+			fprintf(f, "  subgraph \"cluster_g%lld\" {\n  label=\"group %lld\"; "
+				   "style=\"rounded,dashed\"; color=\"#777777\"; fontsize=10;\n",
+				(long long)go[k].key, (long long)go[k].key);
+		node(&d, g->ops[go[k].id]);
+		if (k + 1 == n || go[k + 1].key != go[k].key)
+			fputs("  }\n", f);
+	}
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead && !in_group[i])
+			node(&d, g->ops[i]);
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead)
+			edges(&d, g->ops[i]);
+	collectives(&d);
+	if (backend_opt_bool(ctx, "legend"))
+		legend(&d);
+	fputs("}\n", f);
+	free(in_group);
+	free(go);
+	free(d.opdev);
+	devmap_free(&d.dev);
+	return true;
+}

@@ -1,0 +1,539 @@
+/* kernels.c — the CPU reference kernels for element-wise ops, MatMul,
+ * data movement, reductions and optimizer updates, in TensorFlow's
+ * semantics (the neural-network kernels are in kernels_nn.c).
+ *
+ * Plain loops, one thread per device, no blocking: correctness first.
+ * Dot products and reductions accumulate in double; element-wise ops,
+ * AddN and the optimizer updates compute in float as TensorFlow's CPU
+ * kernels do.  Each kernel checks the ranks, shapes and types it relies
+ * on and stops the run with a message naming the op otherwise. */
+#include "rt_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- shared checks ---------------------------------------------------- */
+
+_Noreturn void k_fail(pcc_kernel k, const pcc_attrs *a, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	rt_fatal("op '%s' (%s): %s", a->op ? a->op : "?", pcc_kernel_name(k),
+		 msg);
+}
+
+/* want_in / want_out < 0: at least -want. */
+void k_arity(pcc_kernel k, const pcc_attrs *a, int nin, int want_in,
+	     int nout, int want_out)
+{
+	if (want_in >= 0 ? nin != want_in : nin < -want_in)
+		k_fail(k, a, "%d inputs, expected %s%d", nin,
+		       want_in < 0 ? "at least " : "",
+		       want_in < 0 ? -want_in : want_in);
+	if (want_out >= 0 ? nout != want_out : nout < -want_out)
+		k_fail(k, a, "%d outputs, expected %s%d", nout,
+		       want_out < 0 ? "at least " : "",
+		       want_out < 0 ? -want_out : want_out);
+}
+
+void k_f32(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b)
+{
+	if (b->dt != PCC_F32)
+		k_fail(k, a, "'%s' is %s; the kernel computes on f32", b->name,
+		       rt_dtype_name(b->dt));
+}
+
+void k_same_shape(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
+		  const pcc_buf *y)
+{
+	bool same = x->rank == y->rank;
+	for (int i = 0; same && i < x->rank; i++)
+		same = x->dims[i] == y->dims[i];
+	if (!same)
+		k_fail(k, a, "'%s' and '%s' must have the same shape", x->name,
+		       y->name);
+}
+
+static double elem(const pcc_buf *b, int64_t i)
+{
+	switch (b->dt) {
+	case PCC_F32: return ((const float *)b->data)[i];
+	case PCC_I32: return ((const int32_t *)b->data)[i];
+	case PCC_I64: return (double)((const int64_t *)b->data)[i];
+	}
+	return 0;
+}
+
+double k_scalar(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b)
+{
+	if (b->numel != 1)
+		k_fail(k, a, "'%s' must be a scalar, not %lld elements", b->name,
+		       (long long)b->numel);
+	return elem(b, 0);
+}
+
+/* ---- element-wise ------------------------------------------------------ */
+
+void k_unary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	     int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	if (y->numel != x->numel)
+		k_fail(k, a, "output size %lld differs from input size %lld",
+		       (long long)y->numel, (long long)x->numel);
+	if (k == PCC_K_ZerosLike || k == PCC_K_OnesLike) {
+		if (y->dt != x->dt)
+			k_fail(k, a, "output type differs from the input's");
+		for (int64_t i = 0; i < y->numel; i++)
+			switch (y->dt) {
+			case PCC_F32: FP(y)[i] = k == PCC_K_OnesLike; break;
+			case PCC_I32: ((int32_t *)y->data)[i] = k == PCC_K_OnesLike; break;
+			case PCC_I64: ((int64_t *)y->data)[i] = k == PCC_K_OnesLike; break;
+			}
+		return;
+	}
+	k_f32(k, a, x);
+	k_f32(k, a, y);
+	const float *p = FP(x);
+	float *q = FP(y);
+	float al = (float)(a->alpha ? a->alpha : 0.2);
+	for (int64_t i = 0; i < x->numel; i++) {
+		float v = p[i];
+		switch (k) {
+		case PCC_K_Abs: v = fabsf(v); break;
+		case PCC_K_Exp: v = expf(v); break;
+		case PCC_K_LeakyRelu: v = v > 0 ? v : al * v; break;
+		case PCC_K_Log: v = logf(v); break;
+		case PCC_K_Neg: v = -v; break;
+		case PCC_K_Reciprocal: v = 1.0f / v; break;
+		case PCC_K_Relu: v = v > 0 ? v : 0; break;
+		case PCC_K_Relu6: v = v > 0 ? (v < 6 ? v : 6) : 0; break;
+		case PCC_K_Rsqrt: v = 1.0f / sqrtf(v); break;
+		case PCC_K_Sigmoid: v = 1.0f / (1.0f + expf(-v)); break;
+		case PCC_K_Sqrt: v = sqrtf(v); break;
+		case PCC_K_Square: v = v * v; break;
+		case PCC_K_Tanh: v = tanhf(v); break;
+		default: k_fail(k, a, "not an element-wise unary kernel");
+		}
+		q[i] = v;
+	}
+}
+
+/* Strides of x for each dimension of the broadcast output o (0 where x
+ * is broadcast), NumPy's rules: dimensions aligned from the right. */
+static void bcast_strides(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
+			  const pcc_buf *o, int64_t *st)
+{
+	int R = o->rank;
+	if (x->rank > R)
+		k_fail(k, a, "'%s' has a higher rank than the output", x->name);
+	int64_t s = 1;
+	for (int i = R - 1; i >= 0; i--) {
+		int j = i - (R - x->rank);
+		if (j < 0) {
+			st[i] = 0;
+			continue;
+		}
+		int64_t d = x->dims[j];
+		if (d != 1 && d != o->dims[i])
+			k_fail(k, a, "'%s' does not broadcast to the output shape",
+			       x->name);
+		st[i] = d == 1 ? 0 : s;
+		s *= d;
+	}
+}
+
+void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 2, nout, 1);
+	const pcc_buf *x = in[0], *y = in[1];
+	pcc_buf *o = out[0];
+	k_f32(k, a, x);
+	k_f32(k, a, y);
+	k_f32(k, a, o);
+	int64_t sx[PCC_MAX_RANK], sy[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0};
+	bcast_strides(k, a, x, o, sx);
+	bcast_strides(k, a, y, o, sy);
+	const float *p = FP(x), *q = FP(y);
+	float *r = FP(o);
+	int64_t ix = 0, iy = 0;
+	for (int64_t i = 0; i < o->numel; i++) {
+		float u = p[ix], v = q[iy], w;
+		switch (k) {
+		case PCC_K_Add: case PCC_K_AddV2: w = u + v; break;
+		case PCC_K_Sub: w = u - v; break;
+		case PCC_K_Mul: w = u * v; break;
+		case PCC_K_RealDiv: w = u / v; break;
+		case PCC_K_Maximum: w = u > v ? u : v; break;
+		case PCC_K_Minimum: w = u < v ? u : v; break;
+		case PCC_K_SquaredDifference: w = (u - v) * (u - v); break;
+		default: k_fail(k, a, "not an element-wise binary kernel");
+		}
+		r[i] = w;
+		for (int d = o->rank - 1; d >= 0; d--) {
+			ix += sx[d];
+			iy += sy[d];
+			if (++cnt[d] < o->dims[d])
+				break;
+			ix -= sx[d] * o->dims[d];
+			iy -= sy[d] * o->dims[d];
+			cnt[d] = 0;
+		}
+	}
+}
+
+void k_elemgrad(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 2, nout, 1);
+	for (int i = 0; i < 2; i++) {
+		k_f32(k, a, in[i]);
+		k_same_shape(k, a, in[i], out[0]);
+	}
+	const float *p = FP(in[0]), *q = FP(in[1]);
+	float *r = FP(out[0]);
+	for (int64_t i = 0; i < out[0]->numel; i++) {
+		float u = p[i], v = q[i];
+		switch (k) {
+		case PCC_K_ReluGrad: r[i] = v > 0 ? u : 0; break;
+		case PCC_K_Relu6Grad: r[i] = v > 0 && v < 6 ? u : 0; break;
+		case PCC_K_TanhGrad: r[i] = v * (1 - u * u); break;
+		case PCC_K_SigmoidGrad: r[i] = v * u * (1 - u); break;
+		default: k_fail(k, a, "not an element-wise gradient kernel");
+		}
+	}
+}
+
+void k_addn(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	    int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, -1, nout, 1);
+	k_f32(k, a, out[0]);
+	for (int i = 0; i < nin; i++) {
+		k_f32(k, a, in[i]);
+		k_same_shape(k, a, in[i], out[0]);
+	}
+	float *r = FP(out[0]);
+	for (int64_t e = 0; e < out[0]->numel; e++) {
+		float s = FP(in[0])[e];
+		for (int i = 1; i < nin; i++)
+			s += FP(in[i])[e];
+		r[e] = s;
+	}
+}
+
+/* ---- data movement ------------------------------------------------------ */
+
+void k_copy(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	    int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	if (in[0]->dt != out[0]->dt || in[0]->numel != out[0]->numel)
+		k_fail(k, a, "'%s' (%s, %lld elements) does not fit '%s' (%s, "
+		       "%lld elements)", in[0]->name, rt_dtype_name(in[0]->dt),
+		       (long long)in[0]->numel, out[0]->name,
+		       rt_dtype_name(out[0]->dt), (long long)out[0]->numel);
+	memcpy(out[0]->data, in[0]->data,
+	       (size_t)in[0]->numel * rt_dtype_size(in[0]->dt));
+}
+
+void k_cast(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	    int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	if (x->numel != y->numel)
+		k_fail(k, a, "output size differs from the input's");
+	for (int64_t i = 0; i < x->numel; i++) {
+		double v = elem(x, i);
+		switch (y->dt) {
+		case PCC_F32: FP(y)[i] = (float)v; break;
+		case PCC_I32: ((int32_t *)y->data)[i] = (int32_t)v; break;
+		case PCC_I64: ((int64_t *)y->data)[i] = x->dt == PCC_I64
+			? ((const int64_t *)x->data)[i] : (int64_t)v; break;
+		}
+	}
+}
+
+/* Sizes before axis, along it, after it. */
+static void around(const pcc_buf *b, int axis, int64_t *outer, int64_t *inner)
+{
+	*outer = *inner = 1;
+	for (int i = 0; i < axis; i++)
+		*outer *= b->dims[i];
+	for (int i = axis + 1; i < b->rank; i++)
+		*inner *= b->dims[i];
+}
+
+/* The pieces p[0..n) concatenated along axis are whole: shapes agree. */
+static void check_pieces(pcc_kernel k, const pcc_attrs *a, const pcc_buf *whole,
+			 pcc_buf *const *p, int n, int axis)
+{
+	if (axis < 0 || axis >= whole->rank)
+		k_fail(k, a, "axis %d is out of range for rank %d", axis,
+		       whole->rank);
+	int64_t sum = 0;
+	for (int i = 0; i < n; i++) {
+		bool ok = p[i]->rank == whole->rank && p[i]->dt == whole->dt;
+		for (int d = 0; ok && d < whole->rank; d++)
+			ok = d == axis || p[i]->dims[d] == whole->dims[d];
+		if (!ok)
+			k_fail(k, a, "'%s' does not fit '%s' along axis %d",
+			       p[i]->name, whole->name, axis);
+		sum += p[i]->dims[axis];
+	}
+	if (sum != whole->dims[axis])
+		k_fail(k, a, "the parts add up to %lld along axis %d, not %lld",
+		       (long long)sum, axis, (long long)whole->dims[axis]);
+}
+
+void k_concat(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, -1, nout, 1);
+	pcc_buf *o = out[0];
+	check_pieces(k, a, o, in, nin, a->axis);
+	int64_t outer, inner;
+	around(o, a->axis, &outer, &inner);
+	size_t es = rt_dtype_size(o->dt);
+	char *dst = o->data;
+	for (int64_t r = 0; r < outer; r++)
+		for (int i = 0; i < nin; i++) {
+			size_t len = (size_t)(in[i]->dims[a->axis] * inner) * es;
+			memcpy(dst, (const char *)in[i]->data + (size_t)r * len, len);
+			dst += len;
+		}
+}
+
+void k_split(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	     int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, -1);
+	const pcc_buf *x = in[0];
+	check_pieces(k, a, x, out, nout, a->axis);
+	int64_t outer, inner;
+	around(x, a->axis, &outer, &inner);
+	size_t es = rt_dtype_size(x->dt);
+	const char *src = x->data;
+	for (int64_t r = 0; r < outer; r++)
+		for (int i = 0; i < nout; i++) {
+			size_t len = (size_t)(out[i]->dims[a->axis] * inner) * es;
+			memcpy((char *)out[i]->data + (size_t)r * len, src, len);
+			src += len;
+		}
+}
+
+void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		 int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	int R = x->rank;
+	if (y->rank != R || y->dt != x->dt)
+		k_fail(k, a, "output rank or type differs from the input's");
+	int64_t xs[PCC_MAX_RANK], st[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0};
+	int64_t s = 1;
+	for (int i = R - 1; i >= 0; i--) {
+		xs[i] = s;
+		s *= x->dims[i];
+	}
+	unsigned seen = 0;
+	for (int i = 0; i < R; i++) {
+		int p = a->perm[i];
+		if (p < 0 || p >= R || (seen >> p & 1) || y->dims[i] != x->dims[p])
+			k_fail(k, a, "perm is not a permutation giving the output shape");
+		seen |= 1u << p;
+		st[i] = xs[p];
+	}
+	size_t es = rt_dtype_size(x->dt);
+	int64_t ix = 0;
+	for (int64_t i = 0; i < y->numel; i++) {
+		memcpy((char *)y->data + (size_t)i * es,
+		       (const char *)x->data + (size_t)ix * es, es);
+		for (int d = R - 1; d >= 0; d--) {
+			ix += st[d];
+			if (++cnt[d] < y->dims[d])
+				break;
+			ix -= st[d] * y->dims[d];
+			cnt[d] = 0;
+		}
+	}
+}
+
+/* ---- reductions -------------------------------------------------------- */
+
+void k_reduce(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	k_f32(k, a, x);
+	k_f32(k, a, y);
+	int R = x->rank;
+	/* Output stride of each input dimension (0 for reduced ones). */
+	int64_t os[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0}, n = 1, cells = 1;
+	for (int i = R - 1; i >= 0; i--) {
+		bool red = a->axes >> i & 1;
+		os[i] = red ? 0 : n;
+		if (red)
+			cells *= x->dims[i];
+		else
+			n *= x->dims[i];
+	}
+	if (n != y->numel)
+		k_fail(k, a, "the output has %lld elements, the reduction %lld",
+		       (long long)y->numel, (long long)n);
+	double *acc = rt_alloc(sizeof(double) * (size_t)(n ? n : 1));
+	bool *seen = rt_alloc((size_t)(n ? n : 1));
+	const float *p = FP(x);
+	int64_t o = 0;
+	for (int64_t i = 0; i < x->numel; i++) {
+		double v = p[i];
+		if (!seen[o]) {
+			acc[o] = v;
+			seen[o] = true;
+		} else if (k == PCC_K_Sum || k == PCC_K_Mean)
+			acc[o] += v;
+		else if (k == PCC_K_Prod)
+			acc[o] *= v;
+		else if (k == PCC_K_Max ? v > acc[o] : v < acc[o])
+			acc[o] = v;
+		for (int d = R - 1; d >= 0; d--) {
+			o += os[d];
+			if (++cnt[d] < x->dims[d])
+				break;
+			o -= os[d] * x->dims[d];
+			cnt[d] = 0;
+		}
+	}
+	for (int64_t i = 0; i < n; i++) {
+		double v = seen[i] ? acc[i] : (k == PCC_K_Prod ? 1 : 0);
+		if (k == PCC_K_Mean)
+			v = cells ? v / (double)cells : NAN;
+		FP(y)[i] = (float)v;
+	}
+	free(acc);
+	free(seen);
+}
+
+/* ---- MatMul ------------------------------------------------------------ */
+
+void k_matmul(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 2, nout, 1);
+	const pcc_buf *x = in[0], *w = in[1];
+	pcc_buf *y = out[0];
+	k_f32(k, a, x);
+	k_f32(k, a, w);
+	k_f32(k, a, y);
+	if (x->rank != 2 || w->rank != 2 || y->rank != 2)
+		k_fail(k, a, "inputs and output must be matrices");
+	int64_t M = x->dims[a->transpose_a ? 1 : 0], K = x->dims[a->transpose_a ? 0 : 1];
+	int64_t K2 = w->dims[a->transpose_b ? 1 : 0], N = w->dims[a->transpose_b ? 0 : 1];
+	if (K != K2 || y->dims[0] != M || y->dims[1] != N)
+		k_fail(k, a, "[%lld,%lld] x [%lld,%lld] does not give [%lld,%lld]",
+		       (long long)M, (long long)K, (long long)K2, (long long)N,
+		       (long long)y->dims[0], (long long)y->dims[1]);
+	/* Element (i, k) of op(a) and (k, j) of op(b). */
+	int64_t ai = a->transpose_a ? 1 : K, ak = a->transpose_a ? M : 1;
+	int64_t bk = a->transpose_b ? 1 : N, bj = a->transpose_b ? K : 1;
+	const float *A = FP(x), *B = FP(w);
+	float *C = FP(y);
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double s = 0;
+			for (int64_t q = 0; q < K; q++)
+				s += (double)A[i * ai + q * ak] * B[q * bk + j * bj];
+			C[i * N + j] = (float)s;
+		}
+}
+
+/* ---- optimizer updates ------------------------------------------------- */
+
+/* The updated variable in[0] also goes to out[0] when the op has one. */
+static void apply_out(pcc_kernel k, const pcc_attrs *a, const pcc_buf *var,
+		      int nout, pcc_buf *const *out)
+{
+	if (nout > 1)
+		k_fail(k, a, "an update has at most one output");
+	if (nout == 1 && out[0] != var) {
+		k_same_shape(k, a, var, out[0]);
+		memcpy(out[0]->data, var->data, sizeof(float) * (size_t)var->numel);
+	}
+}
+
+static void apply_check(pcc_kernel k, const pcc_attrs *a, pcc_buf *const *in,
+			int nin, int grad)
+{
+	for (int i = 0; i < nin; i++)
+		k_f32(k, a, in[i]);
+	k_same_shape(k, a, in[0], in[grad]);
+}
+
+void k_apply_gd(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 3, nout, nout);
+	apply_check(k, a, in, nin, 2);
+	float lr = (float)k_scalar(k, a, in[1]);
+	float *v = FP(in[0]);
+	const float *g = FP(in[2]);
+	for (int64_t i = 0; i < in[0]->numel; i++)
+		v[i] -= lr * g[i];
+	apply_out(k, a, in[0], nout, out);
+}
+
+void k_apply_momentum(pcc_kernel k, const pcc_attrs *a, int nin,
+		      pcc_buf *const *in, int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 5, nout, nout);
+	apply_check(k, a, in, nin, 3);
+	k_same_shape(k, a, in[0], in[1]);
+	float lr = (float)k_scalar(k, a, in[2]);
+	float mom = (float)k_scalar(k, a, in[4]);
+	float *v = FP(in[0]), *acc = FP(in[1]);
+	const float *g = FP(in[3]);
+	for (int64_t i = 0; i < in[0]->numel; i++) {
+		acc[i] = acc[i] * mom + g[i];
+		if (a->use_nesterov)
+			v[i] -= g[i] * lr + acc[i] * mom * lr;
+		else
+			v[i] -= lr * acc[i];
+	}
+	apply_out(k, a, in[0], nout, out);
+}
+
+void k_apply_adam(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		  int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 10, nout, nout);
+	apply_check(k, a, in, nin, 9);
+	k_same_shape(k, a, in[0], in[1]);
+	k_same_shape(k, a, in[0], in[2]);
+	double b1p = k_scalar(k, a, in[3]), b2p = k_scalar(k, a, in[4]);
+	float lr = (float)k_scalar(k, a, in[5]);
+	float b1 = (float)k_scalar(k, a, in[6]), b2 = (float)k_scalar(k, a, in[7]);
+	float eps = (float)k_scalar(k, a, in[8]);
+	/* TensorFlow's ApplyAdamOp: lr_t = lr·sqrt(1 - β2^t) / (1 - β1^t). */
+	float alpha = (float)(lr * sqrt(1 - b2p) / (1 - b1p));
+	float *v = FP(in[0]), *m = FP(in[1]), *s = FP(in[2]);
+	const float *g = FP(in[9]);
+	for (int64_t i = 0; i < in[0]->numel; i++) {
+		m[i] += (g[i] - m[i]) * (1 - b1);
+		s[i] += (g[i] * g[i] - s[i]) * (1 - b2);
+		v[i] -= m[i] * alpha / (sqrtf(s[i]) + eps);
+	}
+	apply_out(k, a, in[0], nout, out);
+}

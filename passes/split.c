@@ -1,0 +1,551 @@
+/* split.c — operation splitting on the critical path (FastT §5.2,
+ * OS-DPOS; FD-DPS §4.1, tensor-dimension splitting).
+ *
+ * Runs after place, on the strategy: an op that runs on one device and
+ * lies on the critical path of the simulated plan may be partitioned
+ * along one of its output dimensions — the batch, and the channel or
+ * output-feature dimension of convolutions, matrix products and their
+ * gradients — into k parts (2 <= k <= the device count) on k devices.
+ * Each part computes a slice of the output from slices of the inputs that
+ * slice (rows of a for MatMul rows, columns of b for its columns, the
+ * filter's output channels for Conv2D channels, ...) and whole copies of
+ * the others; a ConcatV2 on the op's device puts the output back
+ * together.  Slice sizes follow the devices' speeds on the op.
+ *
+ * Candidates come from the critical path of the materialised plan (comm
+ * and the full simulator on a copy of the graph): its single-device ops,
+ * longest first.  For each, every allowed dimension, every part count and
+ * two device choices (the fastest devices for the op; its device plus
+ * the least busy ones) are tried, each materialised and simulated in
+ * full; the best is kept only if the iteration gets faster.  mode=first
+ * (FastT) stops at the first op no split improves; mode=budget goes on
+ * down the path while --search-budget lasts.  Parts record @origin and
+ * @part = [i, k]. */
+#include "plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXD 8
+
+/* How op's inputs slice when its output is split along p: in_dim[i] (a
+ * dimension of input i, or -1 for the whole input); *shape is the input
+ * holding the output's shape (rewritten per part), or -1. */
+static bool rule(const Graph *g, const Op *op, int p, int *in_dim, int *shape)
+{
+	const Type *o = &op->out[0];
+	int R = o->rank;
+	*shape = -1;
+	for (uint32_t i = 0; i < op->nin; i++)
+		in_dim[i] = -1;
+	if (op->nout != 1 || p < 0 || p >= R || !type_known(o))
+		return false;
+	for (uint32_t i = 0; i < op->nin; i++)
+		if (op->in[i].ctrl && i + 1 < op->nin && !op->in[i + 1].ctrl)
+			return false;        /* control inputs last, please */
+	const char *fmt = op_get_str(g, op, "data_format");
+	int ch = fmt && strcmp(fmt, "NCHW") == 0 ? 1 : R - 1;
+	const OpInfo *info = op_info(op->opcode);
+	switch (op->opcode) {
+	case O_MatMul: {
+		bool ta = op_get_bool(g, op, "transpose_a", false);
+		bool tb = op_get_bool(g, op, "transpose_b", false);
+		if (p == 0)
+			in_dim[0] = ta ? 1 : 0;
+		else
+			in_dim[1] = tb ? 0 : 1;
+		return true;
+	}
+	case O_BatchMatMul:
+	case O_BatchMatMulV2: {
+		bool ax = op_get_bool(g, op, "adj_x", false);
+		bool ay = op_get_bool(g, op, "adj_y", false);
+		const Type *x = &op->in[0].src->out[op->in[0].idx];
+		const Type *y = &op->in[1].src->out[op->in[1].idx];
+		if (p == R - 2) {
+			in_dim[0] = x->rank - (ax ? 1 : 2);
+		} else if (p == R - 1) {
+			in_dim[1] = y->rank - (ay ? 2 : 1);
+		} else {
+			int qx = p - (R - x->rank), qy = p - (R - y->rank);
+			if (qx >= 0 && x->dims[qx] == o->dims[p])
+				in_dim[0] = qx;
+			if (qy >= 0 && y->dims[qy] == o->dims[p])
+				in_dim[1] = qy;
+		}
+		return true;
+	}
+	case O_Conv2D:
+	case O_DepthwiseConv2dNative:
+		if (p == 0)
+			in_dim[0] = 0;
+		else if (p == ch && op->opcode == O_Conv2D)
+			in_dim[1] = 3;
+		else
+			return false;
+		return true;
+	case O_Conv2DBackpropInput:
+		*shape = 0;
+		if (p == 0)
+			in_dim[2] = 0;
+		else if (p == ch)
+			in_dim[1] = 2;
+		else
+			return false;
+		return true;
+	case O_Conv2DBackpropFilter:
+		*shape = 1;
+		if (p == 3)
+			in_dim[2] = ch;
+		else if (p == 2)
+			in_dim[0] = ch;
+		else
+			return false;
+		return true;
+	case O_MaxPool:
+	case O_AvgPool:
+		if (p != 0 && p != ch)
+			return false;
+		in_dim[0] = p;
+		return true;
+	case O_MaxPoolGrad:
+		if (p != 0 && p != ch)
+			return false;
+		in_dim[0] = in_dim[1] = in_dim[2] = p;
+		return true;
+	case O_AvgPoolGrad:
+		if (p != 0 && p != ch)
+			return false;
+		*shape = 0;
+		in_dim[1] = p;
+		return true;
+	case O_Softmax:
+	case O_LogSoftmax:
+		if (p == R - 1)
+			return false;
+		in_dim[0] = p;
+		return true;
+	case O_BiasAdd:
+		in_dim[0] = p;
+		if (p == ch)
+			in_dim[1] = 0;
+		return true;
+	default:
+		break;
+	}
+	if (!info || (info->flags & (OPF_UPDATE | OPF_SOURCE | OPF_COMM)) ||
+	    info->cls != OC_ELEMWISE)
+		return false;
+	/* Element-wise with broadcasting: full-size inputs slice along the
+	 * aligned dimension, broadcast ones stay whole. */
+	for (uint32_t i = 0; i < op->nin; i++) {
+		if (op->in[i].ctrl)
+			continue;
+		const Type *t = &op->in[i].src->out[op->in[i].idx];
+		int q = p - (R - t->rank);
+		if (q >= 0 && t->dims[q] == o->dims[p] && o->dims[p] > 1)
+			in_dim[i] = q;
+	}
+	return true;
+}
+
+/* The dimensions op may be split along: annotate's @split_dims, and the
+ * channel dimensions of Conv2DBackpropFilter (its gradient w.r.t. the
+ * filter splits along both of the filter's channel dimensions). */
+static int split_dims(const Graph *g, const Op *op, int *dims)
+{
+	int n = op_split_dims(g, op, dims, MAXD);
+	if (op->opcode == O_Conv2DBackpropFilter && n == 0 && op->nout == 1 &&
+	    op->out[0].rank == 4) {
+		dims[n++] = 2;
+		dims[n++] = 3;
+	}
+	return n;
+}
+
+typedef struct Split {
+	int p, k;
+	int dev[MAXD];
+	int64_t size[MAXD];
+} Split;
+
+static int devid(const Graph *g, const Op *op)
+{
+	const char *d = op_ann_str(g, op, ANN_DEVICE);
+	return d ? cluster_find_device(g->cluster, d) : -1;
+}
+
+/* A Const of integers on device d. */
+static Op *ints_const(Graph *g, const char *base, const int64_t *v, int n,
+		      bool scalar, DType dt, const char *dev, const char *origin)
+{
+	Op *c = graph_add_op(g, graph_fresh_name(g, base), "Const", 0, 1);
+	int64_t dims[1] = {n};
+	c->out[0] = type_make(g->arena, dt, scalar ? 0 : 1, dims);
+	c->types_given = true;
+	Value *val = scalar ? val_int(g->arena, v[0]) : val_list(g->arena, (uint32_t)n);
+	for (int i = 0; !scalar && i < n; i++)
+		val->list.items[i] = val_int(g->arena, v[i]);
+	op_set(g, c, "value", val);
+	op_set_ann(g, c, ANN_DEVICE, val_str(g->arena, dev));
+	op_set_ann(g, c, ANN_ORIGIN, val_str(g->arena, origin));
+	return c;
+}
+
+/* Partitions op as s says (docs at the top). */
+static void apply_split(Graph *g, Op *op, const Split *s)
+{
+	const Cluster *c = g->cluster;
+	int in_dim[64], shape;
+	if (op->nin > 64 || !rule(g, op, s->p, in_dim, &shape))
+		pcc_die("split: no rule for '%s' along %d", op->name, s->p);
+	const char *home = op_ann_str(g, op, ANN_DEVICE);
+	const char *origin = op_ann_str(g, op, ANN_ORIGIN);
+	origin = origin ? origin : op->name;
+	const Type *o = &op->out[0];
+	int64_t full = o->dims[s->p];
+	/* Inputs: a Split (SplitV) of each sliced one, where it is made. */
+	Op *pieces[64] = {0};
+	for (uint32_t i = 0; i < op->nin; i++) {
+		if (in_dim[i] < 0 || op->in[i].ctrl || (int)i == shape)
+			continue;
+		Op *src = op->in[i].src;
+		const Type *t = &src->out[op->in[i].idx];
+		int64_t sizes[MAXD], ax = in_dim[i];
+		for (int j = 0; j < s->k; j++)
+			sizes[j] = t->dims[in_dim[i]] / full * s->size[j];
+		const char *where = op_ann_str(g, src, ANN_DEVICE);
+		where = where ? where : home;
+		const char *base = arena_printf(g->arena, "%s/split%u", op->name, i);
+		Op *dim = ints_const(g, arena_printf(g->arena, "%s/dim", base), &ax, 1,
+				     true, DT_I32, where, origin);
+		Op *sz = ints_const(g, arena_printf(g->arena, "%s/sizes", base), sizes,
+				    s->k, false, DT_I64, where, origin);
+		Op *sp = graph_add_op(g, graph_fresh_name(g, base), "SplitV", 3,
+				      (uint32_t)s->k);
+		sp->types_given = true;
+		sp->in[0] = op->in[i];
+		sp->in[1] = (Input){sz, 0, false};
+		sp->in[2] = (Input){dim, 0, false};
+		op_set(g, sp, "num_split", val_int(g->arena, s->k));
+		op_set_ann(g, sp, ANN_DEVICE, val_str(g->arena, where));
+		op_set_ann(g, sp, ANN_ORIGIN, val_str(g->arena, origin));
+		for (int j = 0; j < s->k; j++) {
+			sp->out[j] = type_make(g->arena, t->dt, t->rank, t->dims);
+			sp->out[j].dims[in_dim[i]] = sizes[j];
+		}
+		pieces[i] = sp;
+	}
+	/* The parts. */
+	int64_t axis = s->p;
+	Op *cat = graph_add_op(g, graph_fresh_name(g, arena_printf(g->arena, "%s/concat",
+								    op->name)),
+			       "ConcatV2", (uint32_t)s->k + 1, 1);
+	cat->types_given = true;
+	cat->out[0] = *o;
+	for (int j = 0; j < s->k; j++) {
+		const char *dv = c->devs[s->dev[j]].name;
+		Op *x = graph_add_op(g, graph_fresh_name(g, arena_printf(g->arena, "%s/part%d",
+									  op->name, j)),
+				     op->type, op->nin, 1);
+		x->types_given = true;
+		x->loc = op->loc;
+		for (uint32_t a = 0; a < op->nattr; a++)
+			op_set(g, x, op->attrs[a].key, op->attrs[a].val);
+		x->out[0] = type_make(g->arena, o->dt, o->rank, o->dims);
+		x->out[0].dims[s->p] = s->size[j];
+		for (uint32_t i = 0; i < op->nin; i++) {
+			if (pieces[i])
+				x->in[i] = (Input){pieces[i], (uint32_t)j, false};
+			else if ((int)i == shape)
+				x->in[i] = (Input){ints_const(g, arena_printf(g->arena,
+									    "%s/shape", x->name),
+							      x->out[0].dims, o->rank, false,
+							      DT_I32, dv, origin),
+						   0, false};
+			else
+				x->in[i] = op->in[i];
+		}
+		op_unset(g, x, ann_key(ANN_OUTPUT));
+		op_set_ann(g, x, ANN_DEVICE, val_str(g->arena, dv));
+		op_set_ann(g, x, ANN_ORIGIN, val_str(g->arena, origin));
+		Value *pr = val_list(g->arena, 2);
+		pr->list.items[0] = val_int(g->arena, j);
+		pr->list.items[1] = val_int(g->arena, s->k);
+		op_set_ann(g, x, ANN_PART, pr);
+		double f = (double)s->size[j] / (double)full, v;
+		Value *fl = op_ann(g, op, ANN_FLOPS), *co = op_ann(g, op, ANN_COST);
+		if (fl && val_number(fl, &v))
+			op_set_ann(g, x, ANN_FLOPS, val_float(g->arena, v * f));
+		if (co && co->kind != V_DICT && val_number(co, &v))
+			op_set_ann(g, x, ANN_COST, val_qty(g->arena, v * f, UNIT_SECONDS));
+		cat->in[j] = (Input){x, 0, false};
+	}
+	cat->in[s->k] = (Input){ints_const(g, arena_printf(g->arena, "%s/axis", cat->name),
+					   &axis, 1, true, DT_I32, home, origin),
+				0, false};
+	for (uint32_t a = 0; a < op->nattr; a++)
+		if (op->attrs[a].key[0] == '@' &&
+		    (op->attrs[a].key == g->ann[ANN_OUTPUT] ||
+		     op->attrs[a].key == g->ann[ANN_ROLE]))
+			op_set(g, cat, op->attrs[a].key, op->attrs[a].val);
+	op_set_ann(g, cat, ANN_DEVICE, val_str(g->arena, home));
+	op_set_ann(g, cat, ANN_ORIGIN, val_str(g->arena, origin));
+	graph_replace_uses(g, op, 0, cat, 0);
+	graph_remove_op(g, op);
+	graph_compact(g);
+}
+
+/* ---- judging ---------------------------------------------------------- */
+
+typedef struct Judge {
+	PassCtx *ctx;
+	double best;
+	SimResult last;          /* of the current plan, for candidates */
+	Graph *lastg;            /* its materialised copy */
+	int evals;
+} Judge;
+
+/* Materialises g (or g with split s of op name applied) on a copy and
+ * simulates it; returns the iteration time (INFINITY on failure or
+ * overflow).  keep: retain the copy and result in j->last*. */
+static double judge(Judge *j, const char *name, const Split *s, bool keep)
+{
+	PassCtx *ctx = j->ctx;
+	Graph *h = graph_clone(ctx->g);
+	double span = INFINITY;
+	j->evals++;
+	if (s)
+		apply_split(h, graph_lookup(h, name, NULL), s);
+	PassCtx c = *ctx;
+	c.g = h;
+	c.report = NULL;
+	c.pass = "comm";
+	CostModel m = *ctx->cost;
+	m.g = h;
+	c.cost = &m;
+	Diag d;
+	diag_init(&d, stderr, "split", NULL, 0);
+	SimResult r;
+	if (pass_comm(&c) == EXIT_OK && sim_run(h, &m, &r, &d) == EXIT_OK) {
+		span = r.oom ? INFINITY : r.makespan;
+		if (keep) {
+			j->last = r;
+			j->lastg = h;
+			return span;
+		}
+		sim_free(&r);
+	}
+	graph_free(h);
+	return span;
+}
+
+typedef struct CandOp {
+	const char *name;
+	double time;
+} CandOp;
+
+static int candop_cmp(const void *pa, const void *pb)
+{
+	const CandOp *a = pa, *b = pb;
+	if (a->time != b->time)
+		return a->time > b->time ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static const SimResult *sort_r;
+
+static int by_dev_start(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	if (sort_r->dev[a] != sort_r->dev[b])
+		return sort_r->dev[a] < sort_r->dev[b] ? -1 : 1;
+	if (sort_r->start[a] != sort_r->start[b])
+		return sort_r->start[a] < sort_r->start[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Single-device ops of g on the critical path of the materialised plan
+ * h (simulated in r): walking back from the op that finishes last, each
+ * step takes the input or the previous op on the same device that
+ * finished exactly when this one started. */
+static CandOp *critical_ops(Judge *j, int *n)
+{
+	Graph *h = j->lastg, *g = j->ctx->g;
+	const SimResult *r = &j->last;
+	uint32_t cur = UINT32_MAX;
+	for (uint32_t i = 0; i < h->nops; i++)
+		if (!h->ops[i]->dead && (cur == UINT32_MAX || r->finish[i] > r->finish[cur]))
+			cur = i;
+	/* The previous op on each device, by start time. */
+	uint32_t *ids = xmalloc(sizeof(uint32_t) * ((size_t)h->nops + 1));
+	uint32_t *prev = xmalloc(sizeof(uint32_t) * ((size_t)h->nops + 1));
+	uint32_t nl = 0;
+	for (uint32_t i = 0; i < h->nops; i++) {
+		prev[i] = UINT32_MAX;
+		if (!h->ops[i]->dead && h->ops[i]->opcode != O_Transfer &&
+		    h->ops[i]->opcode != O_AllReduce)
+			ids[nl++] = i;
+	}
+	sort_r = r;
+	qsort(ids, nl, sizeof(uint32_t), by_dev_start);
+	for (uint32_t k = 1; k < nl; k++)
+		if (r->dev[ids[k]] == r->dev[ids[k - 1]])
+			prev[ids[k]] = ids[k - 1];
+	CandOp *out = NULL;
+	int m = 0;
+	while (cur != UINT32_MAX) {
+		const Op *op = h->ops[cur];
+		const char *org = op_ann_str(h, op, ANN_ORIGIN);
+		Op *o = graph_lookup(g, org ? org : op->name, NULL);
+		if (o && !o->dead && op_ann(g, o, ANN_DEVICE) && o->nout == 1) {
+			bool seen = false;
+			for (int q = 0; q < m; q++)
+				seen |= out[q].name == o->name;
+			if (!seen) {
+				out = xrealloc(out, sizeof(CandOp) * (size_t)(m + 1));
+				out[m++] = (CandOp){o->name, r->finish[cur] - r->start[cur]};
+			}
+		}
+		uint32_t next = UINT32_MAX;
+		double st = r->start[cur];
+		for (uint32_t k = 0; k < op->nin && next == UINT32_MAX; k++) {
+			uint32_t u = op->in[k].src->id;
+			if (fabs(r->finish[u] - st) <= 1e-12 + 1e-9 * st)
+				next = u;
+		}
+		if (next == UINT32_MAX && prev[cur] != UINT32_MAX &&
+		    fabs(r->finish[prev[cur]] - st) <= 1e-12 + 1e-9 * st)
+			next = prev[cur];
+		cur = st > 0 ? next : UINT32_MAX;
+	}
+	free(ids);
+	free(prev);
+	if (m > 1)
+		qsort(out, (size_t)m, sizeof(CandOp), candop_cmp);
+	*n = m;
+	return out;
+}
+
+/* Devices for k parts: the k fastest for op (variant 0), or its own
+ * device and the k-1 least busy others (variant 1). */
+static void pick_devices(const Judge *j, const Op *op, int k, int variant,
+			 int *dev)
+{
+	const Cluster *c = j->ctx->g->cluster;
+	int nd = c->ndevs, home = devid(j->ctx->g, op);
+	double key[64];
+	int order[64];
+	for (int d = 0; d < nd && d < 64; d++) {
+		order[d] = d;
+		key[d] = variant == 0 ? cost_op(j->ctx->cost, op, c->devs[d].type)
+				      : d == home ? -1 : j->last.busy[d];
+	}
+	for (int a = 1; a < nd && a < 64; a++)
+		for (int b = a; b > 0 && key[order[b]] < key[order[b - 1]]; b--) {
+			int x = order[b];
+			order[b] = order[b - 1];
+			order[b - 1] = x;
+		}
+	for (int i = 0; i < k; i++)
+		dev[i] = order[i];
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int pass_split(PassCtx *ctx)
+{
+	Graph *g = ctx->g;
+	const Cluster *c = g->cluster;
+	bool first = strcmp(pass_opt(ctx, "mode"), "first") == 0;
+	int maxk = (int)pass_opt_num(ctx, "max_parts");
+	maxk = maxk < 2 ? 2 : maxk > MAXD ? MAXD : maxk;
+	if (c->ndevs < 2)
+		return EXIT_OK;
+	double t0 = now();
+	Judge j;
+	memset(&j, 0, sizeof j);
+	j.ctx = ctx;
+	j.best = judge(&j, NULL, NULL, true);
+	double start = j.best;
+	int nsplit = 0;
+	if (!isfinite(j.best)) {
+		if (j.lastg) {
+			sim_free(&j.last);
+			graph_free(j.lastg);
+		}
+		if (ctx->report)
+			fputs("split: the plan does not simulate within memory; "
+			      "nothing split\n", ctx->report);
+		return EXIT_OK;
+	}
+	bool progress = true;
+	while (progress && now() - t0 < ctx->search_budget) {
+		progress = false;
+		int ncand;
+		CandOp *cands = critical_ops(&j, &ncand);
+		for (int ci = 0; ci < ncand && !progress &&
+				 now() - t0 < ctx->search_budget; ci++) {
+			Op *op = graph_lookup(g, cands[ci].name, NULL);
+			int dims[MAXD], in_dim[64], shape;
+			int nd = op && op->nin <= 64 ? split_dims(g, op, dims) : 0;
+			Split best = {0}, s;
+			double bt = j.best;
+			for (int di = 0; di < nd; di++) {
+				if (!rule(g, op, dims[di], in_dim, &shape))
+					continue;
+				int64_t full = op->out[0].dims[dims[di]];
+				for (int k = 2; k <= maxk && k <= c->ndevs && k <= full &&
+						now() - t0 < ctx->search_budget; k++)
+					for (int var = 0; var < 2; var++) {
+						s.p = dims[di];
+						s.k = k;
+						pick_devices(&j, op, k, var, s.dev);
+						double w[MAXD];
+						for (int q = 0; q < k; q++)
+							w[q] = 1 / fmax(1e-12, cost_op(ctx->cost, op,
+								       c->devs[s.dev[q]].type));
+						plan_shares(full, k, w, s.size);
+						double x = judge(&j, op->name, &s, false);
+						if (x < bt * (1 - 1e-6)) {
+							bt = x;
+							best = s;
+						}
+					}
+			}
+			if (best.k) {
+				if (ctx->report)
+					fprintf(ctx->report,
+						"split: %s along dimension %d into %d parts: "
+						"%.6g s -> %.6g s (simulated)\n", op->name,
+						best.p, best.k, j.best, bt);
+				apply_split(g, op, &best);
+				nsplit++;
+				progress = true;
+				sim_free(&j.last);
+				graph_free(j.lastg);
+				j.lastg = NULL;
+				j.best = judge(&j, NULL, NULL, true);
+			} else if (first) {
+				break;   /* FastT: stop at the first op that does not improve */
+			}
+		}
+		free(cands);
+	}
+	if (j.lastg) {
+		sim_free(&j.last);
+		graph_free(j.lastg);
+	}
+	if (ctx->report)
+		fprintf(ctx->report, "split: %d ops split, %d plans simulated, "
+			"%.6g s -> %.6g s (simulated)\n", nsplit, j.evals, start,
+			j.best);
+	return EXIT_OK;
+}

@@ -1,0 +1,190 @@
+#!/bin/sh
+# The C backend end to end: for every plan of tests/ctests/plans.txt, emit
+# C with --emit=c, compile it against the runtime with the flags of
+# `pcc --runtime-flags` (-Wall -Wextra -Werror), run one training step,
+# and compare with the graph's single-device reference:
+#   - the same initial values (--init --values: identical text);
+#   - every updated parameter and graph output within TOL (relative above
+#     1) of the reference, element by element (--values);
+#   - and, for the reference, that the step moves every parameter by more
+#     than MOVE somewhere, so that TOL could tell a wrong gradient.
+# Then: a small plan with a hand-computed answer, emit-time errors (unsupported op, unplaced op, a deadlocking
+# @order), --runtime-flags from the build tree and from `make install`,
+# and a distributed plan with the runtime under ThreadSanitizer.
+# usage: tests/run-ctests.sh BUILD_DIR [--tsan-only [CC]]
+B=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$(pwd)
+PCC=$ROOT/$B/pcc
+CC=${CC:-cc}
+TOL=1e-4
+MOVE=5e-3
+CWARN="-std=c11 -Wall -Wextra -Werror -O1"
+pass=0 fail=0
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL $1"; [ -s "$t/log" ] && sed 's/^/  | /' "$t/log" | head -n 25; fail=$((fail+1)); }
+check() { # check NAME COMMAND...: the command must succeed
+	name=$1; shift
+	if "$@" >"$t/log" 2>&1; then ok; else bad "$name"; fi
+}
+
+# A distributed plan and the runtime built with -fsanitize=thread, run.
+tsan() {
+	tcc=${1:-$CC}
+	if ! echo 'int main(void){return 0;}' >"$t/probe.c" ||
+	   ! $tcc -fsanitize=thread "$t/probe.c" -o "$t/probe" >/dev/null 2>&1 ||
+	   ! "$t/probe" >/dev/null 2>&1; then
+		echo "SKIP tsan: $tcc cannot build -fsanitize=thread programs here"
+		return
+	fi
+	for plan in mlp-ring cnn-ps sync; do
+		check "tsan $plan: emit" "$PCC" -passes= tests/ctests/$plan.gir \
+			--cluster examples/clusters/hetero-4.yaml --emit=c -o "$t/tsan-$plan.c"
+		check "tsan $plan: build" $tcc $CWARN -Wno-unused-parameter -g \
+			-D_POSIX_C_SOURCE=200809L -fsanitize=thread -Ibackend/runtime \
+			"$t/tsan-$plan.c" backend/runtime/*.c -o "$t/tsan-$plan" -lpthread -lm
+		TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$t/tsan-$plan" \
+			>"$t/tsan.out" 2>"$t/log"
+		rc=$?
+		if [ $rc -eq 0 ] && ! grep -q ThreadSanitizer "$t/log"; then
+			ok
+			echo "tsan $plan: no data races, no lock-order problems ($(wc -l <"$t/tsan.out") result lines)"
+		else
+			bad "tsan $plan: exit $rc"
+		fi
+	done
+}
+
+if [ "${2:-}" = "--tsan-only" ]; then
+	tsan "${3:-}"
+	echo "tsan: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+fi
+
+FLAGS=$("$PCC" --runtime-flags) || { echo "FAIL pcc --runtime-flags"; exit 1; }
+
+# ref VALUES PLAN-VALUES: every element within TOL; prints the largest
+# difference.
+compare() {
+	awk -v tol=$TOL '
+	NR == FNR { ref[$1 " " $2] = $3; next }
+	{
+		k = $1 " " $2
+		if (!(k in ref)) { print "not in the reference: " k; bad = 1; next }
+		seen[k] = 1
+		d = $3 - ref[k]; if (d < 0) d = -d
+		s = ref[k]; if (s < 0) s = -s; if (s < 1) s = 1
+		if (d > max) max = d
+		if (d > tol * s && !($1 in shown)) {
+			printf "%s[%s] = %s, reference %s\n", $1, $2, $3, ref[k]
+			shown[$1] = 1; bad = 1
+		}
+	}
+	END {
+		for (k in ref) if (!(k in seen)) { print "missing: " k; bad = 1 }
+		printf "largest difference %g\n", max
+		exit bad
+	}' "$1" "$2"
+}
+
+# moved INIT FINAL: every parameter changes somewhere by more than MOVE.
+moved() {
+	awk -v move=$MOVE '
+	NR == FNR { v0[$1 " " $2] = $3; names[$1] = 1; next }
+	($1 " " $2) in v0 { d = $3 - v0[$1 " " $2]; if (d < 0) d = -d
+		if (d > m[$1]) m[$1] = d }
+	END { for (n in names) { printf "%s moves by up to %g\n", n, m[n]
+		if (m[n] <= move) bad = 1 }
+	      exit bad }' "$1" "$2"
+}
+
+refgraph=""
+while read -r graph name args; do
+	case $graph in ''|\#*) continue ;; esac
+	tag="$graph/$name"
+	c="$t/$graph-$name.c" x="$t/$graph-$name"
+	# shellcheck disable=SC2086
+	if ! "$PCC" $args --emit=c -o "$c" >"$t/log" 2>&1; then bad "$tag: emit"; continue; fi
+	ok
+	# shellcheck disable=SC2086
+	if ! $CC $CWARN "$c" $FLAGS -o "$x" >"$t/log" 2>&1; then bad "$tag: compile"; continue; fi
+	ok
+	if "$x" >"$x.sum" 2>"$t/log" && "$x" --values >"$x.val" 2>>"$t/log" &&
+	   "$x" --init --values >"$x.init" 2>>"$t/log" && [ ! -s "$t/log" ]; then
+		ok
+	else
+		bad "$tag: run"
+		continue
+	fi
+	echo "$tag:"
+	sed 's/^/    /' "$x.sum"
+	if [ "$graph" != "$refgraph" ]; then
+		refgraph=$graph
+		ref=$x
+		check "$tag: the step moves every parameter by more than $MOVE" moved "$x.init" "$x.val"
+		sed 's/^/    /' "$t/log"
+		continue
+	fi
+	check "$tag: same initial values as $graph/single" cmp "$ref.init" "$x.init"
+	check "$tag: same parameters and outputs as $graph/single within $TOL" compare "$ref.val" "$x.val"
+	sed 's/^/    /' "$t/log"
+done <tests/ctests/plans.txt
+
+# ---- a plan with a known answer: implicit channels, a relay, events ----------
+sync() {
+	"$PCC" -passes= tests/ctests/sync.gir --cluster examples/clusters/hetero-4.yaml \
+		--emit=c -o "$t/sync.c" && $CC $CWARN "$t/sync.c" $FLAGS -o "$t/sync" &&
+	"$t/sync" | diff -u tests/ctests/sync.expected -
+}
+check "sync.gir: the answer worked out by hand" sync
+
+# ---- emit-time errors: a message naming the op, exit 1, no output -----------
+C4=examples/clusters/hetero-4.yaml
+printf 'precious\n' >"$t/keep.c"
+sed 's/%a = Relu(%h)/%a = Softplus(%h)/' tests/ctests/mlp.gir >"$t/unsupported.gir"
+check "unsupported op: exit 1" sh -c "'$PCC' -passes=simplify,annotate,place '$t/unsupported.gir' --cluster tests/ctests/one-cpu.yaml --emit=c -o '$t/keep.c' 2>'$t/err'; [ \$? -eq 1 ]"
+check "unsupported op: names the op and its type" grep -q "unsupported.gir:.*op %a (Softplus): the C runtime has no kernel for op type 'Softplus'" "$t/err"
+check "unsupported op: output untouched" sh -c "[ \"\$(cat '$t/keep.c')\" = precious ]"
+check "unplaced op: exit 1 and a hint" sh -c "'$PCC' -passes=simplify,annotate tests/ctests/mlp.gir --cluster $C4 --emit=c 2>&1 >/dev/null | grep -q 'op %h0 (MatMul): has no @device: --emit=c needs a placed plan'"
+# Replica 0 of the ring plan updates w1 before reading it: impossible.
+awk '/%u_w1\/rep0 =/ { sub(/@device/, "@order = 0, @device") }
+     /"v\/gpu0"}/ && !/%u_w1\/rep0 =/ && !/Placeholder|VariableV2|Const\(|Transfer/ { n++; sub(/@device/, "@order = " n ", @device") }
+     { print }' tests/ctests/mlp-ring.gir >"$t/deadlock.gir"
+check "deadlocking @order: refused" sh -c "'$PCC' -passes= '$t/deadlock.gir' --cluster $C4 --emit=c 2>&1 >/dev/null | grep -q \"@order deadlocks.*%u_w1/rep0 on v/gpu0\""
+check "bad --emit-opt" sh -c "'$PCC' -passes= tests/ctests/mlp-ring.gir --cluster $C4 --emit=c --emit-opt=lr=fast 2>&1 >/dev/null | grep -q \"lr: expected a number, not 'fast'\""
+# --emit-opt=lr is the learning rate of gir's short-form SGD (b1): with
+# lr 0.5 instead of 0.01, b1 moves 50 times as far (sums: S0 - S = lr * G);
+# w1 (written with its own alpha) does not change.
+lr_opt() {
+	"$PCC" -passes= tests/ctests/mlp-ring.gir --cluster $C4 --emit=c \
+		--emit-opt=lr=0.5 -o "$t/lr.c" && $CC $CWARN "$t/lr.c" $FLAGS -o "$t/lr" &&
+	"$t/lr" >"$t/lr.sum" && "$t/lr" --init >"$t/lr.init" || return 1
+	[ "$(grep '^w1 ' "$t/lr.sum")" = "$(grep '^w1 ' "$t/mlp-ring.sum")" ] || return 1
+	s0=$(awk '$1 == "b1" { print $2 }' "$t/lr.init")
+	s1=$(awk '$1 == "b1" { print $2 }' "$t/mlp-ring.sum")
+	s2=$(awk '$1 == "b1" { print $2 }' "$t/lr.sum")
+	awk -v s0="$s0" -v s1="$s1" -v s2="$s2" 'BEGIN {
+		g1 = (s0 - s1) / 0.01; g2 = (s0 - s2) / 0.5
+		printf "b1: sum %s -> %s (lr 0.01), %s (lr 0.5): gradient sums %g, %g\n", s0, s1, s2, g1, g2
+		d = g1 - g2; if (d < 0) d = -d
+		exit !(d < 1e-3 * (g1 < 0 ? -g1 : g1) && (g1 > 1 || g1 < -1)) }'
+}
+check "--emit-opt=lr is the short form's learning rate" lr_opt
+
+# ---- --runtime-flags: the build tree and an installation ------------------
+check "--runtime-flags (build tree)" sh -c "'$PCC' --runtime-flags | grep -q -- '-I$ROOT/backend/runtime $ROOT/$B/libpcc_rt.a'"
+if make -s --no-print-directory install B="$B" PREFIX="$t/inst" >"$t/log" 2>&1; then
+	ok
+	check "--runtime-flags (installed)" sh -c "'$t/inst/bin/pcc' --runtime-flags | grep -q -- '-I$t/inst/include/pcc $t/inst/lib/libpcc_rt.a'"
+	check "installed pcc: emit, compile, run" sh -c "'$t/inst/bin/pcc' -passes= tests/ctests/mlp-ps.gir --cluster $C4 --emit=c -o '$t/inst.c' && $CC $CWARN '$t/inst.c' \$('$t/inst/bin/pcc' --runtime-flags) -o '$t/inst-plan' && '$t/inst-plan' | cmp - '$t/mlp-ps.sum'"
+else
+	bad "make install PREFIX=$t/inst"
+fi
+
+tsan "$CC"
+
+echo "ctests: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Every placement algorithm of passes/placers.def on every example model
+# with a heterogeneous cluster: -passes=simplify,annotate,place<algo=X>
+# passes --verify-each, the plan simulates (--stats-json: the simulator
+# rejects an op without @device) and reads back byte-identically.  On a
+# cluster too small for the model each one exits 3 with the per-device
+# memory report, and places it anyway under --best-effort.
+# usage: tests/run-place.sh PCC
+PCC=${1:-./pcc}
+cd "$(dirname "$0")/.." || exit 2
+case $PCC in /*) ;; *) PCC=$(pwd)/$PCC ;; esac
+pass=0 fail=0
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+C=examples/clusters/tag-testbed.yaml
+algos=$(sed -n 's/^PLACER("\([a-z0-9-]*\)".*/\1/p' passes/placers.def)
+[ -n "$algos" ] || { echo "no placers found"; exit 1; }
+for m in examples/models/*.gir; do
+	for a in $algos; do
+		if "$PCC" "-passes=simplify,annotate,place<algo=$a>" --verify-each \
+		       --cluster $C "$m" -o "$t/p.gir" --stats-json="$t/s.json" 2>"$t/err" &&
+		   grep -q '"simulated": true' "$t/s.json" &&
+		   grep -q '"makespan_s": [0-9]' "$t/s.json" &&
+		   "$PCC" -passes= "$t/p.gir" -o "$t/q.gir" 2>>"$t/err" &&
+		   cmp -s "$t/p.gir" "$t/q.gir"; then
+			pass=$((pass+1))
+		else
+			echo "FAIL place<algo=$a> $m"; head -n 5 "$t/err"; fail=$((fail+1))
+		fi
+	done
+done
+cat >"$t/tiny.yaml" <<'YAML'
+name: tiny
+device_types:
+  small: {flops: 10 TFLOPS, memory: 64 MiB, mem_bw: 500 GB/s}
+machines:
+  - {name: m0, type: small, count: 2, link: {bandwidth: 10 GB/s, latency: 5 us}}
+YAML
+m=examples/models/resnet50.gir
+for a in $algos; do
+	"$PCC" "-passes=simplify,annotate,place<algo=$a>" --cluster "$t/tiny.yaml" \
+	       "$m" -o "$t/p.gir" 2>"$t/err"
+	rc=$?
+	if [ $rc -eq 3 ] && grep -q "does not fit in the memory of cluster 'tiny'" "$t/err" &&
+	   grep -q '^  m0/gpu0 .*needs.*GiB' "$t/err" && grep -q '(over)$' "$t/err" &&
+	   "$PCC" "-passes=simplify,annotate,place<algo=$a>" --best-effort \
+	       --cluster "$t/tiny.yaml" "$m" -o "$t/p.gir" --stats-json="$t/s.json" 2>"$t/err" &&
+	   grep -q '"oom": true' "$t/s.json"; then
+		pass=$((pass+1))
+	else
+		echo "FAIL place<algo=$a> on a tiny cluster (exit $rc)"; head -n 5 "$t/err"
+		fail=$((fail+1))
+	fi
+done
+echo "place: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

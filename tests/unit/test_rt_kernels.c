@@ -1,0 +1,517 @@
+/* test_rt_kernels.c — the C runtime's kernels against answers worked out
+ * by hand (in the comments), TensorFlow's semantics: transposes, padding,
+ * layouts, ties in max pooling, broadcasting, the optimizers' formulas;
+ * and the seeded initial values. */
+#include "rt_helpers.h"
+
+#include <string.h>
+
+#define EPS 1e-5
+
+/* [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]] = [[58,64],[139,154]], also
+ * with a given as its transpose and b given as its transpose. */
+static void test_matmul(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *a = ten(rt, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+	pcc_buf *at = ten(rt, 2, DIMS(3, 2), VALS(1, 4, 2, 5, 3, 6));
+	pcc_buf *b = ten(rt, 2, DIMS(3, 2), VALS(7, 8, 9, 10, 11, 12));
+	pcc_buf *bt = ten(rt, 2, DIMS(2, 3), VALS(7, 9, 11, 8, 10, 12));
+	pcc_buf *c = ten(rt, 2, DIMS(2, 2), NULL);
+	const float want[] = {58, 64, 139, 154};
+	run(rt, PCC_K_MatMul, NULL, 2, BUFS(a, b), 1, BUFS(c));
+	expect(c, want, EPS);
+	run(rt, PCC_K_MatMul, &(pcc_attrs){.transpose_a = 1}, 2, BUFS(at, b), 1,
+	    BUFS(c));
+	expect(c, want, EPS);
+	run(rt, PCC_K_MatMul, &(pcc_attrs){.transpose_b = 1}, 2, BUFS(a, bt), 1,
+	    BUFS(c));
+	expect(c, want, EPS);
+	run(rt, PCC_K_MatMul, &(pcc_attrs){.transpose_a = 1, .transpose_b = 1}, 2,
+	    BUFS(at, bt), 1, BUFS(c));
+	expect(c, want, EPS);
+	pcc_rt_free(rt);
+}
+
+/* x = 1..9 as a 3x3 image, filter [[1,2],[3,4]]:
+ *   VALID: [1+4+12+20, 2+6+15+24, 4+10+21+32, 5+12+24+36] = [37,47,67,77];
+ *   SAME stride 2: out 2x2, padding total (2-1)*2+2-3 = 1 (all after):
+ *   windows at (0,0), (0,2), (2,0), (2,2): [37, 3+3*6, 7+2*8, 9] =
+ *   [37, 21, 23, 9];
+ *   dilation 2, VALID: one output, taps x[0,0], x[0,2], x[2,0], x[2,2]:
+ *   1 + 2*3 + 3*7 + 4*9 = 64;
+ *   EXPLICIT padding 1 on top and left only, stride 2: windows at
+ *   (-1,-1), (-1,1), (1,-1), (1,1): [4*1, 3*2+4*3, 2*4+4*7, 37+... ] =
+ *   [4, 18, 36, 1*5+2*6+3*8+4*9 = 77]. */
+static void test_conv2d(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 4, DIMS(1, 3, 3, 1), VALS(1, 2, 3, 4, 5, 6, 7, 8, 9));
+	pcc_buf *f = ten(rt, 4, DIMS(2, 2, 1, 1), VALS(1, 2, 3, 4));
+	pcc_buf *y = ten(rt, 4, DIMS(1, 2, 2, 1), NULL);
+	run(rt, PCC_K_Conv2D, NULL, 2, BUFS(x, f), 1, BUFS(y));
+	expect(y, VALS(37, 47, 67, 77), EPS);
+	run(rt, PCC_K_Conv2D, &(pcc_attrs){.padding = PCC_PAD_SAME,
+		.strides = {2, 2}}, 2, BUFS(x, f), 1, BUFS(y));
+	expect(y, VALS(37, 21, 23, 9), EPS);
+	pcc_buf *y1 = ten(rt, 4, DIMS(1, 1, 1, 1), NULL);
+	run(rt, PCC_K_Conv2D, &(pcc_attrs){.dilations = {2, 2}}, 2, BUFS(x, f), 1,
+	    BUFS(y1));
+	expect(y1, VALS(64), EPS);
+	run(rt, PCC_K_Conv2D, &(pcc_attrs){.padding = PCC_PAD_EXPLICIT,
+		.pads = {1, 0, 1, 0}, .strides = {2, 2}}, 2, BUFS(x, f), 1,
+	    BUFS(y));
+	expect(y, VALS(4, 18, 36, 77), EPS);
+	/* One channel, one image: NCHW holds the same numbers. */
+	pcc_buf *xc = ten(rt, 4, DIMS(1, 1, 3, 3), VALS(1, 2, 3, 4, 5, 6, 7, 8, 9));
+	pcc_buf *yc = ten(rt, 4, DIMS(1, 1, 2, 2), NULL);
+	run(rt, PCC_K_Conv2D, &(pcc_attrs){.nchw = 1}, 2, BUFS(xc, f), 1, BUFS(yc));
+	expect(yc, VALS(37, 47, 67, 77), EPS);
+	pcc_rt_free(rt);
+}
+
+/* Two input channels, two output channels, 1x1 filter [[1,2],[3,4]]
+ * ([in][out]): out_c0 = x_c0 + 3 x_c1, out_c1 = 2 x_c0 + 4 x_c1, pixel
+ * by pixel, in NHWC and in NCHW. */
+static void test_conv2d_channels(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *f = ten(rt, 4, DIMS(1, 1, 2, 2), VALS(1, 2, 3, 4));
+	/* pixels (c0, c1): (1, 10), (2, 20) */
+	pcc_buf *x = ten(rt, 4, DIMS(1, 1, 2, 2), VALS(1, 10, 2, 20));
+	pcc_buf *y = ten(rt, 4, DIMS(1, 1, 2, 2), NULL);
+	run(rt, PCC_K_Conv2D, NULL, 2, BUFS(x, f), 1, BUFS(y));
+	expect(y, VALS(31, 42, 62, 84), EPS);
+	pcc_buf *xc = ten(rt, 4, DIMS(1, 2, 1, 2), VALS(1, 2, 10, 20));
+	pcc_buf *yc = ten(rt, 4, DIMS(1, 2, 1, 2), NULL);
+	run(rt, PCC_K_Conv2D, &(pcc_attrs){.nchw = 1}, 2, BUFS(xc, f), 1, BUFS(yc));
+	expect(yc, VALS(31, 62, 42, 84), EPS);
+	pcc_rt_free(rt);
+}
+
+/* The VALID example above with dy = ones: dx adds the filter at each of
+ * the 4 windows: [[1,3,2],[4,10,6],[3,7,4]]; df[a][b] = the sum of the
+ * x under tap (a,b) over the windows: [1+2+4+5, 2+3+5+6, 4+5+7+8,
+ * 5+6+8+9] = [12,16,24,28].  With dy = [1,0,0,0] only window (0,0). */
+static void test_conv2d_backprops(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 4, DIMS(1, 3, 3, 1), VALS(1, 2, 3, 4, 5, 6, 7, 8, 9));
+	pcc_buf *f = ten(rt, 4, DIMS(2, 2, 1, 1), VALS(1, 2, 3, 4));
+	pcc_buf *dy = ten(rt, 4, DIMS(1, 2, 2, 1), VALS(1, 1, 1, 1));
+	pcc_buf *dx = ten(rt, 4, DIMS(1, 3, 3, 1), NULL);
+	pcc_buf *df = ten(rt, 4, DIMS(2, 2, 1, 1), NULL);
+	run(rt, PCC_K_Conv2DBackpropInput, NULL, 2, BUFS(f, dy), 1, BUFS(dx));
+	expect(dx, VALS(1, 3, 2, 4, 10, 6, 3, 7, 4), EPS);
+	run(rt, PCC_K_Conv2DBackpropFilter, NULL, 2, BUFS(x, dy), 1, BUFS(df));
+	expect(df, VALS(12, 16, 24, 28), EPS);
+	pcc_buf *d1 = ten(rt, 4, DIMS(1, 2, 2, 1), VALS(1, 0, 0, 0));
+	run(rt, PCC_K_Conv2DBackpropInput, NULL, 2, BUFS(f, d1), 1, BUFS(dx));
+	expect(dx, VALS(1, 2, 0, 3, 4, 0, 0, 0, 0), EPS);
+	run(rt, PCC_K_Conv2DBackpropFilter, NULL, 2, BUFS(x, d1), 1, BUFS(df));
+	expect(df, VALS(1, 2, 4, 5), EPS);
+	pcc_rt_free(rt);
+}
+
+static void test_bias(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+	pcc_buf *b = ten(rt, 1, DIMS(3), VALS(10, 20, 30));
+	pcc_buf *y = ten(rt, 2, DIMS(2, 3), NULL);
+	pcc_buf *g = ten(rt, 1, DIMS(3), NULL);
+	run(rt, PCC_K_BiasAdd, NULL, 2, BUFS(x, b), 1, BUFS(y));
+	expect(y, VALS(11, 22, 33, 14, 25, 36), EPS);
+	run(rt, PCC_K_BiasAddGrad, NULL, 1, BUFS(x), 1, BUFS(g));
+	expect(g, VALS(5, 7, 9), EPS);
+	/* NCHW [1, 2, 1, 2]: channel 0 holds 1, 2; channel 1 holds 3, 4. */
+	pcc_buf *xc = ten(rt, 4, DIMS(1, 2, 1, 2), VALS(1, 2, 3, 4));
+	pcc_buf *bc = ten(rt, 1, DIMS(2), VALS(10, 20));
+	pcc_buf *yc = ten(rt, 4, DIMS(1, 2, 1, 2), NULL);
+	pcc_buf *gc = ten(rt, 1, DIMS(2), NULL);
+	run(rt, PCC_K_BiasAdd, &(pcc_attrs){.nchw = 1}, 2, BUFS(xc, bc), 1, BUFS(yc));
+	expect(yc, VALS(11, 12, 23, 24), EPS);
+	run(rt, PCC_K_BiasAddGrad, &(pcc_attrs){.nchw = 1}, 1, BUFS(xc), 1, BUFS(gc));
+	expect(gc, VALS(3, 7), EPS);
+	pcc_rt_free(rt);
+}
+
+/* Relu(-1, 0, 2) = (0, 0, 2); ReluGrad passes where features > 0 only;
+ * tanh(0) = 0, sigmoid(0) = 1/2; TanhGrad(y=.5, dy=2) = 2(1-.25) = 1.5;
+ * SigmoidGrad(y=.5, dy=2) = 2 * .5 * .5 = .5. */
+static void test_elementwise(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 1, DIMS(3), VALS(-1, 0, 2));
+	pcc_buf *g = ten(rt, 1, DIMS(3), VALS(5, 6, 7));
+	pcc_buf *y = ten(rt, 1, DIMS(3), NULL);
+	run(rt, PCC_K_Relu, NULL, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(0, 0, 2), 0);
+	run(rt, PCC_K_ReluGrad, NULL, 2, BUFS(g, x), 1, BUFS(y));
+	expect(y, VALS(0, 0, 7), 0);
+	run(rt, PCC_K_Neg, NULL, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(1, 0, -2), 0);
+	run(rt, PCC_K_Square, NULL, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(1, 0, 4), 0);
+	pcc_buf *z = ten(rt, 1, DIMS(1), VALS(0));
+	pcc_buf *o = ten(rt, 1, DIMS(1), NULL);
+	run(rt, PCC_K_Tanh, NULL, 1, BUFS(z), 1, BUFS(o));
+	expect(o, VALS(0), EPS);
+	run(rt, PCC_K_Sigmoid, NULL, 1, BUFS(z), 1, BUFS(o));
+	expect(o, VALS(0.5f), EPS);
+	pcc_buf *yh = ten(rt, 1, DIMS(1), VALS(0.5f));
+	pcc_buf *dy = ten(rt, 1, DIMS(1), VALS(2));
+	run(rt, PCC_K_TanhGrad, NULL, 2, BUFS(yh, dy), 1, BUFS(o));
+	expect(o, VALS(1.5f), EPS);
+	run(rt, PCC_K_SigmoidGrad, NULL, 2, BUFS(yh, dy), 1, BUFS(o));
+	expect(o, VALS(0.5f), EPS);
+	/* Cast truncates toward zero, as static_cast does. */
+	pcc_buf *c = ten(rt, 1, DIMS(2), VALS(1.7f, -2.2f));
+	pcc_buf *ci = pcc_buf_new(rt, 0, "ci", PCC_I32, 1, DIMS(2));
+	run(rt, PCC_K_Cast, NULL, 1, BUFS(c), 1, BUFS(ci));
+	int32_t iv[2];
+	pcc_buf_read(ci, iv);
+	CU_ASSERT(iv[0] == 1 && iv[1] == -2);
+	pcc_rt_free(rt);
+}
+
+/* [[1,2,3],[4,5,6]] + [10,20,30] = [[11,22,33],[14,25,36]];
+ * + [[100],[200]] = [[101,102,103],[204,205,206]]; - and * likewise. */
+static void test_broadcast(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+	pcc_buf *row = ten(rt, 1, DIMS(3), VALS(10, 20, 30));
+	pcc_buf *col = ten(rt, 2, DIMS(2, 1), VALS(100, 200));
+	pcc_buf *y = ten(rt, 2, DIMS(2, 3), NULL);
+	run(rt, PCC_K_Add, NULL, 2, BUFS(x, row), 1, BUFS(y));
+	expect(y, VALS(11, 22, 33, 14, 25, 36), 0);
+	run(rt, PCC_K_AddV2, NULL, 2, BUFS(col, x), 1, BUFS(y));
+	expect(y, VALS(101, 102, 103, 204, 205, 206), 0);
+	run(rt, PCC_K_Sub, NULL, 2, BUFS(x, row), 1, BUFS(y));
+	expect(y, VALS(-9, -18, -27, -6, -15, -24), 0);
+	run(rt, PCC_K_Mul, NULL, 2, BUFS(col, row), 1, BUFS(y));
+	expect(y, VALS(1000, 2000, 3000, 2000, 4000, 6000), 0);
+	pcc_buf *a = ten(rt, 1, DIMS(2), VALS(1, 2));
+	pcc_buf *b = ten(rt, 1, DIMS(2), VALS(3, 4));
+	pcc_buf *c = ten(rt, 1, DIMS(2), VALS(5, 6));
+	pcc_buf *s = ten(rt, 1, DIMS(2), NULL);
+	run(rt, PCC_K_AddN, NULL, 3, BUFS(a, b, c), 1, BUFS(s));
+	expect(s, VALS(9, 12), 0);
+	pcc_rt_free(rt);
+}
+
+/* x = [[1,5,2,0],[3,4,8,1],[0,9,2,2],[6,1,3,7]], 2x2 windows, stride 2:
+ * max [5,8,9,7]; the gradient [1,2,3,4] goes to the maxima's cells.
+ * A window of equal values sends it to its first cell (TensorFlow). */
+static void test_maxpool(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_attrs a = {.ksize = {2, 2}, .strides = {2, 2}};
+	pcc_buf *x = ten(rt, 4, DIMS(1, 4, 4, 1),
+			 VALS(1, 5, 2, 0, 3, 4, 8, 1, 0, 9, 2, 2, 6, 1, 3, 7));
+	pcc_buf *y = ten(rt, 4, DIMS(1, 2, 2, 1), NULL);
+	pcc_buf *g = ten(rt, 4, DIMS(1, 2, 2, 1), VALS(1, 2, 3, 4));
+	pcc_buf *dx = ten(rt, 4, DIMS(1, 4, 4, 1), NULL);
+	run(rt, PCC_K_MaxPool, &a, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(5, 8, 9, 7), 0);
+	run(rt, PCC_K_MaxPoolGrad, &a, 3, BUFS(x, y, g), 1, BUFS(dx));
+	expect(dx, VALS(0, 1, 0, 0, 0, 0, 2, 0, 0, 3, 0, 0, 0, 0, 0, 4), 0);
+	pcc_buf *t = ten(rt, 4, DIMS(1, 2, 2, 1), VALS(3, 3, 1, 3));
+	pcc_buf *ty = ten(rt, 4, DIMS(1, 1, 1, 1), NULL);
+	pcc_buf *tg = ten(rt, 4, DIMS(1, 1, 1, 1), VALS(5));
+	pcc_buf *tdx = ten(rt, 4, DIMS(1, 2, 2, 1), NULL);
+	run(rt, PCC_K_MaxPool, &a, 1, BUFS(t), 1, BUFS(ty));
+	run(rt, PCC_K_MaxPoolGrad, &a, 3, BUFS(t, ty, tg), 1, BUFS(tdx));
+	expect(tdx, VALS(5, 0, 0, 0), 0);
+	pcc_rt_free(rt);
+}
+
+/* x = 1..9 (3x3), 2x2 windows, stride 2, SAME: padding (2-1)*2+2-3 = 1
+ * after; windows {1,2,4,5}, {3,6}, {7,8}, {9}: max [5,6,8,9], average
+ * (padded cells not counted) [3, 4.5, 7.5, 9]; AvgPoolGrad of
+ * [4,2,2,1] spreads 1 to every cell. */
+static void test_pool_same(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_attrs a = {.ksize = {2, 2}, .strides = {2, 2}, .padding = PCC_PAD_SAME};
+	pcc_buf *x = ten(rt, 4, DIMS(1, 3, 3, 1), VALS(1, 2, 3, 4, 5, 6, 7, 8, 9));
+	pcc_buf *y = ten(rt, 4, DIMS(1, 2, 2, 1), NULL);
+	pcc_buf *dx = ten(rt, 4, DIMS(1, 3, 3, 1), NULL);
+	run(rt, PCC_K_MaxPool, &a, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(5, 6, 8, 9), 0);
+	run(rt, PCC_K_AvgPool, &a, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(3, 4.5f, 7.5f, 9), EPS);
+	pcc_buf *g = ten(rt, 4, DIMS(1, 2, 2, 1), VALS(4, 2, 2, 1));
+	run(rt, PCC_K_AvgPoolGrad, &a, 1, BUFS(g), 1, BUFS(dx));
+	expect(dx, VALS(1, 1, 1, 1, 1, 1, 1, 1, 1), EPS);
+	pcc_rt_free(rt);
+}
+
+/* Row 0: logits (0, 0), class 0: softmax (1/2, 1/2), loss ln 2, backprop
+ * (-1/2, 1/2).  Row 1: logits (ln 3, 0), class 1: softmax (3/4, 1/4),
+ * loss ln 4, backprop (3/4, -3/4).  Dense labels give the same; soft
+ * labels (1/2, 1/2) on row 0: loss ln 2, backprop (0, 0). */
+static void test_softmax_xent(void)
+{
+	pcc_rt *rt = rt1();
+	float l3 = logf(3);
+	pcc_buf *x = ten(rt, 2, DIMS(2, 2), VALS(0, 0, l3, 0));
+	pcc_buf *loss = ten(rt, 1, DIMS(2), NULL);
+	pcc_buf *bp = ten(rt, 2, DIMS(2, 2), NULL);
+	for (int dt = 0; dt < 2; dt++) {
+		pcc_buf *lab = iten(rt, dt ? PCC_I32 : PCC_I64, 1, DIMS(2),
+				    (const int64_t[]){0, 1});
+		run(rt, PCC_K_SparseSoftmaxCrossEntropyWithLogits, NULL, 2,
+		    BUFS(x, lab), 2, BUFS(loss, bp));
+		expect(loss, VALS(logf(2), logf(4)), EPS);
+		expect(bp, VALS(-0.5f, 0.5f, 0.75f, -0.75f), EPS);
+	}
+	pcc_buf *onehot = ten(rt, 2, DIMS(2, 2), VALS(1, 0, 0, 1));
+	run(rt, PCC_K_SoftmaxCrossEntropyWithLogits, NULL, 2, BUFS(x, onehot), 2,
+	    BUFS(loss, bp));
+	expect(loss, VALS(logf(2), logf(4)), EPS);
+	expect(bp, VALS(-0.5f, 0.5f, 0.75f, -0.75f), EPS);
+	pcc_buf *soft = ten(rt, 2, DIMS(2, 2), VALS(0.5f, 0.5f, 0, 1));
+	run(rt, PCC_K_SoftmaxCrossEntropyWithLogits, NULL, 2, BUFS(x, soft), 2,
+	    BUFS(loss, bp));
+	expect(loss, VALS(logf(2), logf(4)), EPS);
+	expect(bp, VALS(0, 0, 0.75f, -0.75f), EPS);
+	pcc_buf *sm = ten(rt, 2, DIMS(2, 2), NULL);
+	run(rt, PCC_K_Softmax, NULL, 1, BUFS(x), 1, BUFS(sm));
+	expect(sm, VALS(0.5f, 0.5f, 0.75f, 0.25f), EPS);
+	run(rt, PCC_K_LogSoftmax, NULL, 1, BUFS(x), 1, BUFS(sm));
+	expect(sm, VALS(logf(0.5f), logf(0.5f), logf(0.75f), logf(0.25f)), EPS);
+	pcc_rt_free(rt);
+}
+
+/* [[1,2,3,4],[5,6,7,8]] split along axis 1 in halves, and as [1, 3];
+ * ConcatV2 along axis 0 of [[1,2]] and [[3,4],[5,6]]. */
+static void test_split_concat(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(2, 4), VALS(1, 2, 3, 4, 5, 6, 7, 8));
+	pcc_buf *p = ten(rt, 2, DIMS(2, 2), NULL), *q = ten(rt, 2, DIMS(2, 2), NULL);
+	pcc_attrs a1 = {.axis = 1};
+	run(rt, PCC_K_Split, &a1, 1, BUFS(x), 2, BUFS(p, q));
+	expect(p, VALS(1, 2, 5, 6), 0);
+	expect(q, VALS(3, 4, 7, 8), 0);
+	pcc_buf *r = ten(rt, 2, DIMS(2, 1), NULL), *s = ten(rt, 2, DIMS(2, 3), NULL);
+	run(rt, PCC_K_SplitV, &a1, 1, BUFS(x), 2, BUFS(r, s));
+	expect(r, VALS(1, 5), 0);
+	expect(s, VALS(2, 3, 4, 6, 7, 8), 0);
+	pcc_buf *back = ten(rt, 2, DIMS(2, 4), NULL);
+	run(rt, PCC_K_ConcatV2, &a1, 2, BUFS(r, s), 1, BUFS(back));
+	expect(back, VALS(1, 2, 3, 4, 5, 6, 7, 8), 0);
+	pcc_buf *u = ten(rt, 2, DIMS(1, 2), VALS(1, 2));
+	pcc_buf *v = ten(rt, 2, DIMS(2, 2), VALS(3, 4, 5, 6));
+	pcc_buf *w = ten(rt, 2, DIMS(3, 2), NULL);
+	run(rt, PCC_K_ConcatV2, &(pcc_attrs){.axis = 0}, 2, BUFS(u, v), 1, BUFS(w));
+	expect(w, VALS(1, 2, 3, 4, 5, 6), 0);
+	pcc_buf *flat = ten(rt, 1, DIMS(6), NULL);
+	run(rt, PCC_K_Reshape, NULL, 1, BUFS(w), 1, BUFS(flat));
+	expect(flat, VALS(1, 2, 3, 4, 5, 6), 0);
+	pcc_rt_free(rt);
+}
+
+/* [[1,2,3],[4,5,6]] with perm [1,0] is [[1,4],[2,5],[3,6]]; a [2,2,3]
+ * tensor x[a][b][c] = 100a + 10b + c with perm [2,0,1] is y[c][a][b]. */
+static void test_transpose(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+	pcc_buf *y = ten(rt, 2, DIMS(3, 2), NULL);
+	run(rt, PCC_K_Transpose, &(pcc_attrs){.perm = {1, 0}}, 1, BUFS(x), 1,
+	    BUFS(y));
+	expect(y, VALS(1, 4, 2, 5, 3, 6), 0);
+	float v[12], want[12];
+	for (int a = 0; a < 2; a++)
+		for (int b = 0; b < 2; b++)
+			for (int c = 0; c < 3; c++) {
+				v[(a * 2 + b) * 3 + c] = (float)(100 * a + 10 * b + c);
+				want[(c * 2 + a) * 2 + b] = (float)(100 * a + 10 * b + c);
+			}
+	pcc_buf *x3 = ten(rt, 3, DIMS(2, 2, 3), v);
+	pcc_buf *y3 = ten(rt, 3, DIMS(3, 2, 2), NULL);
+	run(rt, PCC_K_Transpose, &(pcc_attrs){.perm = {2, 0, 1}}, 1, BUFS(x3), 1,
+	    BUFS(y3));
+	expect(y3, want, 0);
+	pcc_rt_free(rt);
+}
+
+/* [[1,2,3],[4,5,6]]: Sum over 0 = [5,7,9], over 1 = [6,15], over both 21;
+ * Mean over 1 = [2,5]; Max over 0 = [4,5,6]; Min over 1 = [1,4]. */
+static void test_reduce(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+	pcc_buf *r3 = ten(rt, 1, DIMS(3), NULL), *r2 = ten(rt, 1, DIMS(2), NULL);
+	pcc_buf *r0 = ten(rt, 0, NULL, NULL);
+	run(rt, PCC_K_Sum, &(pcc_attrs){.axes = 1}, 1, BUFS(x), 1, BUFS(r3));
+	expect(r3, VALS(5, 7, 9), 0);
+	run(rt, PCC_K_Sum, &(pcc_attrs){.axes = 2}, 1, BUFS(x), 1, BUFS(r2));
+	expect(r2, VALS(6, 15), 0);
+	run(rt, PCC_K_Sum, &(pcc_attrs){.axes = 3}, 1, BUFS(x), 1, BUFS(r0));
+	expect(r0, VALS(21), 0);
+	run(rt, PCC_K_Mean, &(pcc_attrs){.axes = 2}, 1, BUFS(x), 1, BUFS(r2));
+	expect(r2, VALS(2, 5), EPS);
+	run(rt, PCC_K_Max, &(pcc_attrs){.axes = 1}, 1, BUFS(x), 1, BUFS(r3));
+	expect(r3, VALS(4, 5, 6), 0);
+	run(rt, PCC_K_Min, &(pcc_attrs){.axes = 2}, 1, BUFS(x), 1, BUFS(r2));
+	expect(r2, VALS(1, 4), 0);
+	pcc_rt_free(rt);
+}
+
+/* SGD: [1,2] - 0.5 [2,-4] = [0, 4].
+ * Momentum (lr .1, momentum .9, accum .5, grad 2): accum = .45 + 2 = 2.45,
+ * var = 1 - .1 * 2.45 = .755; Nesterov: 1 - (2 * .1 + 2.45 * .9 * .1) =
+ * .5795.
+ * Adam (lr .1, β1 .9, β2 .999, step 1: powers .9, .999, ε 1e-8, grad 2):
+ * m = .2, v = .004, lr_t = .1 sqrt(.001) / .1 = .0316228,
+ * var = 1 - .0316228 * .2 / (.0632456 + 1e-8) = .9. */
+static void test_optimizers(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *var = ten(rt, 1, DIMS(2), VALS(1, 2));
+	pcc_buf *alpha = ten(rt, 0, NULL, VALS(0.5f));
+	pcc_buf *delta = ten(rt, 1, DIMS(2), VALS(2, -4));
+	pcc_buf *out = ten(rt, 1, DIMS(2), NULL);
+	run(rt, PCC_K_ApplyGradientDescent, NULL, 3, BUFS(var, alpha, delta), 1,
+	    BUFS(out));
+	expect(var, VALS(0, 4), EPS);
+	expect(out, VALS(0, 4), EPS);
+	for (int nest = 0; nest < 2; nest++) {
+		pcc_buf *v = ten(rt, 1, DIMS(1), VALS(1));
+		pcc_buf *acc = ten(rt, 1, DIMS(1), VALS(0.5f));
+		pcc_buf *lr = ten(rt, 0, NULL, VALS(0.1f));
+		pcc_buf *g = ten(rt, 1, DIMS(1), VALS(2));
+		pcc_buf *mom = ten(rt, 0, NULL, VALS(0.9f));
+		run(rt, PCC_K_ApplyMomentum, &(pcc_attrs){.use_nesterov = nest}, 5,
+		    BUFS(v, acc, lr, g, mom), 0, NULL);
+		expect(acc, VALS(2.45f), EPS);
+		expect(v, VALS(nest ? 0.5795f : 0.755f), EPS);
+	}
+	pcc_buf *v = ten(rt, 1, DIMS(1), VALS(1));
+	pcc_buf *m = ten(rt, 1, DIMS(1), VALS(0)), *s = ten(rt, 1, DIMS(1), VALS(0));
+	pcc_buf *hp[6];
+	const float hv[6] = {0.9f, 0.999f, 0.1f, 0.9f, 0.999f, 1e-8f};
+	for (int i = 0; i < 6; i++)
+		hp[i] = ten(rt, 0, NULL, &hv[i]);
+	pcc_buf *g = ten(rt, 1, DIMS(1), VALS(2));
+	run(rt, PCC_K_ApplyAdam, NULL, 10,
+	    BUFS(v, m, s, hp[0], hp[1], hp[2], hp[3], hp[4], hp[5], g), 0, NULL);
+	expect(m, VALS(0.2f), EPS);
+	expect(s, VALS(0.004f), EPS);
+	expect(v, VALS(0.9f), EPS);
+	pcc_rt_free(rt);
+}
+
+/* ---- initial values ------------------------------------------------------ */
+
+static void test_seed_values(void)
+{
+	/* Deterministic, in [-1, 1), different for another name or seed. */
+	CU_ASSERT_EQUAL(pcc_seed_hash("x", 0, 5), pcc_seed_hash("x", 0, 5));
+	CU_ASSERT_NOT_EQUAL(pcc_seed_hash("x", 0, 5), pcc_seed_hash("y", 0, 5));
+	CU_ASSERT_NOT_EQUAL(pcc_seed_hash("x", 0, 5), pcc_seed_hash("x", 1, 5));
+	CU_ASSERT_NOT_EQUAL(pcc_seed_hash("x", 0, 5), pcc_seed_hash("x", 0, 6));
+	double lo = 1, hi = -1, mean = 0;
+	for (int i = 0; i < 10000; i++) {
+		double u = pcc_seed_uniform("w", 0, (uint64_t)i);
+		lo = u < lo ? u : lo;
+		hi = u > hi ? u : hi;
+		mean += u / 10000;
+	}
+	CU_ASSERT(lo >= -1 && hi < 1 && lo < -0.99 && hi > 0.99);
+	CU_ASSERT(fabs(mean) < 0.05);
+}
+
+/* A replica's rows [4, 7) of a [10, 3] input are rows 4..6 of the whole;
+ * along batch dimension 1 of a [2, 10] input, columns 4..6. */
+static void test_seed_shards(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *whole = ten(rt, 2, DIMS(10, 3), NULL);
+	pcc_buf *part = ten(rt, 2, DIMS(3, 3), NULL);
+	pcc_buf_init(whole, &(pcc_seed){PCC_INIT_INPUT, "x", -1, 0, 0, 0, NULL, 0}, 7);
+	pcc_buf_init(part, &(pcc_seed){PCC_INIT_INPUT, "x", 0, 4, 10, 0, NULL, 0}, 7);
+	float *w = get(whole), *p = get(part);
+	CU_ASSERT(memcmp(p, w + 12, 9 * sizeof(float)) == 0);
+	free(w);
+	free(p);
+	pcc_buf *wt = ten(rt, 2, DIMS(2, 10), NULL);
+	pcc_buf *pt = ten(rt, 2, DIMS(2, 3), NULL);
+	pcc_buf_init(wt, &(pcc_seed){PCC_INIT_INPUT, "x", -1, 0, 0, 0, NULL, 0}, 7);
+	pcc_buf_init(pt, &(pcc_seed){PCC_INIT_INPUT, "x", 1, 4, 10, 0, NULL, 0}, 7);
+	w = get(wt);
+	p = get(pt);
+	for (int r = 0; r < 2; r++)
+		for (int c = 0; c < 3; c++)
+			CU_ASSERT_EQUAL(p[r * 3 + c], w[r * 10 + 4 + c]);
+	free(w);
+	free(p);
+	pcc_rt_free(rt);
+}
+
+static void test_seed_kinds(void)
+{
+	pcc_rt *rt = rt1();
+	/* Labels: class indices in [0, 3), all three used over 60 rows. */
+	pcc_buf *lab = pcc_buf_new(rt, 0, "labels", PCC_I64, 1, DIMS(60));
+	pcc_buf_init(lab, &(pcc_seed){PCC_INIT_LABELS, "labels", -1, 0, 0, 3, NULL, 0}, 0);
+	int64_t l[60];
+	pcc_buf_read(lab, l);
+	int seen = 0;
+	for (int i = 0; i < 60; i++) {
+		CU_ASSERT(l[i] >= 0 && l[i] < 3);
+		seen |= 1 << (l[i] & 3);
+	}
+	CU_ASSERT_EQUAL(seen, 7);
+	/* Glorot: |w| <= sqrt(6 / (6 + 5)) for a [6, 5] matrix; for a
+	 * [3, 3, 2, 4] filter fans 18 and 36: sqrt(6 / 54) = 1/3. */
+	pcc_buf *w = ten(rt, 2, DIMS(6, 5), NULL);
+	pcc_buf_init(w, &(pcc_seed){PCC_INIT_PARAM, "w1", -1, 0, 0, 0, NULL, 0}, 0);
+	float *v = get(w), big = 0;
+	for (int i = 0; i < 30; i++)
+		big = fabsf(v[i]) > big ? fabsf(v[i]) : big;
+	CU_ASSERT(big <= sqrtf(6.0f / 11) && big > 0.5f * sqrtf(6.0f / 11));
+	free(v);
+	pcc_buf *k = ten(rt, 4, DIMS(3, 3, 2, 4), NULL);
+	pcc_buf_init(k, &(pcc_seed){PCC_INIT_PARAM, "k", -1, 0, 0, 0, NULL, 0}, 0);
+	v = get(k);
+	big = 0;
+	for (int i = 0; i < 72; i++)
+		big = fabsf(v[i]) > big ? fabsf(v[i]) : big;
+	CU_ASSERT(big <= 1.0f / 3 + 1e-6f && big > 0.25f);
+	free(v);
+	/* A constant's one value fills it; zeros are zeros. */
+	pcc_buf *c = ten(rt, 1, DIMS(3), NULL);
+	pcc_buf_init(c, &(pcc_seed){PCC_INIT_CONST, "c", -1, 0, 0, 0,
+				    (const double[]){2.5}, 1}, 0);
+	expect(c, VALS(2.5f, 2.5f, 2.5f), 0);
+	pcc_buf_init(c, &(pcc_seed){PCC_INIT_ZEROS, "c", -1, 0, 0, 0, NULL, 0}, 0);
+	expect(c, VALS(0, 0, 0), 0);
+	pcc_rt_free(rt);
+}
+
+void suite_rt_kernels(void)
+{
+	CU_pSuite s = CU_add_suite("rt_kernels", NULL, NULL);
+	CU_add_test(s, "MatMul and its transposes", test_matmul);
+	CU_add_test(s, "Conv2D: VALID, SAME, strides, dilations, EXPLICIT", test_conv2d);
+	CU_add_test(s, "Conv2D: channels in NHWC and NCHW", test_conv2d_channels);
+	CU_add_test(s, "Conv2D backprops", test_conv2d_backprops);
+	CU_add_test(s, "BiasAdd and BiasAddGrad, NHWC and NCHW", test_bias);
+	CU_add_test(s, "element-wise ops and their gradients", test_elementwise);
+	CU_add_test(s, "broadcasting, AddN", test_broadcast);
+	CU_add_test(s, "MaxPool, MaxPoolGrad, ties", test_maxpool);
+	CU_add_test(s, "pooling with SAME padding", test_pool_same);
+	CU_add_test(s, "softmax and cross-entropy", test_softmax_xent);
+	CU_add_test(s, "Split, SplitV, ConcatV2, Reshape", test_split_concat);
+	CU_add_test(s, "Transpose", test_transpose);
+	CU_add_test(s, "reductions", test_reduce);
+	CU_add_test(s, "SGD, momentum, Adam", test_optimizers);
+	CU_add_test(s, "seeded values", test_seed_values);
+	CU_add_test(s, "seeded shards are rows of the whole", test_seed_shards);
+	CU_add_test(s, "labels, Glorot, constants, zeros", test_seed_kinds);
+}
