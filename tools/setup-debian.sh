@@ -4,7 +4,7 @@
 #   sh tools/setup-debian.sh --fuzz   also clang and libFuzzer (CI)
 # Runs apt-get as root (or through sudo); does nothing if all is present.
 set -e
-pkgs="gcc make flex bison libyaml-dev libjson-c-dev libcunit1-dev libmetis-dev graphviz valgrind"
+pkgs="gcc libc6-dev make flex bison libyaml-dev libjson-c-dev libcunit1-dev libmetis-dev graphviz valgrind"
 # xmllint checks the SVG backends' output; rsvg-convert draws docs/img's PNGs.
 pkgs="$pkgs libxml2-utils librsvg2-bin"
 [ "${1:-}" = "--fuzz" ] && pkgs="$pkgs clang libclang-rt-14-dev"
