@@ -224,6 +224,26 @@ int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
 
 /* ---- writing files ---------------------------------------------------- */
 
+static bool write_replacing(const char *path,
+			    bool (*emit)(FILE *f, const void *arg), const void *arg);
+
+/* Writes straight into path (a device, a pipe, a socket: nothing that a
+ * rename could replace, and nothing a partial write could corrupt). */
+static bool write_direct(const char *path, bool (*emit)(FILE *f, const void *arg),
+			 const void *arg)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return false;
+	bool ok = emit(f, arg);
+	ok = fflush(f) == 0 && ok;
+	int e = errno;
+	ok = fclose(f) == 0 && ok;
+	if (!ok)
+		errno = e ? e : EIO;
+	return ok;
+}
+
 bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 		       const void *arg)
 {
@@ -231,6 +251,28 @@ bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 		bool ok = emit(stdout, arg);
 		return fflush(stdout) == 0 && ok;
 	}
+	/* Only a regular file (or a new one) is replaced by renaming a
+	 * temporary: renaming over /dev/null, as root, would turn it into a
+	 * regular file.  A symbolic link is followed, so that the file it
+	 * names is replaced and the link stays. */
+	struct stat st;
+	char *real = NULL;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			return write_direct(path, emit, arg);
+		if (!(real = realpath(path, NULL)))
+			return false;
+		path = real;
+	}
+	bool ok = write_replacing(path, emit, arg);
+	free(real);
+	return ok;
+}
+
+/* The temporary-and-rename write of a regular file. */
+static bool write_replacing(const char *path,
+			    bool (*emit)(FILE *f, const void *arg), const void *arg)
+{
 	size_t n = strlen(path);
 	char *tmp = xmalloc(n + 16);
 	snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);

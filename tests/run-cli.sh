@@ -31,6 +31,16 @@ check "no temporary left" sh -c "[ \$(ls '$t' | grep -c tmp) -eq 0 ]"
 check "error has file:line:col and caret" sh -c "'$PCC' -passes= '$t/bad.gir' 2>&1 | grep -q \"bad.gir:3:.*: error: undefined value '%nope'\" && '$PCC' -passes= '$t/bad.gir' 2>&1 | grep -q '^ *\\^'"
 check "good run replaces output" sh -c "'$PCC' -passes= $M --cluster $C -o '$t/out.gir' && grep -q '^graph mlp' '$t/out.gir'"
 
+# Only regular files are replaced by rename: -o /dev/null leaves it a
+# device (as root a rename would have made it a regular file), a link
+# stays a link to the new file, a pipe is written into.
+check "-o /dev/null stays a device" sh -c "'$PCC' -passes= $M --cluster $C -o /dev/null && [ -c /dev/null ]"
+printf 'old\n' >"$t/target.gir"
+ln -s target.gir "$t/link.gir"
+check "-o through a symlink" sh -c "'$PCC' -passes= $M --cluster $C -o '$t/link.gir' && [ -L '$t/link.gir' ] && grep -q '^graph mlp' '$t/target.gir'"
+mkfifo "$t/fifo"
+check "-o into a pipe" sh -c "cat '$t/fifo' > '$t/fromfifo' & '$PCC' -passes= $M --cluster $C -o '$t/fifo' && wait && grep -q '^graph mlp' '$t/fromfifo'"
+
 # stdin and stdout
 check "stdin to stdout" sh -c "'$PCC' -passes= - --cluster $C < $M | grep -q '^graph mlp'"
 check "default cluster note" sh -c "'$PCC' -passes= $M 2>&1 >/dev/null | grep -q 'using the built-in default'"
