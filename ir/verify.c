@@ -195,6 +195,12 @@ int graph_verify(Graph *g, Diag *d)
 		if (op->id != i)
 			diag_error(d, op->loc, "op %%%s has id %u at position %u",
 				   op->name, op->id, i);
+		/* the name table is large and looked up in op order: fetch
+		 * the slot of an op a little ahead */
+		if (i + 16 < g->nops && !g->ops[i + 16]->dead) {
+			const char *ahead = g->ops[i + 16]->name;
+			graph_prefetch_name(g, graph_name_hash(ahead, strlen(ahead)));
+		}
 		check_names(g, d, op);
 		for (uint32_t j = 0; j < op->nin; j++) {
 			Input *in = &op->in[j];
