@@ -52,7 +52,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures ctests tsan
+        fuzz-build viz docs-pictures bench-plans ctests tsan
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -174,6 +174,10 @@ fuzz: fuzz-build
 # ---- benchmarks: figures, not tests -------------------------------------
 bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
+
+# The planners side by side on the model and cluster zoos (docs/bench-plans.md).
+bench-plans: $(B)/pcc
+	sh bench/plans.sh $(B)
 
 # ---- install ------------------------------------------------------------
 # The runtime's header and library go beside the executable's prefix,

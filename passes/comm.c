@@ -82,7 +82,7 @@ typedef struct Comm {
 	int nparts;
 	Cache cache;
 	int64_t next_key;
-	unsigned nxfer, nsplit, nconcat, nsum, nar, nrep, nlegal;
+	unsigned nxfer, nsplit, nconcat, nsum, nar, nrep, nlegal, nsfb;
 	int errors;
 } Comm;
 
@@ -712,6 +712,50 @@ static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
 	}
 }
 
+/* Sufficient-factor broadcasting (TAG §4.2.3): a replicated weight
+ * gradient G = MatMul(x, dy, transpose_a) whose replicas hold partial
+ * sums, read by an update replicated on the same devices, would take an
+ * AllReduce of G (K×N).  Gathering the factors x [B, K] and dy [B, N] on
+ * every replica instead lets each compute the whole G (G becomes a
+ * duplicate): per device (n-1)/n·B·(K+N) elements arrive rather than the
+ * ring's 2(n-1)/n·K·N.  Done where that is fewer bytes (comm<sfb>), or
+ * where the update asks for it (@sync = sfb). */
+static void sfb(Comm *m, const uint32_t *topo, uint32_t live, bool autom)
+{
+	Graph *g = m->g;
+	for (uint32_t j = 0; j < live; j++) {
+		Op *u = g->ops[topo[j]];
+		Place *pu = &m->pl[u->id];
+		if (!is_role(g, u, OPF_UPDATE, ROLE_UPDATE) || pu->n < 2)
+			continue;
+		const char *sync = op_ann_str(g, u, ANN_SYNC);
+		bool forced = sync && strcmp(sync, "sfb") == 0;
+		if (!forced && (!autom || (sync && strcmp(sync, "ring") &&
+					   strcmp(sync, "hier"))))
+			continue;
+		for (uint32_t i = 0; i < u->nin; i++) {
+			Op *gr = u->in[i].src;
+			Place *pg = &m->pl[gr->id];
+			if (u->in[i].ctrl || gr->opcode != O_MatMul || pg->dup ||
+			    !pg->begin || !same_devices(pg, pu) ||
+			    batch_okind(&m->b, gr, 0) != OK_PARTIAL ||
+			    !op_get_bool(g, gr, "transpose_a", false) ||
+			    op_get_bool(g, gr, "transpose_b", false))
+				continue;
+			const Type *x = &gr->in[0].src->out[gr->in[0].idx];
+			const Type *dy = &gr->in[1].src->out[gr->in[1].idx];
+			double factors = (double)type_numel(x) + (double)type_numel(dy);
+			double grad = (double)type_numel(&gr->out[0]);
+			if (forced || factors < 2 * grad) {
+				pg->dup = true;
+				pg->begin = pg->size = NULL;
+				pg->part = -1;
+				m->nsfb++;
+			}
+		}
+	}
+}
+
 static void drop_strategy(Graph *g, Op *op)
 {
 	op_unset(g, op, ann_key(ANN_REPLICAS));
@@ -902,6 +946,7 @@ int pass_comm(PassCtx *ctx)
 	for (uint32_t j = 0; j < live; j++)
 		read_place(&m, g->ops[topo[j]]);
 	params_follow_updates(&m, topo, live);
+	sfb(&m, topo, live, strcmp(pass_opt(ctx, "sfb"), "true") == 0);
 	if (!m.errors)
 		for (uint32_t j = 0; j < live; j++)
 			materialise(&m, g->ops[topo[j]]);
@@ -928,8 +973,8 @@ int pass_comm(PassCtx *ctx)
 	if (ctx->report && !m.errors)
 		fprintf(ctx->report,
 			"comm: %u replicas, %u transfers, %u splits, %u concats, "
-			"%u sums, %u allreduces%s\n", m.nrep, m.nxfer, m.nsplit,
-			m.nconcat, m.nsum, m.nar,
+			"%u sums, %u allreduces, %u gradients by sufficient factors%s\n",
+			m.nrep, m.nxfer, m.nsplit, m.nconcat, m.nsum, m.nar, m.nsfb,
 			m.nlegal ? arena_printf(ctx->scratch,
 				   "; %u ops that cannot be replicated kept on "
 				   "one device", m.nlegal) : "");
