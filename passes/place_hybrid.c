@@ -941,6 +941,7 @@ static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		PassCtx c = *ctx;
 		c.g = g;
 		c.report = NULL;
+		c.best_effort = true;    /* a candidate: the judge weighs memory */
 		return place_dp(&c, t, k->dp == 2);
 	}
 	int *dev = xcalloc((size_t)t->n + 1, sizeof(int));
@@ -954,10 +955,26 @@ static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 	return rc;
 }
 
+/* "needs X GiB of Y GiB" per device, to stderr, for the plan named
+ * what (simulated when sim, else estimated). */
+static void mem_report(const TaskGraph *t, const double *need, const char *what,
+		       bool sim)
+{
+	const double GiB = 1024.0 * 1024 * 1024;
+	fprintf(stderr, "pcc: note: per device, for %s (%s peak memory):\n", what,
+		sim ? "simulated" : "estimated");
+	for (int d = 0; d < t->ndev; d++) {
+		double cap = tg_mem_cap(t, d);
+		fprintf(stderr, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n",
+			t->c->devs[d].name, t->c->types[t->c->devs[d].type].name,
+			need[d] / GiB, cap / GiB, need[d] > cap ? "  (over)" : "");
+	}
+}
+
 /* Materialises candidate k on a copy of the graph (comm) and simulates
  * it: the full simulator's iteration time, and whether it overflows. */
 static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
-		    const Cand *k, bool *oom, double *peak_over)
+		    const Cand *k, bool *oom, double *peak_over, double *peaks)
 {
 	Graph *h = graph_clone(ctx->g);
 	double span = INFINITY;
@@ -981,6 +998,7 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 			for (int dv = 0; dv < r.ndevs; dv++) {
 				double cap = t->c->types[t->c->devs[dv].type].memory;
 				*peak_over = fmax(*peak_over, r.peak_mem[dv] / cap);
+				peaks[dv] = r.peak_mem[dv];
 			}
 			sim_free(&r);
 		}
@@ -1104,12 +1122,16 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	size *= t->ndev;
 	int chosen = 0;
 	double limit = pass_opt_num(ctx, "portfolio");
+	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	bool infeasible = false, simulated = false;
 	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
+		simulated = true;
 		for (int k = 0; k < nc; k++) {
 			bool koom;
 			double over;
-			double x = judge(ctx, t, ps, &cands[k], &koom, &over);
+			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
 			if (ctx->report)
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
@@ -1121,21 +1143,35 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 				chosen = k;
 				bspan = x;
 				bover = koom ? over : 1;
+				memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
 			}
 		}
-		if (bover > 1 && !ctx->best_effort) {
-			fprintf(stderr,
-				"pcc: error: place<algo=hybrid>: no plan fits in the memory "
-				"of cluster '%s' (the closest needs %.2fx the memory of "
-				"its fullest device)\n", t->c->name, bover);
-			fputs("pcc: note: --best-effort places it anyway\n", stderr);
-			free(mp);
-			free(st);
-			ps_free(ps);
-			batch_free(&b);
-			return EXIT_INFEASIBLE;
-		}
+		infeasible = bover > 1;
+	} else {
+		/* Too large to materialise every candidate: the strategy
+		 * simulator's memory estimate decides. */
+		bool oom2;
+		ps_eval(ps, st, &oom2);
+		infeasible = oom2;
+		for (int d = 0; d < t->ndev; d++)
+			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
 	}
+	if (infeasible && !ctx->best_effort) {
+		fprintf(stderr,
+			"pcc: error: place<algo=hybrid>: no plan fits in the memory of "
+			"cluster '%s'\n", t->c->name);
+		mem_report(t, bpeaks, cands[chosen].name, simulated);
+		fputs("pcc: note: --best-effort places it anyway\n", stderr);
+		free(peaks);
+		free(bpeaks);
+		free(mp);
+		free(st);
+		ps_free(ps);
+		batch_free(&b);
+		return EXIT_INFEASIBLE;
+	}
+	free(peaks);
+	free(bpeaks);
 	int rc = apply(ctx, g, t, ps, &cands[chosen]);
 	if (ctx->report)
 		fprintf(ctx->report,

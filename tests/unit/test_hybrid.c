@@ -127,6 +127,8 @@ static void test_infeasible(void)
 	stderr = saved;
 	CU_ASSERT_EQUAL(rc, EXIT_INFEASIBLE);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "no plan fits in the memory"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "per device"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "(over)"));
 	free(out);
 }
 
