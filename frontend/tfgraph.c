@@ -166,6 +166,13 @@ void tf_node_attr(TfBuild *b, TfNode *n, const char *key, Value *v)
 {
 	if (!v)
 		return;
+	if (key[0] == '@') { /* pcc's annotations are not TensorFlow's to set */
+		diag_warning(b->d, n->loc, "node%s%s%s: attribute '%s' dropped: "
+			     "names beginning with '@' are pcc's annotations",
+			     n->name ? " '" : "", n->name ? n->name : "",
+			     n->name ? "'" : "", key);
+		return;
+	}
 	key = graph_intern(b->g, key);
 	for (uint32_t i = 0; i < n->nattr; i++)
 		if (n->attrs[i].key == key) {

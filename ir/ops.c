@@ -32,6 +32,7 @@ enum ShapeFn {
 	SH_COMPARE, SH_LOGICAL, SH_SELECT, SH_RANK, SH_SIZE, SH_RANGE,
 	SH_STRIDEDSLICE, SH_UNPACK, SH_GATHERND, SH_DEPTHTOSPACE,
 	SH_SPACETOBATCH, SH_BATCHTOSPACE, SH_RESIZE, SH_SPARSETODENSE, SH_TOPK,
+	SH_SEGMENTSUM,
 };
 
 enum FlopFn {
@@ -2156,6 +2157,29 @@ static int sh_topk(Ctx *c)
 	return 0;
 }
 
+static int sh_segmentsum(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0), *ids = in_type(&c->in, 1);
+	int64_t n, d[MAXR];
+	if (!x || !ids || x->rank > MAXR || !const_int(c->g, &c->in, 2, &n))
+		return 1;
+	if (ids->rank > x->rank)
+		return fail(c, "segment_ids (rank %d) must be a prefix of data (rank %d)",
+			    ids->rank, x->rank);
+	for (int i = 0; i < ids->rank; i++)
+		if (ids->dims[i] >= 0 && x->dims[i] >= 0 && ids->dims[i] != x->dims[i])
+			return fail(c, "segment_ids dimension %d (%lld) differs from data's (%lld)",
+				    i, (long long)ids->dims[i], (long long)x->dims[i]);
+	if (n < 0)
+		return fail(c, "num_segments must not be negative");
+	int r = 0;
+	d[r++] = n;
+	for (int i = ids->rank; i < x->rank; i++)
+		d[r++] = x->dims[i];
+	set_out(c, 0, x->dt, r, d);
+	return 0;
+}
+
 static int infer(Ctx *c, int fn)
 {
 	const Ins *s = &c->in;
@@ -2345,6 +2369,8 @@ static int infer(Ctx *c, int fn)
 		return sh_sparsetodense(c);
 	case SH_TOPK:
 		return sh_topk(c);
+	case SH_SEGMENTSUM:
+		return sh_segmentsum(c);
 	case SH_FILL: {
 		y = in_type(s, 1);
 		int n = const_ints(c->g, s, 0, d, MAXR);

@@ -27,6 +27,7 @@ run bad sh tests/run-bad.sh "$B/pcc"
 run cli sh tests/run-cli.sh "$B/pcc"
 run examples sh tests/run-examples.sh "$B/pcc"
 run tf sh tests/run-tf.sh "$B/pcc"
+run zoo sh tests/run-zoo.sh "$B/pcc" "$B/gengraph"
 echo
 echo "all: $total_pass passed, $total_fail failed"
 exit $status

@@ -60,6 +60,9 @@ check "tiny plans" "$PCC" -passes=simplify,annotate,place --verify-each tf/tiny/
 sed 's|task:0/device:GPU:0|task:3/device:GPU:0|' tf/mlp.pbtxt >"$t/far.pbtxt"
 check "missing GPU is an error" sh -c "'$PCC' -passes= '$t/far.pbtxt' --cluster ../examples/clusters/homo-2gpu.yaml 2>&1 >/dev/null | grep -q \"node 'dense/MatMul': device '/job:worker/replica:0/task:3/device:GPU:0' (task 3, GPU 0) is not in cluster\"; [ \$? -eq 0 ]"
 check "missing GPU exits 1" sh -c "'$PCC' -passes= '$t/far.pbtxt' --cluster ../examples/clusters/homo-2gpu.yaml >/dev/null 2>&1; [ \$? -eq 1 ]"
+# An attribute named like a pcc annotation is dropped with a warning.
+printf 'node { name: "x" op: "NoOp" attr { key: "@device" value { s: "m0/gpu0" } } }\n' >"$t/at.pbtxt"
+check "@ attributes dropped" sh -c "'$PCC' -passes= '$t/at.pbtxt' --cluster $C 2>'$t/w' | grep -vq '@device' && grep -q \"attribute '@device' dropped\" '$t/w'"
 # Usage errors.
 for a in --batch=0 --batch=x --batch=1.5 --input-shape=x --input-shape==1 --input-shape=x=1,,2; do
 	check "$a is a usage error" sh -c "'$PCC' -passes= $a tf/mlp.pbtxt >/dev/null 2>&1; [ \$? -eq 2 ]"
