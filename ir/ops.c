@@ -242,6 +242,15 @@ static int in_value(const Graph *g, const Ins *s, uint32_t j, double *out,
 	return op_value(g, in->src, in->idx, out, budget, depth + 1);
 }
 
+/* A folded number as an integer: false if not finite or beyond 2^53. */
+static bool dbl_i64(double v, int64_t *out)
+{
+	if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0))
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
 /* Row-major strides of t (t known, rank <= MAXR). */
 static void strides_of(const Type *t, int64_t *st)
 {
@@ -253,14 +262,19 @@ static void strides_of(const Type *t, int64_t *st)
 }
 
 /* Flat index into x (broadcast NumPy-style into out's shape) of output
- * multi-index idx (out rank r). */
+ * multi-index idx (out rank r); -1 if it falls outside x (declared types
+ * that the verifier has not checked yet may disagree). */
 static int64_t bcast_index(const Type *x, const int64_t *idx, int r)
 {
 	int64_t st[MAXR], f = 0;
+	if (x->rank > r)
+		return -1;
 	strides_of(x, st);
 	for (int i = 0; i < x->rank; i++) {
 		int oi = r - x->rank + i;
 		int64_t v = x->dims[i] == 1 ? 0 : idx[oi];
+		if (v >= x->dims[i])
+			return -1;
 		f += v * st[i];
 	}
 	return f;
@@ -369,11 +383,11 @@ static int ss_spec(const Graph *g, const Op *op, const Type *x,
 		   const int64_t *b, const int64_t *e, const int64_t *st,
 		   int n, SSlice *ss, char *msg, size_t mn)
 {
-	int64_t bm = op_get_int(g, op, "begin_mask", 0);
-	int64_t em = op_get_int(g, op, "end_mask", 0);
-	int64_t elm = op_get_int(g, op, "ellipsis_mask", 0);
-	int64_t nam = op_get_int(g, op, "new_axis_mask", 0);
-	int64_t sam = op_get_int(g, op, "shrink_axis_mask", 0);
+	uint64_t bm = (uint64_t)op_get_int(g, op, "begin_mask", 0);
+	uint64_t em = (uint64_t)op_get_int(g, op, "end_mask", 0);
+	uint64_t elm = (uint64_t)op_get_int(g, op, "ellipsis_mask", 0);
+	uint64_t nam = (uint64_t)op_get_int(g, op, "new_axis_mask", 0);
+	uint64_t sam = (uint64_t)op_get_int(g, op, "shrink_axis_mask", 0);
 	int r = x->rank;
 	if (n < 0 || n > MAXR || r > MAXR)
 		return 1;
@@ -381,15 +395,15 @@ static int ss_spec(const Graph *g, const Op *op, const Type *x,
 		return ss_fail(msg, mn, "more than one ellipsis in ellipsis_mask");
 	int nsparse = n;
 	if (!elm) { /* an implicit ellipsis after the given entries */
-		elm = (int64_t)1 << n;
+		elm = (uint64_t)1 << n;
 		nsparse = n + 1;
 	}
 	int after = 0; /* new axes after the ellipsis */
 	bool seen = false;
 	for (int i = 0; i < nsparse; i++) {
-		if (elm & ((int64_t)1 << i))
+		if (elm & ((uint64_t)1 << i))
 			seen = true;
-		else if (seen && (nam & ((int64_t)1 << i)))
+		else if (seen && (nam & ((uint64_t)1 << i)))
 			after++;
 	}
 	ss->nfinal = 0;
@@ -397,7 +411,7 @@ static int ss_spec(const Graph *g, const Op *op, const Type *x,
 		ss->pos[j] = -1;
 	int full = 0;
 	for (int i = 0; i < nsparse; i++) {
-		int64_t bit = (int64_t)1 << i;
+		uint64_t bit = (uint64_t)1 << i;
 		if (elm & bit) {
 			int next = r - (nsparse - i) + 1 + after;
 			if (next > r)
@@ -570,9 +584,11 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 			return -1;
 		for (int64_t i = 0; i < n && ok; i++) {
 			unflatten(t, i, idx);
-			out[i] = to_dtype(t->dt, binop(p->opcode, x->dt,
-						       a[bcast_index(x, idx, t->rank)],
-						       b[bcast_index(y, idx, t->rank)], &ok));
+			int64_t fx = bcast_index(x, idx, t->rank);
+			int64_t fy = bcast_index(y, idx, t->rank);
+			if (fx < 0 || fy < 0)
+				return -1;
+			out[i] = to_dtype(t->dt, binop(p->opcode, x->dt, a[fx], b[fy], &ok));
 		}
 		return ok ? (int)n : -1;
 	}
@@ -587,9 +603,13 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		bool vec = p->opcode == O_Select && ct->rank == 1 && t->rank > 1;
 		for (int64_t i = 0; i < n; i++) {
 			unflatten(t, i, idx);
-			double cv = vec ? c[idx[0]] : c[bcast_index(ct, idx, t->rank)];
-			out[i] = cv != 0 ? a[bcast_index(tt, idx, t->rank)]
-					 : b[bcast_index(et, idx, t->rank)];
+			int64_t fc = vec ? (idx[0] < ct->dims[0] ? idx[0] : -1)
+					 : bcast_index(ct, idx, t->rank);
+			int64_t ft = bcast_index(tt, idx, t->rank);
+			int64_t fe = bcast_index(et, idx, t->rank);
+			if (fc < 0 || ft < 0 || fe < 0)
+				return -1;
+			out[i] = c[fc] != 0 ? a[ft] : b[fe];
 		}
 		return (int)n;
 	}
@@ -600,16 +620,16 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		if (pack) {
 			ax = op_get_int(g, p, "axis", 0);
 		} else {
-			if (in_value(g, &s, nin, a, budget, depth) != 1)
+			if (in_value(g, &s, nin, a, budget, depth) != 1 ||
+			    !dbl_i64(a[0], &ax))
 				return -1;
-			ax = (int64_t)a[0];
 		}
 		if (!norm_axis(&ax, t->rank))
 			return -1;
 		int64_t off = 0; /* position along the axis */
 		for (uint32_t j = 0; j < nin; j++) {
 			const Type *xj = in_type(&s, j);
-			if (!xj || xj->rank > MAXR)
+			if (!xj || xj->rank != t->rank - (pack ? 1 : 0))
 				return -1;
 			int64_t nj = type_numel(xj);
 			if (nj < 0 || in_value(g, &s, j, a, budget, depth) != nj)
@@ -657,8 +677,8 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		for (int e = 0; e < cnt; e++) {
 			int64_t f = 0;
 			for (int q = 0; q < rr; q++) {
-				int64_t v = (int64_t)a[e * rr + q];
-				if (v < 0 || v >= t->dims[q])
+				int64_t v;
+				if (!dbl_i64(a[e * rr + q], &v) || v < 0 || v >= t->dims[q])
 					return -1;
 				f += v * ost[q];
 			}
@@ -690,8 +710,8 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 			return -1;
 		bool mask[MAXR] = {false};
 		for (int i = 0; i < m; i++) {
-			int64_t ax = (int64_t)b[i];
-			if (!norm_axis(&ax, x->rank))
+			int64_t ax;
+			if (!dbl_i64(b[i], &ax) || !norm_axis(&ax, x->rank))
 				return -1;
 			mask[ax] = true;
 		}
@@ -745,8 +765,9 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		double av[1];
 		if (in_value(g, &s, 2, av, budget, depth) != 1)
 			return -1;
-		int64_t ax = (int64_t)av[0], xst[MAXR];
-		if (!norm_axis(&ax, x->rank) || t->rank != x->rank - 1 + it->rank)
+		int64_t ax, xst[MAXR];
+		if (!dbl_i64(av[0], &ax) || !norm_axis(&ax, x->rank) ||
+		    t->rank != x->rank - 1 + it->rank)
 			return -1;
 		strides_of(x, xst);
 		for (int64_t i = 0; i < n; i++) {
@@ -755,8 +776,10 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 			strides_of(it, ist);
 			for (int q = 0; q < it->rank; q++)
 				ii += idx[ax + q] * ist[q];
-			int64_t sel = (int64_t)b[ii];
-			if (sel < 0 || sel >= x->dims[ax])
+			if (ii < 0 || ii >= type_numel(it))
+				return -1;
+			int64_t sel;
+			if (!dbl_i64(b[ii], &sel) || sel < 0 || sel >= x->dims[ax])
 				return -1;
 			int64_t f = 0;
 			for (int q = 0; q < x->rank; q++) {
@@ -764,6 +787,8 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 					   : idx[q - 1 + it->rank];
 				f += v * xst[q];
 			}
+			if (f < 0 || f >= type_numel(x))
+				return -1;
 			out[i] = a[f];
 		}
 		return (int)n;
@@ -779,12 +804,14 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		if (m < 0 || m > MAXR)
 			return -1;
 		for (int i = 0; i < m; i++)
-			bg[i] = (int64_t)v[i];
+			if (!dbl_i64(v[i], &bg[i]))
+				return -1;
 		nb = m;
 		if (in_value(g, &s, 2, v, budget, depth) != nb)
 			return -1;
 		for (int i = 0; i < nb; i++)
-			en[i] = (int64_t)v[i];
+			if (!dbl_i64(v[i], &en[i]))
+				return -1;
 		strides_of(x, xst);
 		if (p->opcode == O_Slice) {
 			if (nb != x->rank || t->rank != x->rank)
@@ -803,7 +830,8 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		if (in_value(g, &s, 3, v, budget, depth) != nb)
 			return -1;
 		for (int i = 0; i < nb; i++)
-			st[i] = (int64_t)v[i];
+			if (!dbl_i64(v[i], &st[i]))
+				return -1;
 		SSlice ss;
 		if (ss_spec(g, p, x, bg, en, st, nb, &ss, NULL, 0) != 0 ||
 		    ss.nfinal != t->rank)
@@ -1925,6 +1953,8 @@ static int sh_range(Ctx *c)
 	if (delta == 0)
 		return fail(c, "delta must not be 0");
 	double len = ceil((limit - start) / delta);
+	if (isnan(len))
+		return fail(c, "start, limit and delta must be finite");
 	if (len < 0)
 		len = 0;
 	if (len > (double)DIM_MAX)

@@ -227,6 +227,19 @@ static void test_fold_depth(void)
 	graph_free(g);
 	cap_close(&c);
 	free(ops);
+
+	/* declared types the verifier has not checked yet are not trusted
+	 * for indexing: the fold gives up, the verifier reports the Add */
+	g = gir(&c, X("f32[2,4]")
+		"  %a = Const() {value = [1, 2]} : i32[2]\n"
+		"  %b = Add(%a, %a) : i32[8]\n"
+		"  %r = Reshape(%x, %b)\n", &errs);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	CU_ASSERT(errs > 0);
+	CU_ASSERT(strstr(cap_text(&c), "Add %b: output 0 is declared i32[8] but its "
+				       "inputs give i32[2]") != NULL);
+	graph_free(g);
+	cap_close(&c);
 }
 
 static void test_more_ops(void)
