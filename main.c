@@ -1,8 +1,9 @@
 /* main.c — the pcc command line (docs/pcc.1).
  *
- *   pcc [options] INPUT.gir [-o OUTPUT]
+ *   pcc [options] INPUT [-o OUTPUT]
  *
- * Reads gir, attaches a cluster, infers and verifies types, runs a pass
+ * Reads gir or a TensorFlow GraphDef (docs/tf-import.md), attaches a
+ * cluster, infers and verifies types, runs a pass
  * pipeline, and writes the result with a backend.  Every output file is
  * written to a temporary file and renamed on success, so an error never
  * leaves a partial or clobbered file.  Exit: 0 ok, 1 bad input, 2 bad
@@ -28,6 +29,10 @@ typedef struct Opts {
 	int nemit_opts;
 	bool print_pipeline, list_passes, runtime_flags;
 	int max_errors;
+	int64_t batch;
+	const char **shapes;
+	int nshapes;
+	bool ignore_devices;
 	RunOptions run;
 } Opts;
 
@@ -37,7 +42,7 @@ enum {
 	OPT_STOP_AFTER, OPT_TIME_PASSES, OPT_VERIFY_EACH, OPT_NO_VERIFY_EACH,
 	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
 	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
-	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS,
+	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS, OPT_BATCH, OPT_IGNORE_DEVICES, OPT_INPUT_SHAPE,
 };
 
 static const struct option longopts[] = {
@@ -63,6 +68,9 @@ static const struct option longopts[] = {
 	{"search-budget", required_argument, NULL, OPT_SEARCH_BUDGET},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"ignore-devices", no_argument, NULL, OPT_IGNORE_DEVICES},
+	{"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -71,10 +79,16 @@ static const struct option longopts[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: pcc [options] INPUT.gir [-o OUTPUT]\n"
-	      "Compiles a training graph (gir) into a distributed plan for a cluster.\n"
+	fputs("usage: pcc [options] INPUT [-o OUTPUT]\n"
+	      "Compiles a training graph (gir, or a TensorFlow GraphDef: .pbtxt, TF.js\n"
+	      "model.json) into a distributed plan for a cluster.\n"
 	      "\n"
 	      "Input and output:\n"
+	      "      --batch=N           TensorFlow inputs: bind unknown (-1) dimensions to N\n"
+	      "                          (default 1)\n"
+	      "      --input-shape=NAME=D0,D1,...  TensorFlow inputs: the shape of Placeholder\n"
+	      "                          NAME (-1: the batch); repeatable\n"
+	      "      --ignore-devices    TensorFlow inputs: do not pin ops to their device fields\n"
 	      "  -o, --output=FILE       write the result to FILE (default: stdout; '-' = stdout)\n"
 	      "      --cluster=FILE      the cluster (YAML, docs/cluster.md); default: the\n"
 	      "                          input's cluster block, else a built-in 2-GPU box\n"
@@ -204,6 +218,22 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 			if (!parse_double(optarg, &x) || x < 0 || x > 4294967295.0)
 				return usage_error("bad --seed '%s'", optarg);
 			o->run.seed = (unsigned)x;
+			break;
+		case OPT_BATCH:
+			if (!parse_double(optarg, &x) || x < 1 || x > 1e9 ||
+			    x != (double)(int64_t)x)
+				return usage_error("bad --batch '%s'", optarg);
+			o->batch = (int64_t)x;
+			break;
+		case OPT_IGNORE_DEVICES: o->ignore_devices = true; break;
+		case OPT_INPUT_SHAPE:
+			if (!tf_shape_spec_ok(optarg))
+				return usage_error("bad --input-shape '%s' (NAME=D0,D1,...)",
+						   optarg);
+			o->shapes = arena_realloc(a, o->shapes,
+						  sizeof(char *) * (size_t)o->nshapes,
+						  sizeof(char *) * (size_t)(o->nshapes + 1));
+			o->shapes[o->nshapes++] = optarg;
 			break;
 		case OPT_MAX_ERRORS:
 			if (!parse_double(optarg, &x) || x < 1)
@@ -387,7 +417,9 @@ static int run(int argc, char **argv, Arena *a)
 	Diag d;
 	char *src = NULL;
 	double t0 = now();
-	Graph *g = gir_read_file(o.input, &d, &src);
+	TfImportOptions tfo = {o.batch, o.shapes, o.nshapes};
+	Graph *g = read_any_graph(o.input, &tfo, &d, &src);
+	bool is_gir = src && input_kind(o.input, src, strlen(src)) == IN_GIR;
 	phase(&o, "read+parse", &t0);
 	d.max_errors = o.max_errors;
 	rc = EXIT_OK;
@@ -423,11 +455,27 @@ static int run(int argc, char **argv, Arena *a)
 			"pcc: note: no cluster given; using the built-in default "
 			"'%s' (see docs/cluster.md)\n", g->cluster->name);
 	}
+	if (!o.ignore_devices && tf_pin_devices(g, &d)) {
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
 	if (graph_infer_types(g, &d) || graph_verify(g, &d)) {
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
 	phase(&o, "infer+verify", &t0);
+	if (!is_gir) {
+		/* a reproducer must be gir: the imported graph as printed */
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *mf = open_memstream(&buf, &blen);
+		if (mf) {
+			gir_print(mf, g);
+			fclose(mf);
+			free(src);
+			src = buf;
+		}
+	}
 	CostModel cost = {g, g->cluster, NULL};
 	if (o.profile) {
 		Diag pd;

@@ -30,6 +30,8 @@ run viz sh tests/run-viz.sh "$B"
 run place sh tests/run-place.sh "$B/pcc"
 run fuse sh tests/run-fuse.sh "$B/pcc"
 run ctests sh tests/run-ctests.sh "$B"
+run tf sh tests/run-tf.sh "$B/pcc"
+run zoo sh tests/run-zoo.sh "$B/pcc" "$B/gengraph"
 echo
 echo "all: $total_pass passed, $total_fail failed"
 exit $status
