@@ -319,17 +319,10 @@ static int write_out(const char *path, bool (*fn)(FILE *, const void *),
 	return EXIT_BADINPUT;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* --time-passes: the phases around the pipeline, and the peak RSS. */
 static void phase(const Opts *o, const char *name, double *t0)
 {
-	double t = now();
+	double t = pcc_now();
 	if (o->run.time_passes)
 		fprintf(stderr, "%-4s %-14s %12.6f\n", "", name, t - *t0);
 	*t0 = t;
@@ -416,7 +409,7 @@ static int run(int argc, char **argv, Arena *a)
 
 	Diag d;
 	char *src = NULL;
-	double t0 = now();
+	double t0 = pcc_now();
 	TfImportOptions tfo = {o.batch, o.shapes, o.nshapes};
 	Graph *g = read_any_graph(o.input, &tfo, &d, &src);
 	bool is_gir = src && input_kind(o.input, src, strlen(src)) == IN_GIR;
@@ -502,7 +495,7 @@ static int run(int argc, char **argv, Arena *a)
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;
-	t0 = now();
+	t0 = pcc_now();
 
 	SimResult sim = {0};
 	bool simulated = false;

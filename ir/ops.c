@@ -2928,3 +2928,39 @@ int op_input_ints(const Graph *g, const Op *op, uint32_t k, int64_t *out,
 	Ins s = ins_of(op);
 	return const_ints(g, &s, k, out, max);
 }
+
+unsigned op_flags(const Op *op)
+{
+	const OpInfo *i = op_info(op->opcode);
+	return i ? i->flags : 0;
+}
+
+static unsigned role_flag(Role r)
+{
+	switch (r) {
+	case ROLE_PARAM: return OPF_PARAM;
+	case ROLE_UPDATE: return OPF_UPDATE;
+	case ROLE_LOSS: return OPF_LOSS;
+	case ROLE_INPUT: return OPF_INPUT;
+	case ROLE_BWD: return OPF_GRAD;
+	default: return 0;
+	}
+}
+
+Role op_role(const Graph *g, const Op *op)
+{
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	if (s)
+		return role_parse(s);
+	unsigned f = op_flags(op);
+	for (int r = 1; r < ROLE_COUNT; r++)
+		if (role_flag((Role)r) & f)
+			return (Role)r;
+	return ROLE_NONE;
+}
+
+bool op_has_role(const Graph *g, const Op *op, Role r)
+{
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	return (s && role_parse(s) == r) || (role_flag(r) & op_flags(op));
+}

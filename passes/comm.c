@@ -677,13 +677,6 @@ static void read_place(Comm *m, Op *op)
 	p->rep = arena_alloc(a, sizeof(Op *) * (size_t)p->n);
 }
 
-static bool is_role(const Graph *g, const Op *op, unsigned flag, Role r)
-{
-	const OpInfo *i = op_info(op->opcode);
-	const char *s = op_ann_str(g, op, ANN_ROLE);
-	return (i && (i->flags & flag)) || (s && role_parse(s) == r);
-}
-
 /* A parameter lives where its update runs: with each replica of a
  * replicated update (AllReduce, SFB), or on the parameter server.  So do
  * the variables holding an optimizer's state (Adam's m and v, momentum's
@@ -693,12 +686,12 @@ static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
 	Graph *g = m->g;
 	for (uint32_t j = 0; j < live; j++) {
 		Op *u = g->ops[topo[j]];
-		if (!is_role(g, u, OPF_UPDATE, ROLE_UPDATE))
+		if (!op_has_role(g, u, ROLE_UPDATE))
 			continue;
 		Place *pu = &m->pl[u->id];
 		for (uint32_t i = 0; i < u->nin; i++) {
 			Op *v = u->in[i].src;
-			if (u->in[i].ctrl || !is_role(g, v, OPF_PARAM, ROLE_PARAM))
+			if (u->in[i].ctrl || !op_has_role(g, v, ROLE_PARAM))
 				continue;
 			Place *pv = &m->pl[v->id];
 			pv->n = pu->n;
@@ -726,7 +719,7 @@ static void sfb(Comm *m, const uint32_t *topo, uint32_t live, bool autom)
 	for (uint32_t j = 0; j < live; j++) {
 		Op *u = g->ops[topo[j]];
 		Place *pu = &m->pl[u->id];
-		if (!is_role(g, u, OPF_UPDATE, ROLE_UPDATE) || pu->n < 2)
+		if (!op_has_role(g, u, ROLE_UPDATE) || pu->n < 2)
 			continue;
 		const char *sync = op_ann_str(g, u, ANN_SYNC);
 		bool forced = sync && strcmp(sync, "sfb") == 0;

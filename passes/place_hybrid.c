@@ -72,8 +72,6 @@ typedef struct PParam {
 	uint32_t count;          /* parameters */
 } PParam;
 
-struct PEv;
-
 typedef struct PlanSim {
 	const TaskGraph *t;
 	const Cluster *c;
@@ -108,8 +106,7 @@ typedef struct PlanSim {
 	/* evaluation scratch */
 	double *dev_free, *res_free, *rdy, *mem_perm, *mem_temp;
 	uint32_t *pending, *arcount;
-	struct PEv *h;
-	size_t nh, caph;
+	Heap h;
 	double span;
 	long evals;
 } PlanSim;
@@ -270,13 +267,6 @@ static void build_sets(PlanSim *ps)
 
 /* ---- the model --------------------------------------------------------- */
 
-static bool is_flag(const Graph *g, const Op *op, unsigned f, Role r)
-{
-	const OpInfo *i = op_info(op->opcode);
-	const char *s = op_ann_str(g, op, ANN_ROLE);
-	return (i && (i->flags & f)) || (s && role_parse(s) == r);
-}
-
 typedef struct EKey {
 	uint32_t u, v;
 	double split, partial, full;
@@ -334,12 +324,12 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		owner[i] = t->op_node[i];
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		if (op->dead || !is_flag(g, op, OPF_UPDATE, ROLE_UPDATE))
+		if (op->dead || !op_has_role(g, op, ROLE_UPDATE))
 			continue;
 		/* The variable and its optimizer state (docs/plan.md). */
 		for (uint32_t k = 0; k < op->nin; k++) {
 			const Op *p = op->in[k].src;
-			if (!op->in[k].ctrl && is_flag(g, p, OPF_PARAM, ROLE_PARAM) &&
+			if (!op->in[k].ctrl && op_has_role(g, p, ROLE_PARAM) &&
 			    owner[p->id] == t->op_node[p->id])
 				owner[p->id] = t->op_node[i];
 		}
@@ -365,7 +355,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			for (int ty = 0; ty < nt; ty++)
 				(b->replicable[i] ? ps->dup : ps->one)[(size_t)v * (size_t)nt + (size_t)ty] +=
 					cost_op(ps->m, op, ty);
-		bool param = is_flag(g, op, OPF_PARAM, ROLE_PARAM);
+		bool param = op_has_role(g, op, ROLE_PARAM);
 		double st = cost_op_mem(ps->m, op);
 		ps->params[v] += st;
 		ps->act[v] -= st;
@@ -497,59 +487,14 @@ static int find(const int *dev, int n, int d)
 	return -1;
 }
 
-/* An event of the strategy simulator: replica r of node v finishes
- * (FIN) or has all its inputs (RDY). */
-typedef struct PEv {
-	double t;
-	uint32_t v;
-	uint16_t r, kind;
-} PEv;
-
+/* Events of the strategy simulator: replica r of node v finishes (FIN)
+ * or has all its inputs (RDY); ordered by time, kind, node, replica. */
 enum { PE_FIN, PE_RDY };
 
-static bool pev_less(const PEv *a, const PEv *b)
+static void pev_push(PlanSim *ps, double t, uint32_t v, int r, uint32_t kind)
 {
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (a->kind != b->kind)
-		return a->kind < b->kind;
-	if (a->v != b->v)
-		return a->v < b->v;
-	return a->r < b->r;
-}
-
-static void pev_push(PlanSim *ps, PEv e)
-{
-	if (ps->nh == ps->caph) {
-		ps->caph = ps->caph ? 2 * ps->caph : 1024;
-		ps->h = xrealloc(ps->h, sizeof(PEv) * ps->caph);
-	}
-	size_t i = ps->nh++;
-	while (i > 0 && pev_less(&e, &ps->h[(i - 1) / 2])) {
-		ps->h[i] = ps->h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	ps->h[i] = e;
-}
-
-static PEv pev_pop(PlanSim *ps)
-{
-	PEv top = ps->h[0], last = ps->h[--ps->nh];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= ps->nh)
-			break;
-		if (c + 1 < ps->nh && pev_less(&ps->h[c + 1], &ps->h[c]))
-			c++;
-		if (!pev_less(&ps->h[c], &last))
-			break;
-		ps->h[i] = ps->h[c];
-		i = c;
-	}
-	if (ps->nh)
-		ps->h[i] = last;
-	return top;
+	uint32_t id = v * (uint32_t)ps->maxrep + (uint32_t)r;
+	heap_push(&ps->h, t, (uint64_t)kind << 32 | id, id);
 }
 
 /* Replica i of u (on device du, fraction fu) finished at t: send what
@@ -599,7 +544,7 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 		}
 		if (--ps->pending[v] == 0)
 			for (int r = 0; r < nv; r++)
-				pev_push(ps, (PEv){ready[r], v, (uint16_t)r, PE_RDY});
+				pev_push(ps, ready[r], v, r, PE_RDY);
 	}
 }
 
@@ -614,7 +559,7 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
 	for (int r = 0; r < ps->nres; r++)
 		ps->res_free[r] = 0;
-	ps->nh = 0;
+	ps->h.n = 0;
 	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
 		ps->arcount[k] = 0;
 	/* A node waits for every replica of every producer; parameters are
@@ -646,15 +591,19 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 		}
 		if (!pend)
 			for (int r = 0; r < nv; r++)
-				pev_push(ps, (PEv){ready[r], v, (uint16_t)r, PE_RDY});
+				pev_push(ps, ready[r], v, r, PE_RDY);
 		for (int r = 0; r < nv; r++) {
 			ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r];
 			ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]], ps->temp[v] * fv[r]);
 		}
 	}
 	double span = 0;
-	while (ps->nh) {
-		PEv e = pev_pop(ps);
+	while (ps->h.n) {
+		HeapItem hi;
+		heap_pop(&ps->h, &hi);
+		struct { double t; uint32_t v; int r; uint32_t kind; } e = {
+			hi.key, hi.id / (uint32_t)ps->maxrep,
+			(int)(hi.id % (uint32_t)ps->maxrep), (uint32_t)(hi.tie >> 32)};
 		const int *dv;
 		const double *fv;
 		reps(ps, st[e.v], &dv, &fv);
@@ -667,7 +616,7 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 			double fin = s0 + (all - fixed) * fv[e.r] + ps->dup[ix] +
 				     (e.r == 0 ? ps->one[ix] : 0);
 			ps->dev_free[d] = fin;
-			pev_push(ps, (PEv){fin, e.v, e.r, PE_FIN});
+			pev_push(ps, fin, e.v, e.r, PE_FIN);
 		} else {
 			span = fmax(span, e.t);
 			ps_send(ps, st, e.v, e.r, e.t);
@@ -778,7 +727,7 @@ static void ps_free(PlanSim *ps)
 	free(ps->edge_v);
 	free(ps->out_start);
 	free(ps->out);
-	free(ps->h);
+	heap_free(&ps->h);
 	free(ps->mem_perm);
 	free(ps->mem_temp);
 	free(ps);
@@ -796,13 +745,6 @@ static int ncand(const PlanSim *ps, uint32_t v)
 static int cand(const PlanSim *ps, uint32_t v, int i)
 {
 	return ps->t->pinned[v] >= 0 ? ps->t->pinned[v] : i;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct Order {
@@ -875,9 +817,9 @@ static double local_search(PlanSim *ps, int *st, double best, double budget,
 	if (!n)
 		return best;
 	int *trial = xmalloc(sizeof(int) * n);
-	double t0 = now();
+	double t0 = pcc_now();
 	unsigned rs = seed ? seed : 1;
-	while (ps->evals < max_evals && now() - t0 < budget) {
+	while (ps->evals < max_evals && pcc_now() - t0 < budget) {
 		memcpy(trial, st, sizeof(int) * n);
 		uint32_t j = rnd(&rs) % n, len = 1 + (rnd(&rs) % 2 ? rnd(&rs) % 8 : 0);
 		uint32_t v0 = ps->t->topo[j];
@@ -1028,7 +970,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	const char *search = pass_opt(ctx, "search");
 	bool o2 = strcmp(search, "local") == 0;
 	double budget = ctx->search_budget;
-	double t0 = now();
+	double t0 = pcc_now();
 
 	/* Starting points: a model-parallel placement, and data parallelism
 	 * (every splittable group over all devices, equal or by speed; the
@@ -1097,7 +1039,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	best = greedy(ps, st, best, max_evals);
 	double after_greedy = best;
 	if (o2)
-		best = local_search(ps, st, best, budget - (now() - t0),
+		best = local_search(ps, st, best, budget - (pcc_now() - t0),
 				    max_evals * 10, ctx->seed);
 
 	/* The final judge: the full simulator on materialised plans. */
