@@ -246,12 +246,14 @@ static const char *join_args(Arena *a, int argc, char **argv)
 typedef struct EmitArg {
 	const Backend *b;
 	EmitCtx ctx;
+	bool failed;             /* the backend refused (and said why) */
 } EmitArg;
 
 static bool emit_backend(FILE *f, const void *arg)
 {
-	const EmitArg *e = arg;
-	return e->b->emit(f, &e->ctx);
+	EmitArg *e = (EmitArg *)arg;   /* defined non-const in run() */
+	e->failed = !e->b->emit(f, &e->ctx);
+	return !e->failed;
 }
 
 typedef struct StatsArg {
@@ -268,10 +270,12 @@ static bool emit_stats(FILE *f, const void *arg)
 }
 
 static int write_out(const char *path, bool (*fn)(FILE *, const void *),
-		     const void *arg)
+		     const void *arg, const bool *failed)
 {
 	if (write_file_atomic(path, fn, arg))
 		return EXIT_OK;
+	if (failed && *failed)
+		return EXIT_BADINPUT;
 	fprintf(stderr, "pcc: error: cannot write '%s': %s\n", path,
 		strerror(errno));
 	return EXIT_BADINPUT;
@@ -432,15 +436,16 @@ static int run(int argc, char **argv, Arena *a)
 	}
 	if (o.stats_json) {
 		StatsArg sa = {g, &cost, &sim};
-		rc = write_out(o.stats_json, emit_stats, &sa);
+		rc = write_out(o.stats_json, emit_stats, &sa, NULL);
 	}
 	if (!rc && o.print_costs) {
-		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0}};
-		rc = write_out(o.print_costs, emit_backend, &ea);
+		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0, NULL}, false};
+		rc = write_out(o.print_costs, emit_backend, &ea, &ea.failed);
 	}
 	if (!rc) {
-		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts}};
-		rc = write_out(o.output, emit_backend, &ea);
+		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts,
+				   o.output}, false};
+		rc = write_out(o.output, emit_backend, &ea, &ea.failed);
 		phase(&o, "emit", &t0);
 	}
 	report_rss(&o);

@@ -26,6 +26,8 @@ run golden sh tests/run-golden.sh "$B/pcc"
 run bad sh tests/run-bad.sh "$B/pcc"
 run cli sh tests/run-cli.sh "$B/pcc"
 run examples sh tests/run-examples.sh "$B/pcc"
+run tf sh tests/run-tf.sh "$B/pcc"
+run tfjs sh tests/run-tfjs.sh "$B/pcc"
 echo
 echo "all: $total_pass passed, $total_fail failed"
 exit $status
