@@ -281,16 +281,14 @@ static const char *join_args(Arena *a, int argc, char **argv)
 typedef struct EmitArg {
 	const Backend *b;
 	EmitCtx ctx;
-	bool *refused;           /* set when the backend reported an error */
+	bool failed;             /* the backend refused (and said why) */
 } EmitArg;
 
 static bool emit_backend(FILE *f, const void *arg)
 {
-	const EmitArg *e = arg;
-	bool ok = e->b->emit(f, &e->ctx);
-	if (!ok && e->refused)
-		*e->refused = true;
-	return ok;
+	EmitArg *e = (EmitArg *)arg;   /* defined non-const in run() */
+	e->failed = !e->b->emit(f, &e->ctx);
+	return !e->failed;
 }
 
 typedef struct StatsArg {
@@ -308,11 +306,11 @@ static bool emit_stats(FILE *f, const void *arg)
 
 /* refused: set by fn when it failed for a reason it reported itself. */
 static int write_out(const char *path, bool (*fn)(FILE *, const void *),
-		     const void *arg, const bool *refused)
+		     const void *arg, const bool *failed)
 {
 	if (write_file_atomic(path, fn, arg))
 		return EXIT_OK;
-	if (refused && *refused)
+	if (failed && *failed)
 		return EXIT_BADINPUT;
 	fprintf(stderr, "pcc: error: cannot write '%s': %s\n", path,
 		strerror(errno));
@@ -510,14 +508,13 @@ static int run(int argc, char **argv, Arena *a)
 		rc = write_out(o.stats_json, emit_stats, &sa, NULL);
 	}
 	if (!rc && o.print_costs) {
-		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0}, NULL};
-		rc = write_out(o.print_costs, emit_backend, &ea, NULL);
+		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0, NULL}, false};
+		rc = write_out(o.print_costs, emit_backend, &ea, &ea.failed);
 	}
 	if (!rc) {
-		bool refused = false;
-		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts},
-			      &refused};
-		rc = write_out(o.output, emit_backend, &ea, &refused);
+		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts,
+				   o.output}, false};
+		rc = write_out(o.output, emit_backend, &ea, &ea.failed);
 		phase(&o, "emit", &t0);
 	}
 	report_rss(&o);

@@ -68,5 +68,5 @@ for a in --batch=0 --batch=x --batch=1.5 --input-shape=x --input-shape==1 --inpu
 	check "$a is a usage error" sh -c "'$PCC' -passes= $a tf/mlp.pbtxt >/dev/null 2>&1; [ \$? -eq 2 ]"
 done
 check "--input-shape" sh -c "'$PCC' -passes= --input-shape=x=16,784 tf/mlp.pbtxt | grep -q 'f32\[16,784\]'"
-echo "tf: $pass passed, $fail failed"
+echo "tf-import: $pass passed, $fail failed"
 [ $fail -eq 0 ]

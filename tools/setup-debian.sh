@@ -6,11 +6,15 @@
 #   sh tools/setup-debian.sh --torch      also PyTorch (make check-torch, make models;
 #                                         tools/torch2gir-setup.sh)
 # Options combine.  Runs apt-get as root (or through sudo); does nothing if
-# all is present.
+# all is present.  The TensorFlow backend's tests need protoc
+# (protobuf-compiler) and Node.js with the TensorFlow.js packages pinned in
+# tests/tfjs/package-lock.json (installed with npm ci).
 set -e
 pkgs="gcc make flex bison libyaml-dev libjson-c-dev libcunit1-dev libmetis-dev graphviz valgrind"
 # xmllint checks the SVG backends' output; rsvg-convert draws docs/img's PNGs.
-pkgs="$pkgs libxml2-utils librsvg2-bin"
+pkgs="$pkgs libxml2-utils librsvg2-bin protobuf-compiler"
+# Node.js from Debian unless a node is already installed
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 torch=
 for a in "$@"; do
 	case $a in
@@ -36,3 +40,9 @@ if [ -n "$missing" ]; then
 	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 [ -z "$torch" ] || sh "$(dirname "$0")/torch2gir-setup.sh"
+# TensorFlow.js for tests/run-tfjs.sh, exactly as locked
+tfjs="$(dirname "$0")/../tests/tfjs"
+if [ ! -d "$tfjs/node_modules/@tensorflow/tfjs-converter" ]; then
+	echo "setup: npm ci in tests/tfjs"
+	(cd "$tfjs" && npm ci --no-audit --no-fund >/dev/null)
+fi
