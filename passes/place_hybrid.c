@@ -105,7 +105,8 @@ typedef struct PlanSim {
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
 	/* evaluation scratch */
 	double *dev_free, *res_free, *rdy, *mem_perm, *mem_temp;
-	uint32_t *pending, *arcount;
+	uint32_t *pending;       /* [n * maxrep]: inputs each replica waits for */
+	uint32_t *arcount;
 	Heap h;
 	double span;
 	long evals;
@@ -497,9 +498,29 @@ static void pev_push(PlanSim *ps, double t, uint32_t v, int r, uint32_t kind)
 	heap_push(&ps->h, t, (uint64_t)kind << 32 | id, id);
 }
 
+/* Does replica r of the consumer (on device dv) wait for producer replica
+ * i of edge e?  Slices between one set, and whole tensors with a local
+ * copy, come from the replica on the same device only; whole tensors
+ * without one come from the producer's first replica; anything else
+ * (slices across sets, partial sums) from every replica. */
+static bool depends(const PEdge *e, bool same, const int *du, int nu, int i,
+		    int r, int dv)
+{
+	if (e->partial > 0 || (e->split > 0 && !same))
+		return true;
+	if (e->split > 0 && i == r)
+		return true;
+	if (e->full > 0 || !e->split) {
+		int j = find(du, nu, dv);
+		return i == (j >= 0 ? j : 0);
+	}
+	return false;
+}
+
 /* Replica i of u (on device du, fraction fu) finished at t: send what
  * each consumer replica needs from it (the simulator sends at the
- * producer's finish, links serve in that order). */
+ * producer's finish, links serve in that order), and start consumer
+ * replicas whose inputs are all there. */
 static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 {
 	int mr = ps->maxrep, nd = ps->ndev;
@@ -514,20 +535,8 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 		const double *fv;
 		int nv = reps(ps, st[v], &dv, &fv);
 		double *ready = ps->rdy + (size_t)v * (size_t)mr;
+		uint32_t *pend = ps->pending + (size_t)v * (size_t)mr;
 		bool same = st[u] == st[v];
-		for (int r = 0; r < nv; r++) {
-			double a = t;
-			if (e->split > 0 && !same)
-				a = fmax(a, xfer(ps, du[i], dv[r],
-						 e->split * fu[i] * fv[r], e->nsplit, t));
-			if (e->partial > 0 && !(same && nu > 1))
-				a = fmax(a, xfer(ps, du[i], dv[r], e->partial,
-						 e->npartial, t));
-			if (e->full > 0 && (i == 0 || dv[r] == du[i]) &&
-			    find(du, nu, dv[r]) < 0)
-				a = fmax(a, xfer(ps, du[i], dv[r], e->full, e->nfull, t));
-			ready[r] = fmax(ready[r], a);
-		}
 		/* Partial sums between one set: an AllReduce once every
 		 * replica is done. */
 		if (e->partial > 0 && same && nu > 1 && ++ps->arcount[k] == (uint32_t)nu) {
@@ -542,9 +551,22 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 			for (int r = 0; r < nv; r++)
 				ready[r] = fmax(ready[r], ar);
 		}
-		if (--ps->pending[v] == 0)
-			for (int r = 0; r < nv; r++)
+		for (int r = 0; r < nv; r++) {
+			if (!depends(e, same, du, nu, i, r, dv[r]))
+				continue;
+			double a = t;
+			if (e->split > 0 && !same)
+				a = fmax(a, xfer(ps, du[i], dv[r],
+						 e->split * fu[i] * fv[r], e->nsplit, t));
+			if (e->partial > 0 && !(same && nu > 1))
+				a = fmax(a, xfer(ps, du[i], dv[r], e->partial,
+						 e->npartial, t));
+			if (e->full > 0 && find(du, nu, dv[r]) < 0)
+				a = fmax(a, xfer(ps, du[i], dv[r], e->full, e->nfull, t));
+			ready[r] = fmax(ready[r], a);
+			if (--pend[r] == 0)
 				pev_push(ps, ready[r], v, r, PE_RDY);
+		}
 	}
 }
 
@@ -562,23 +584,30 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 	ps->h.n = 0;
 	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
 		ps->arcount[k] = 0;
-	/* A node waits for every replica of every producer; parameters are
-	 * there from the start (moved once, at time 0). */
+	/* Each replica waits for the producer replicas it depends on
+	 * (depends()); parameters are there from the start (moved once, at
+	 * time 0). */
 	for (uint32_t v = 0; v < t->n; v++) {
 		const int *dv;
 		const double *fv;
 		int nv = reps(ps, st[v], &dv, &fv);
 		double *ready = ps->rdy + (size_t)v * (size_t)mr;
-		uint32_t pend = 0;
-		ps->done[v] = 0;
+		uint32_t *pend = ps->pending + (size_t)v * (size_t)mr;
+		for (int r = 0; r < nv; r++) {
+			ready[r] = 0;
+			pend[r] = 0;
+		}
 		for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
+			const PEdge *e = &ps->in[k];
 			const int *du;
 			const double *fu;
-			pend += (uint32_t)reps(ps, st[ps->in[k].u], &du, &fu);
+			int nu = reps(ps, st[e->u], &du, &fu);
+			bool same = st[e->u] == st[v];
+			for (int r = 0; r < nv; r++)
+				for (int i = 0; i < nu; i++)
+					pend[r] += depends(e, same, du, nu, i, r, dv[r]);
 		}
-		ps->pending[v] = pend;
-		for (int r = 0; r < nv; r++)
-			ready[r] = 0;
+		ps->done[v] = 0;
 		for (uint32_t k = ps->pin_start[v]; k < ps->pin_start[v + 1]; k++) {
 			const PParam *p = &ps->pin[k];
 			const int *du;
@@ -589,8 +618,8 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 					ready[r] = fmax(ready[r], xfer(ps, du[0], dv[r],
 								       p->bytes, p->count, 0));
 		}
-		if (!pend)
-			for (int r = 0; r < nv; r++)
+		for (int r = 0; r < nv; r++)
+			if (!pend[r])
 				pev_push(ps, ready[r], v, r, PE_RDY);
 		for (int r = 0; r < nv; r++) {
 			ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r];
@@ -671,7 +700,7 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
 	ps->res_free = xcalloc((size_t)ps->nres + 1, sizeof(double));
 	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
-	ps->pending = xcalloc((size_t)ps->n + 1, sizeof(uint32_t));
+	ps->pending = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(uint32_t));
 	uint32_t ne = ps->in_start[ps->n];
 	ps->arcount = xcalloc((size_t)ne + 1, sizeof(uint32_t));
 	/* Outgoing edges: the consumer of every edge, edges per producer. */
