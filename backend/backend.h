@@ -15,8 +15,12 @@ typedef struct EmitCtx {
 	const SimResult *sim;    /* NULL unless the backend needs_sim */
 	const char *const *opts; /* "key=value" strings */
 	int nopts;
+	const char *output;      /* the -o argument ("-" = stdout), for
+				  * backends that write files beside it */
 } EmitCtx;
 
+/* emit returns false after printing "pcc: error: ..." when it cannot
+ * emit the graph; the caller then exits with status 1. */
 typedef struct Backend {
 	const char *name;
 	const char *desc;

@@ -21,10 +21,29 @@ Graph *gir_read_file(const char *path, Diag *d, char **srcp);
  * (model.json; weights read beside it for small constants).  -1
  * dimensions of Placeholders become batch; the rest follows by inference
  * (docs/tf-import.md). */
-typedef struct TfImportOptions { int64_t batch; /* binds -1 dims; default 1 */ } TfImportOptions;
+typedef struct TfImportOptions {
+	int64_t batch;               /* binds -1 dims; default 1 */
+	const char *const *shapes;   /* "NAME=D0,D1,..." overriding the shape of
+				      * Placeholder NAME (-1: the batch) */
+	int nshapes;
+} TfImportOptions;
+/* Checks one --input-shape spec "NAME=D0,D1,..." (D >= -1). */
+bool tf_shape_spec_ok(const char *spec);
 Graph *tf_parse_pbtxt(const char *file, const char *src, size_t len, const TfImportOptions *o, Diag *d);
 Graph *tf_parse_json(const char *file, const char *src, size_t len, const TfImportOptions *o, Diag *d);
-/* Chooses gir, pbtxt or TF.js JSON by file extension (.gir, .pbtxt/.pbtx, .json) or content sniffing. */
+/* The reader an input needs: by file extension (.gir; .pbtxt, .pbtx,
+ * .pb.txt; .json; .pb), else by its first bytes. */
+typedef enum InputKind { IN_GIR, IN_PBTXT, IN_JSON, IN_BINARY } InputKind;
+InputKind input_kind(const char *path, const char *src, size_t len);
+/* Reads path ("-" = stdin) with the reader input_kind chooses; d is
+ * initialised here; *srcp receives the text (free it). */
 Graph *read_any_graph(const char *path, const TfImportOptions *o, Diag *d, char **srcp);
+/* After a cluster is attached: each op's TensorFlow device string
+ * (`_device`, "/job:worker/replica:0/task:T/device:GPU:K") that names a
+ * device of the cluster becomes a pinned @device (machine T, gpuK); a GPU
+ * the cluster lacks is an error; other devices (CPU) are left unpinned,
+ * with one note.  An op already carrying @device keeps it.  Returns the
+ * number of errors. */
+int tf_pin_devices(Graph *g, Diag *d);
 
 #endif

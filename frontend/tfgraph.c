@@ -9,10 +9,9 @@
  *   2. creates one op per node, resolves "x", "x:k" and "^x" inputs;
  *   3. types every op in topological order (Kahn's algorithm, iterative):
  *      Placeholders and Variables from their shape/dtype attrs with -1
- *      bound to the batch, Consts from their tensor, the fused ops that
- *      grappler and TF.js emit (_FusedConv2D, FusedDepthwiseConv2dNative,
- *      _FusedMatMul) from their geometry here (with @flops), everything
- *      else from the op table's shape functions (op_infer) or, failing
+ *      bound to the batch, Consts from their tensor, everything else from
+ *      the op table's shape functions (op_infer, which folds small shape
+ *      computations such as Shape -> StridedSlice -> Pack) or, failing
  *      that, from _output_shapes;
  *   4. reports every node whose outputs are used or expected but whose
  *      shape is unknown, by name.
@@ -133,6 +132,11 @@ void tf_build_init(TfBuild *b, const char *file, const TfImportOptions *o,
 	b->g->src_file = b->file;
 	b->batch = o && o->batch > 0 ? o->batch : 1;
 	b->tmp = arena_new();
+	if (o && o->nshapes > 0) {
+		b->shapes = o->shapes;
+		b->nshapes = o->nshapes;
+		b->shape_used = arena_alloc(b->tmp, sizeof(bool) * (size_t)o->nshapes);
+	}
 }
 
 TfNode *tf_node_new(TfBuild *b)
@@ -162,6 +166,13 @@ void tf_node_attr(TfBuild *b, TfNode *n, const char *key, Value *v)
 {
 	if (!v)
 		return;
+	if (key[0] == '@') { /* pcc's annotations are not TensorFlow's to set */
+		diag_warning(b->d, n->loc, "node%s%s%s: attribute '%s' dropped: "
+			     "names beginning with '@' are pcc's annotations",
+			     n->name ? " '" : "", n->name ? n->name : "",
+			     n->name ? "'" : "", key);
+		return;
+	}
 	key = graph_intern(b->g, key);
 	for (uint32_t i = 0; i < n->nattr; i++)
 		if (n->attrs[i].key == key) {
@@ -725,53 +736,6 @@ static const Type *in_type(const Op *op, uint32_t k)
 	return NULL;
 }
 
-static bool ints_attr(const Graph *g, const Op *op, const char *key,
-		      int64_t *out, int n)
-{
-	Value *v = op_get(g, op, key);
-	if (!v || v->kind != V_LIST || v->list.n != (uint32_t)n)
-		return false;
-	for (int k = 0; k < n; k++) {
-		if (v->list.items[k]->kind != V_INT)
-			return false;
-		out[k] = v->list.items[k]->i;
-	}
-	return true;
-}
-
-/* Output size of one spatial dimension of a convolution. */
-static int64_t conv_dim(int64_t in, int64_t k, int64_t s, int64_t dil,
-			const char *pad, int64_t before, int64_t after)
-{
-	int64_t keff = (k - 1) * dil + 1;
-	if (s <= 0 || dil <= 0 || k <= 0)
-		return -1;
-	if (!strcmp(pad, "SAME"))
-		return (in + s - 1) / s;
-	if (!strcmp(pad, "EXPLICIT"))
-		in += before + after;
-	if (in < keff)
-		return -1;
-	return (in - keff) / s + 1;
-}
-
-/* FLOPs per output element of each op a fused kernel applies after its
- * contraction: FusedBatchNorm is a multiply and an add, others one. */
-static double fused_extra(const Graph *g, const Op *op)
-{
-	Value *v = op_get(g, op, "fused_ops");
-	double f = 0;
-	if (!v || v->kind != V_LIST)
-		return 0;
-	for (uint32_t k = 0; k < v->list.n; k++) {
-		const Value *x = v->list.items[k];
-		if (x->kind != V_STR && x->kind != V_IDENT)
-			continue;
-		f += !strncmp(x->s, "FusedBatchNorm", 14) ? 2 : 1;
-	}
-	return f;
-}
-
 static const char *pick_dtype_attr(const Graph *g, const Op *op, uint32_t k,
 				   DType *dt)
 {
@@ -789,86 +753,67 @@ static const char *pick_dtype_attr(const Graph *g, const Op *op, uint32_t k,
 	return NULL;
 }
 
-/* _FusedConv2D, FusedDepthwiseConv2dNative, _FusedMatMul: 0 typed with
- * *flops, 1 unknown input shapes, -1 inconsistent (msg). */
-static int fused_infer(Graph *g, Op *op, Type *out, double *flops, char *msg,
-		       size_t mn)
-{
-	const Type *x = in_type(op, 0), *w = in_type(op, 1);
-	if (!x || !w || !type_known(x) || !type_known(w))
-		return 1;
-	DType dt = x->dt;
-	pick_dtype_attr(g, op, 0, &dt);
-	if (!strcmp(op->type, "_FusedMatMul")) {
-		if (x->rank != 2 || w->rank != 2) {
-			snprintf(msg, mn, "MatMul operands must be matrices");
-			return -1;
-		}
-		bool ta = op_get_bool(g, op, "transpose_a", false);
-		bool tb = op_get_bool(g, op, "transpose_b", false);
-		int64_t m = x->dims[ta], k = x->dims[!ta];
-		int64_t k2 = w->dims[tb], n = w->dims[!tb];
-		if (k != k2) {
-			snprintf(msg, mn, "inner dimensions differ (%lld and %lld)",
-				 (long long)k, (long long)k2);
-			return -1;
-		}
-		*out = type_make(g->arena, dt, 2, (int64_t[]){m, n});
-		*flops = 2.0 * m * n * k + fused_extra(g, op) * m * n;
-		return 0;
-	}
-	bool dw = !strcmp(op->type, "FusedDepthwiseConv2dNative");
-	if (x->rank != 4 || w->rank != 4) {
-		snprintf(msg, mn, "convolution input and filter must have rank 4");
-		return -1;
-	}
-	const char *fmt = op_get_str(g, op, "data_format");
-	bool nchw = fmt && !strcmp(fmt, "NCHW");
-	int hd = nchw ? 2 : 1, wd = nchw ? 3 : 2, cd = nchw ? 1 : 3;
-	int64_t st[4] = {1, 1, 1, 1}, dil[4] = {1, 1, 1, 1}, ep[8] = {0};
-	ints_attr(g, op, "strides", st, 4);
-	ints_attr(g, op, "dilations", dil, 4);
-	ints_attr(g, op, "explicit_paddings", ep, 8);
-	const char *pad = op_get_str(g, op, "padding");
-	if (!pad)
-		pad = "VALID";
-	int64_t kh = w->dims[0], kw = w->dims[1], cin = w->dims[2],
-		cmul = w->dims[3];
-	int64_t c = x->dims[cd];
-	if (dw ? c != cin : (cin <= 0 || c % cin != 0)) {
-		snprintf(msg, mn, "input has %lld channels but the filter expects %lld",
-			 (long long)c, (long long)cin);
-		return -1;
-	}
-	int64_t ho = conv_dim(x->dims[hd], kh, st[hd], dil[hd], pad, ep[2 * hd],
-			      ep[2 * hd + 1]);
-	int64_t wo = conv_dim(x->dims[wd], kw, st[wd], dil[wd], pad, ep[2 * wd],
-			      ep[2 * wd + 1]);
-	if (ho <= 0 || wo <= 0) {
-		snprintf(msg, mn, "the filter does not fit the input (padding %s)",
-			 pad);
-		return -1;
-	}
-	int64_t co = dw ? cin * cmul : cmul, nb = x->dims[0];
-	int64_t d4[4];
-	d4[0] = nb;
-	d4[hd] = ho;
-	d4[wd] = wo;
-	d4[cd] = co;
-	*out = type_make(g->arena, dt, 4, d4);
-	double outn = (double)nb * ho * wo * co;
-	*flops = 2.0 * outn * kh * kw * (dw ? 1 : cin) + fused_extra(g, op) * outn;
-	return 0;
-}
-
 /* Placeholder-like ops: the type from `shape` and `dtype` attrs with -1
  * bound to the batch.  *bdim: first bound dimension or -1. */
-static bool shape_attr_type(TfBuild *b, Op *op, Type *t, int *bdim)
+bool tf_shape_spec_ok(const char *spec)
+{
+	const char *eq = strrchr(spec, '=');
+	if (!eq || eq == spec || !eq[1])
+		return false;
+	int n = 0;
+	for (const char *p = eq + 1; *p;) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(p, &end, 10);
+		if (end == p || errno || v < -1 || v > ((long long)1 << 40) ||
+		    (*end && *end != ','))
+			return false;
+		if (++n > 32)
+			return false;
+		p = *end ? end + 1 : end;
+		if (*end == ',' && !*p)
+			return false;
+	}
+	return true;
+}
+
+/* The --input-shape override for node name, as a shape value; NULL if
+ * none. */
+static Value *shape_override(TfBuild *b, const char *name)
+{
+	size_t ln = strlen(name);
+	for (int i = 0; i < b->nshapes; i++) {
+		const char *spec = b->shapes[i], *eq = strrchr(spec, '=');
+		if (!eq || (size_t)(eq - spec) != ln || strncmp(spec, name, ln) != 0)
+			continue;
+		b->shape_used[i] = true;
+		uint32_t n = 1;
+		for (const char *p = eq + 1; *p; p++)
+			n += *p == ',';
+		Value *v = val_list(b->g->arena, n);
+		const char *p = eq + 1;
+		for (uint32_t k = 0; k < n; k++) {
+			char *end;
+			v->list.items[k] = val_int(b->g->arena, strtoll(p, &end, 10));
+			p = *end ? end + 1 : end;
+		}
+		return v;
+	}
+	return NULL;
+}
+
+static bool shape_attr_type(TfBuild *b, Op *op, const TfNode *nd, Type *t,
+			    int *bdim)
 {
 	Graph *g = b->g;
 	Value *sv = op_get(g, op, "shape"), *dv = op_get(g, op, "dtype");
+	Value *ov = b->nshapes && nd->name ? shape_override(b, nd->name) : NULL;
 	DType dt;
 	*bdim = -1;
+	if (ov) {
+		op_set(g, op, "shape", ov);
+		sv = ov;
+	}
 	if (!sv || sv->kind != V_LIST || !dv || dv->kind != V_IDENT ||
 	    !dtype_parse(dv->s, strlen(dv->s), &dt))
 		return false;
@@ -907,7 +852,7 @@ static bool type_op(TfBuild *b, Op *op, TfNode *nd, bool *bound)
 	char msg[256] = "";
 	int bdim;
 	Type t;
-	if (is_placeholder_like(op->type) && shape_attr_type(b, op, &t, &bdim)) {
+	if (is_placeholder_like(op->type) && shape_attr_type(b, op, nd, &t, &bdim)) {
 		op->out = arena_alloc(g->arena, sizeof(Type));
 		op->out[0] = t;
 		op->nout = 1;
@@ -927,27 +872,6 @@ static bool type_op(TfBuild *b, Op *op, TfNode *nd, bool *bound)
 		op->nout = 1;
 		op->types_given = true;
 		return true;
-	}
-	if (!strcmp(op->type, "_FusedConv2D") || !strcmp(op->type, "_FusedMatMul") ||
-	    !strcmp(op->type, "FusedDepthwiseConv2dNative")) {
-		double flops = 0;
-		int r = fused_infer(g, op, &t, &flops, msg, sizeof msg);
-		if (r < 0) {
-			diag_error(b->d, op->loc, "node '%s' (%s): %s", op->name,
-				   op->type, msg);
-			return false;
-		}
-		if (r == 0) {
-			op->out = arena_alloc(g->arena, sizeof(Type));
-			op->out[0] = t;
-			op->nout = 1;
-			op->types_given = true;
-			if (!op_ann(g, op, ANN_FLOPS))
-				op_set_ann(g, op, ANN_FLOPS,
-					   flops < 9e15 ? val_int(g->arena, (int64_t)flops)
-							: val_float(g->arena, flops));
-			return true;
-		}
 	}
 	int n = op->opcode != OPC_UNKNOWN ? op_num_outputs(g, op) : -1;
 	if (n > 0) {
@@ -994,6 +918,66 @@ static void add_device_attrs(TfBuild *b, Op *op, const TfNode *nd)
 		op_set(b->g, op, "_device", val_str(b->g->arena, nd->device));
 }
 
+/* Union-find root of node i (iterative, with path halving). */
+static uint32_t uf_root(uint32_t *parent, uint32_t i)
+{
+	while (parent[i] != i) {
+		parent[i] = parent[parent[i]];
+		i = parent[i];
+	}
+	return i;
+}
+
+/* TensorFlow's colocation constraints: a node whose `_class` lists
+ * "loc:@Y" must share Y's device.  The groups (transitive) become
+ * @colocate = "ROOT" on every member, ROOT being the gir name of the node
+ * the group's constraints lead to; `_class` itself is kept for the
+ * backends. */
+static void colocate(TfBuild *b, const uint32_t *ht, uint32_t mask)
+{
+	Graph *g = b->g;
+	const char *key = graph_intern(g, "_class");
+	uint32_t *parent = NULL;
+	for (uint32_t i = 0; i < b->n; i++) {
+		const Value *v = op_attr(g->ops[i], key);
+		if (!v || v->kind != V_LIST)
+			continue;
+		for (uint32_t k = 0; k < v->list.n; k++) {
+			const Value *x = v->list.items[k];
+			if (x->kind != V_STR || strncmp(x->s, "loc:@", 5) != 0)
+				continue;
+			uint32_t j = hash_find(b, ht, mask, x->s + 5, strlen(x->s + 5));
+			if (!j) {
+				diag_warning(b->d, g->ops[i]->loc,
+					     "node '%s': colocation with unknown node '%s' ignored",
+					     b->nodes[i].name, x->s + 5);
+				continue;
+			}
+			if (!parent) {
+				parent = xmalloc(sizeof *parent * b->n);
+				for (uint32_t m = 0; m < b->n; m++)
+					parent[m] = m;
+			}
+			uint32_t ri = uf_root(parent, i), rj = uf_root(parent, j - 1);
+			if (ri != rj)
+				parent[ri] = rj;
+		}
+	}
+	if (!parent)
+		return;
+	uint32_t *size = xcalloc(b->n, sizeof *size);
+	for (uint32_t i = 0; i < b->n; i++)
+		size[uf_root(parent, i)]++;
+	for (uint32_t i = 0; i < b->n; i++) {
+		uint32_t r = uf_root(parent, i);
+		if (size[r] > 1)
+			op_set_ann(g, g->ops[i], ANN_COLOCATE,
+				   val_str(g->arena, g->ops[r]->name));
+	}
+	free(size);
+	free(parent);
+}
+
 Graph *tf_build(TfBuild *b)
 {
 	Graph *g = b->g;
@@ -1032,9 +1016,11 @@ Graph *tf_build(TfBuild *b)
 	for (uint32_t i = 0; i < n; i++) {
 		TfNode *nd = &b->nodes[i];
 		if (!nd->name || !*nd->name || !nd->op || !*nd->op) {
-			diag_error(d, nd->loc, "node %s%s%swithout %s", nd->name ? "'" : "",
-				   nd->name ? nd->name : "", nd->name ? "' " : "",
-				   nd->name && *nd->name ? "an op" : "a name");
+			if (nd->name && *nd->name)
+				diag_error(d, nd->loc, "node '%s' has no op", nd->name);
+			else
+				diag_error(d, nd->loc, "node %u (op %s) has no name", i,
+					   nd->op && *nd->op ? nd->op : "?");
 			continue;
 		}
 		size_t ln = strlen(nd->name);
@@ -1078,6 +1064,9 @@ Graph *tf_build(TfBuild *b)
 		op->capattr = nd->capattr;
 		add_device_attrs(b, op, nd);
 	}
+
+	/* 3b. colocation groups (_class: ["loc:@NAME", ...]) */
+	colocate(b, ht, cap - 1);
 
 	/* 4. inputs */
 	need = xcalloc(n + 1, sizeof *need);
@@ -1136,10 +1125,7 @@ Graph *tf_build(TfBuild *b)
 			bad[i] = 1;
 		} else if (op->nout == 0 && (need[i] > 0 ||
 			   (op->opcode != OPC_UNKNOWN && op_num_outputs(g, op) > 0))) {
-			bool known = op->opcode != OPC_UNKNOWN ||
-				     !strcmp(op->type, "_FusedConv2D") ||
-				     !strcmp(op->type, "_FusedMatMul") ||
-				     !strcmp(op->type, "FusedDepthwiseConv2dNative");
+			bool known = op->opcode != OPC_UNKNOWN;
 			diag_error(d, op->loc, "cannot infer the shape of node '%s' (%s)%s",
 				   op->name, op->type,
 				   known ? "" : ": pcc does not know this op type and the "
@@ -1171,6 +1157,11 @@ Graph *tf_build(TfBuild *b)
 		goto fail;
 	if (bound)
 		graph_set_attr(g, "batch", val_int(g->arena, b->batch));
+	for (int i = 0; i < b->nshapes; i++)
+		if (!b->shape_used[i])
+			diag_warning(d, (Loc){b->file, 0, 0},
+				     "--input-shape '%s': no Placeholder of that name",
+				     b->shapes[i]);
 	if (b->nbinary)
 		diag_note(d, (Loc){b->file, 0, 0},
 			  "%u binary string attribute%s dropped", b->nbinary,
@@ -1204,6 +1195,36 @@ static bool ends_with(const char *s, const char *suf)
 	return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
+InputKind input_kind(const char *path, const char *src, size_t len)
+{
+	if (ends_with(path, ".gir"))
+		return IN_GIR;
+	if (ends_with(path, ".pbtxt") || ends_with(path, ".pbtx") ||
+	    ends_with(path, ".pb.txt"))
+		return IN_PBTXT;
+	if (ends_with(path, ".json"))
+		return IN_JSON;
+	if (memchr(src, 0, len < 4096 ? len : 4096) || ends_with(path, ".pb"))
+		return IN_BINARY;
+	/* sniff: skip blanks and # comments */
+	const char *p = src, *e = src + len;
+	while (p < e) {
+		if (isspace((unsigned char)*p)) {
+			p++;
+		} else if (*p == '#') {
+			while (p < e && *p != '\n')
+				p++;
+		} else {
+			break;
+		}
+	}
+	if (p < e && (*p == '{' || *p == '['))
+		return IN_JSON;
+	if (e - p >= 4 && !strncmp(p, "gir", 3) && isspace((unsigned char)p[3]))
+		return IN_GIR;
+	return IN_PBTXT;
+}
+
 Graph *read_any_graph(const char *path, const TfImportOptions *o, Diag *d,
 		      char **srcp)
 {
@@ -1213,50 +1234,139 @@ Graph *read_any_graph(const char *path, const TfImportOptions *o, Diag *d,
 	diag_init(d, stderr, path, src, len);
 	if (!src)
 		return NULL;
-	enum { K_GIR, K_PB, K_JSON, K_BIN } kind;
-	if (ends_with(path, ".gir"))
-		kind = K_GIR;
-	else if (ends_with(path, ".pbtxt") || ends_with(path, ".pbtx") ||
-		 ends_with(path, ".pb.txt"))
-		kind = K_PB;
-	else if (ends_with(path, ".json"))
-		kind = K_JSON;
-	else {
-		/* sniff: skip blanks and # comments */
-		const char *p = src, *e = src + len;
-		while (p < e) {
-			if (isspace((unsigned char)*p)) {
-				p++;
-			} else if (*p == '#') {
-				while (p < e && *p != '\n')
-					p++;
-			} else {
-				break;
-			}
-		}
-		kind = K_PB;
-		if (memchr(src, 0, len < 4096 ? len : 4096))
-			kind = K_BIN;
-		else if (p < e && (*p == '{' || *p == '['))
-			kind = K_JSON;
-		else if (e - p >= 4 && !strncmp(p, "gir", 3) &&
-			 isspace((unsigned char)p[3]))
-			kind = K_GIR;
-		else if (ends_with(path, ".pb"))
-			kind = K_BIN;
-	}
-	switch (kind) {
-	case K_GIR:
+	switch (input_kind(path, src, len)) {
+	case IN_GIR:
 		return gir_parse(path, src, len, d);
-	case K_PB:
+	case IN_PBTXT:
 		return tf_parse_pbtxt(path, src, len, o, d);
-	case K_JSON:
+	case IN_JSON:
 		return tf_parse_json(path, src, len, o, d);
-	case K_BIN:
+	case IN_BINARY:
 		break;
 	}
 	diag_error(d, (Loc){path, 0, 0},
 		   "binary GraphDefs are not supported; write the graph as text "
 		   "with tf.io.write_graph(graph_def, dir, name, as_text=True)");
 	return NULL;
+}
+
+/* ---- TensorFlow device strings -> pinned @device ------------------------ */
+
+/* "/job:worker/replica:0/task:1/device:GPU:0", "/device:GPU:0", "/gpu:0",
+ * "/job:localhost/task:0/cpu:0": *task (0 if absent), *kind ("GPU",
+ * "CPU", ... upper-cased into kind), *index.  False if malformed. */
+static bool parse_tf_device(const char *s, long *task, char *kind,
+			    size_t kn, long *index)
+{
+	*task = 0;
+	*index = -1;
+	kind[0] = 0;
+	if (*s != '/')
+		return false;
+	while (*s == '/') {
+		const char *p = ++s;
+		while (*s && *s != '/')
+			s++;
+		size_t n = (size_t)(s - p);
+		char part[64];
+		if (n == 0 || n >= sizeof part)
+			return false;
+		memcpy(part, p, n);
+		part[n] = 0;
+		char *colon = strchr(part, ':');
+		if (!colon)
+			return false;
+		*colon = 0;
+		const char *val = colon + 1;
+		char *end;
+		if (!strcmp(part, "job") || !strcmp(part, "replica"))
+			continue;
+		if (!strcmp(part, "task")) {
+			*task = strtol(val, &end, 10);
+			if (end == val || *end || *task < 0)
+				return false;
+			continue;
+		}
+		const char *ty = part, *num = val;
+		if (!strcmp(part, "device")) {
+			/* device:GPU:0 */
+			const char *c2 = strchr(val, ':');
+			if (!c2)
+				return false;
+			size_t tl = (size_t)(c2 - val);
+			if (tl == 0 || tl >= kn)
+				return false;
+			for (size_t i = 0; i < tl; i++)
+				kind[i] = (char)toupper((unsigned char)val[i]);
+			kind[tl] = 0;
+			num = c2 + 1;
+		} else {
+			size_t tl = strlen(ty);
+			if (tl >= kn)
+				return false;
+			for (size_t i = 0; i <= tl; i++)
+				kind[i] = (char)toupper((unsigned char)ty[i]);
+		}
+		if (!strcmp(num, "*")) {
+			*index = -1;
+			continue;
+		}
+		*index = strtol(num, &end, 10);
+		if (end == num || *end || *index < 0)
+			return false;
+	}
+	return *s == 0 && kind[0];
+}
+
+int tf_pin_devices(Graph *g, Diag *d)
+{
+	int before = d->nerrors;
+	const char *key = graph_intern(g, "_device");
+	uint32_t other = 0;
+	const Op *first_other = NULL;
+	const char *other_dev = NULL;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		Op *op = g->ops[i];
+		const Value *v = op_attr(op, key);
+		if (op->dead || !v || (v->kind != V_STR && v->kind != V_IDENT) ||
+		    !*v->s || op_ann(g, op, ANN_DEVICE))
+			continue;
+		long task, idx;
+		char kind[32];
+		if (!parse_tf_device(v->s, &task, kind, sizeof kind, &idx)) {
+			diag_error(d, op->loc, "node '%s': cannot read the device '%s'",
+				   op->name, v->s);
+			continue;
+		}
+		if (strcmp(kind, "GPU") || idx < 0) {
+			if (!other++) {
+				first_other = op;
+				other_dev = v->s;
+			}
+			continue;
+		}
+		const Cluster *c = g->cluster;
+		int dev = -1;
+		if (c && task < c->nmachines) {
+			char name[256];
+			snprintf(name, sizeof name, "%s/gpu%ld",
+				 c->machines[task].name, idx);
+			dev = cluster_find_device(c, name);
+		}
+		if (dev < 0) {
+			diag_error(d, op->loc,
+				   "node '%s': device '%s' (task %ld, GPU %ld) is not in cluster '%s'; "
+				   "give a cluster that has it, or --ignore-devices",
+				   op->name, v->s, task, idx, c ? c->name : "?");
+			continue;
+		}
+		op_set_ann(g, op, ANN_DEVICE, val_str(g->arena, c->devs[dev].name));
+	}
+	if (other)
+		diag_note(d, (Loc){g->src_file, 0, 0},
+			  "%u node%s name%s a device that is not a GPU (e.g. '%s' on '%s'); "
+			  "pcc places ops on GPUs only, so %s not pinned",
+			  other, other == 1 ? "" : "s", other == 1 ? "s" : "",
+			  first_other->name, other_dev, other == 1 ? "it is" : "they are");
+	return d->nerrors - before;
 }

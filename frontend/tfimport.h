@@ -67,6 +67,9 @@ typedef struct TfBuild {
 	TfNode *nodes;
 	uint32_t n, cap;
 	uint32_t nbinary;        /* binary string attrs dropped */
+	const char *const *shapes;   /* TfImportOptions.shapes */
+	int nshapes;
+	bool *shape_used;
 } TfBuild;
 
 /* Starts a build: a new graph named after file, a scratch arena. */

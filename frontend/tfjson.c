@@ -683,6 +683,12 @@ Graph *tf_parse_json(const char *file, const char *src, size_t len,
 		return NULL;
 	}
 	json_tokener *tok = json_tokener_new_ex(64);
+	if (!tok) {
+		diag_error(d, (Loc){b.file, 0, 0}, "out of memory");
+		tf_build_abort(&b);
+		return NULL;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	json_object *root = json_tokener_parse_ex(tok, src, (int)len);
 	enum json_tokener_error je = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);

@@ -4,6 +4,7 @@
 #include "ir.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -180,4 +181,11 @@ char *arena_printf(Arena *a, const char *fmt, ...)
 size_t arena_bytes(const Arena *a)
 {
 	return a->bytes;
+}
+
+double pcc_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -408,18 +408,6 @@ Profile *profile_read(Arena *a, const char *path, Diag *d)
 
 /* ---- per-op time -------------------------------------------------------- */
 
-static unsigned op_flags(const Op *op)
-{
-	const OpInfo *i = op_info(op->opcode);
-	return i ? i->flags : 0;
-}
-
-static bool has_role(const Graph *g, const Op *op, Role r)
-{
-	const char *s = op_ann_str(g, op, ANN_ROLE);
-	return s && role_parse(s) == r;
-}
-
 /* The graph's batch size (graph attr 'batch'), or 0 when absent. */
 static double graph_batch(const Graph *g)
 {
@@ -634,7 +622,7 @@ static const struct {
 
 static bool is_param(const Graph *g, const Op *op)
 {
-	return (op_flags(op) & OPF_PARAM) || has_role(g, op, ROLE_PARAM);
+	return op_has_role(g, op, ROLE_PARAM);
 }
 
 double cost_op_mem(const CostModel *m, const Op *op)
@@ -644,8 +632,7 @@ double cost_op_mem(const CostModel *m, const Op *op)
 	double x;
 	if (v && val_number(v, &x))
 		return x;
-	if (op->nin == 0 || !((op_flags(op) & OPF_UPDATE) ||
-			      has_role(g, op, ROLE_UPDATE)))
+	if (op->nin == 0 || !op_has_role(g, op, ROLE_UPDATE))
 		return 0;
 	const Input *var = &op->in[0];
 	double vb = cost_out_bytes(g, var->src, var->idx);

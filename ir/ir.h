@@ -55,6 +55,8 @@ char *xstrdup(const char *s);
  * with huge pages, which cuts page faults and TLB misses on
  * million-op graphs.  Not zeroed; free() releases it. */
 void *xmalloc_huge(size_t n);
+/* Seconds on the monotonic clock (timing and search budgets only). */
+double pcc_now(void);
 /* Internal error: prints "pcc: internal error: ..." and aborts. */
 _Noreturn void pcc_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -72,6 +74,21 @@ const char *intern(Interner *in, const char *s);
 const char *intern_n(Interner *in, const char *s, size_t n);
 /* FNV-1a, shared by every hash table in pcc. */
 uint64_t hash_bytes(const void *p, size_t n);
+
+/* ---- heap.c ----------------------------------------------------------- */
+/* A binary min-heap of (key, tie, id), ordered by key then tie. */
+typedef struct HeapItem {
+	double key;
+	uint64_t tie;
+	uint32_t id;
+} HeapItem;
+typedef struct Heap {
+	HeapItem *a;
+	size_t n, cap;
+} Heap;
+void heap_push(Heap *h, double key, uint64_t tie, uint32_t id);
+bool heap_pop(Heap *h, HeapItem *out);      /* false when empty */
+void heap_free(Heap *h);
 
 /* ---- types.c ---------------------------------------------------------- */
 typedef enum DType {
@@ -539,6 +556,13 @@ double op_bytes_moved(const Graph *g, const Op *op);
  * dimension for SPLIT_CONCAT/SPLIT_SUM ops, plus channel / output-feature
  * dimensions where the op allows); returns how many were written. */
 int op_split_dims(const Graph *g, const Op *op, int *dims, int max);
+/* The op table's OPF_* flags of op (0 for a type it does not know). */
+unsigned op_flags(const Op *op);
+/* The role op plays: its @role, else what the op table's flags say
+ * (param, update, loss, input; a gradient op is bwd), else ROLE_NONE. */
+Role op_role(const Graph *g, const Op *op);
+/* Does op play role r, by its @role or by the op table's flag for r? */
+bool op_has_role(const Graph *g, const Op *op, Role r);
 /* The integers of data input k when it is a Const (or a Shape of a known
  * type): how many were written to out, or -1. */
 int op_input_ints(const Graph *g, const Op *op, uint32_t k, int64_t *out,

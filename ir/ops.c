@@ -8,9 +8,14 @@
  * output type that agrees with the inferred one wherever both are known is
  * returned as declared, so verification is a compatibility check.
  * Shape-valued inputs (Reshape's shape, ConcatV2's axis, ...) are read from
- * a Const producer's `value`, or from a Shape op of a fully known type. */
+ * a Const producer's `value`, from a Shape op of a fully known type, or
+ * from a small computation on such values (Shape -> StridedSlice -> Pack,
+ * as TensorFlow's graphs compute dynamic shapes): op_value folds it, with
+ * a bounded depth and work budget (no recursion that grows with the
+ * graph). */
 #include "ir.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +29,23 @@ enum ShapeFn {
 	SH_EXPANDDIMS, SH_SQUEEZE, SH_BROADCASTTO, SH_GATHER, SH_CONCAT,
 	SH_SPLIT, SH_SPLITV, SH_PACK, SH_SOFTMAX, SH_SCE, SH_APPLY,
 	SH_IDENTITYN, SH_SHAPE, SH_CAST, SH_PAD, SH_SLICE, SH_TILE, SH_FILL,
+	SH_COMPARE, SH_LOGICAL, SH_SELECT, SH_RANK, SH_SIZE, SH_RANGE,
+	SH_STRIDEDSLICE, SH_UNPACK, SH_GATHERND, SH_DEPTHTOSPACE,
+	SH_SPACETOBATCH, SH_BATCHTOSPACE, SH_RESIZE, SH_SPARSETODENSE, SH_TOPK,
+	SH_SEGMENTSUM,
 };
 
 enum FlopFn {
 	FL_ZERO, FL_ELEM, FL_ELEM_IN, FL_ADDN, FL_REDUCE, FL_MATMUL,
 	FL_BATCHMATMUL, FL_CONV2D, FL_CONV2D_BI, FL_CONV2D_BF, FL_DWCONV,
 	FL_DWCONV_BI, FL_DWCONV_BF, FL_POOL, FL_POOLGRAD, FL_FBN, FL_FBNGRAD,
-	FL_APPLY,
+	FL_APPLY, FL_FCONV2D, FL_FDWCONV, FL_FMATMUL,
 };
 
 enum SdimFn {
 	SD_NONE, SD_ALL, SD_BATCH, SD_BATCH_CHAN, SD_MATMUL, SD_PLACEHOLDER,
 	SD_ALL_BUT_LAST, SD_RESHAPE, SD_EXPANDDIMS, SD_GATHER, SD_CONCAT,
-	SD_SPLIT, SD_REDUCE, SD_PAD, SD_SLICE, SD_TILE,
+	SD_SPLIT, SD_REDUCE, SD_PAD, SD_SLICE, SD_TILE, SD_STRIDEDSLICE,
 };
 
 static const OpInfo table[O_COUNT] = {
@@ -184,18 +193,674 @@ static int attr_ints(const Graph *g, const Op *op, const char *key,
 	return val_ints(op_get(g, op, key), out, max);
 }
 
-/* The value of data input k when it is constant: a Const's `value`, or a
- * Shape op's of a fully known type.  Returns the count, or -1. */
+/* ---- constant values ------------------------------------------------ */
+
+#define VMAX 64          /* largest tensor op_value folds */
+#define VDEPTH 24        /* deepest chain of producers it follows */
+#define VBUDGET 512      /* most ops it visits for one question */
+
+static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
+		    int *budget, int depth);
+static bool norm_axis(int64_t *a, int r);
+
+/* Numbers of a V_INT/V_FLOAT/V_BOOL or a list of them; -1 if not. */
+static int val_nums(const Value *v, double *out, int max)
+{
+	if (!v)
+		return -1;
+	if (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL) {
+		out[0] = v->kind == V_INT ? (double)v->i
+			 : v->kind == V_FLOAT ? v->f : (double)v->b;
+		return 1;
+	}
+	if (v->kind != V_LIST || v->list.n > (uint32_t)max)
+		return -1;
+	for (uint32_t i = 0; i < v->list.n; i++) {
+		const Value *x = v->list.items[i];
+		if (!x || (x->kind != V_INT && x->kind != V_FLOAT && x->kind != V_BOOL))
+			return -1;
+		out[i] = x->kind == V_INT ? (double)x->i
+			 : x->kind == V_FLOAT ? x->f : (double)x->b;
+	}
+	return (int)v->list.n;
+}
+
+/* Value of data input j of op (its producer's output), or -1. */
+static int in_value(const Graph *g, const Ins *s, uint32_t j, double *out,
+		    int *budget, int depth)
+{
+	const Input *in = in_at(s, j);
+	if (!in || !in->src)
+		return -1;
+	return op_value(g, in->src, in->idx, out, budget, depth + 1);
+}
+
+/* A folded number as an integer: false if not finite or beyond 2^53. */
+static bool dbl_i64(double v, int64_t *out)
+{
+	if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0))
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
+/* Row-major strides of t (t known, rank <= MAXR). */
+static void strides_of(const Type *t, int64_t *st)
+{
+	int64_t m = 1;
+	for (int i = t->rank - 1; i >= 0; i--) {
+		st[i] = m;
+		m *= t->dims[i];
+	}
+}
+
+/* Flat index into x (broadcast NumPy-style into out's shape) of output
+ * multi-index idx (out rank r); -1 if it falls outside x (declared types
+ * that the verifier has not checked yet may disagree). */
+static int64_t bcast_index(const Type *x, const int64_t *idx, int r)
+{
+	int64_t st[MAXR], f = 0;
+	if (x->rank > r)
+		return -1;
+	strides_of(x, st);
+	for (int i = 0; i < x->rank; i++) {
+		int oi = r - x->rank + i;
+		int64_t v = x->dims[i] == 1 ? 0 : idx[oi];
+		if (v >= x->dims[i])
+			return -1;
+		f += v * st[i];
+	}
+	return f;
+}
+
+static void unflatten(const Type *t, int64_t f, int64_t *idx)
+{
+	for (int i = t->rank - 1; i >= 0; i--) {
+		int64_t d = t->dims[i] > 0 ? t->dims[i] : 1;
+		idx[i] = f % d;
+		f /= d;
+	}
+}
+
+static bool dt_int(DType dt)
+{
+	return dt == DT_I8 || dt == DT_I16 || dt == DT_I32 || dt == DT_I64 ||
+	       dt == DT_U8;
+}
+
+static double to_dtype(DType dt, double v)
+{
+	if (dt == DT_BOOL)
+		return v != 0;
+	if (dt_int(dt))
+		return v < 0 ? ceil(v) : floor(v); /* TensorFlow's Cast truncates */
+	return v;
+}
+
+static double binop(int opc, DType dt, double a, double b, bool *ok)
+{
+	switch (opc) {
+	case O_Add: case O_AddV2: return a + b;
+	case O_Sub: return a - b;
+	case O_Mul: return a * b;
+	case O_RealDiv:
+		if (b == 0) { *ok = false; return 0; }
+		return dt_int(dt) ? trunc(a / b) : a / b;
+	case O_FloorDiv:
+		if (b == 0) { *ok = false; return 0; }
+		return floor(a / b);
+	case O_FloorMod:
+		if (b == 0) { *ok = false; return 0; }
+		return a - floor(a / b) * b;
+	case O_Maximum: return a > b ? a : b;
+	case O_Minimum: return a < b ? a : b;
+	case O_Pow: return pow(a, b);
+	case O_Equal: return a == b;
+	case O_NotEqual: return a != b;
+	case O_Less: return a < b;
+	case O_LessEqual: return a <= b;
+	case O_Greater: return a > b;
+	case O_GreaterEqual: return a >= b;
+	case O_LogicalAnd: return a != 0 && b != 0;
+	case O_LogicalOr: return a != 0 || b != 0;
+	}
+	*ok = false;
+	return 0;
+}
+
+static double unop(int opc, double a, bool *ok)
+{
+	switch (opc) {
+	case O_Neg: return -a;
+	case O_Abs: return fabs(a);
+	case O_Floor: return floor(a);
+	case O_Ceil: return ceil(a);
+	case O_Round: return nearbyint(a);
+	case O_Sign: return (a > 0) - (a < 0);
+	case O_Square: return a * a;
+	case O_Sqrt: return sqrt(a);
+	case O_Reciprocal:
+		if (a == 0) { *ok = false; return 0; }
+		return 1 / a;
+	case O_LogicalNot: return a == 0;
+	}
+	*ok = false;
+	return 0;
+}
+
+/* StridedSlice (TensorFlow's ValidateStridedSliceOp): the sparse spec
+ * (begin, end, strides of n entries and the five masks) expanded over the
+ * input's dims.  final[] lists the output dims: a dense dim, or -1 for a
+ * new axis; shrunk dims are absent. */
+typedef struct SSlice {
+	int64_t begin[MAXR], stride[MAXR], size[MAXR];
+	bool shrink[MAXR];
+	int final[MAXR], nfinal;
+	int pos[MAXR];           /* dense dim -> its position in final, or -1 */
+} SSlice;
+
+__attribute__((format(printf, 3, 4)))
+static int ss_fail(char *msg, size_t mn, const char *fmt, ...)
+{
+	if (msg && mn) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, mn, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* 0: *ss filled; 1: needs a size that is unknown; -1: invalid (msg). */
+static int ss_spec(const Graph *g, const Op *op, const Type *x,
+		   const int64_t *b, const int64_t *e, const int64_t *st,
+		   int n, SSlice *ss, char *msg, size_t mn)
+{
+	uint64_t bm = (uint64_t)op_get_int(g, op, "begin_mask", 0);
+	uint64_t em = (uint64_t)op_get_int(g, op, "end_mask", 0);
+	uint64_t elm = (uint64_t)op_get_int(g, op, "ellipsis_mask", 0);
+	uint64_t nam = (uint64_t)op_get_int(g, op, "new_axis_mask", 0);
+	uint64_t sam = (uint64_t)op_get_int(g, op, "shrink_axis_mask", 0);
+	int r = x->rank;
+	if (n < 0 || n > MAXR || r > MAXR)
+		return 1;
+	if (elm & (elm - 1))
+		return ss_fail(msg, mn, "more than one ellipsis in ellipsis_mask");
+	int nsparse = n;
+	if (!elm) { /* an implicit ellipsis after the given entries */
+		elm = (uint64_t)1 << n;
+		nsparse = n + 1;
+	}
+	int after = 0; /* new axes after the ellipsis */
+	bool seen = false;
+	for (int i = 0; i < nsparse; i++) {
+		if (elm & ((uint64_t)1 << i))
+			seen = true;
+		else if (seen && (nam & ((uint64_t)1 << i)))
+			after++;
+	}
+	ss->nfinal = 0;
+	for (int j = 0; j < MAXR; j++)
+		ss->pos[j] = -1;
+	int full = 0;
+	for (int i = 0; i < nsparse; i++) {
+		uint64_t bit = (uint64_t)1 << i;
+		if (elm & bit) {
+			int next = r - (nsparse - i) + 1 + after;
+			if (next > r)
+				next = r;
+			for (; full < next; full++) {
+				int64_t d = x->dims[full];
+				ss->begin[full] = 0;
+				ss->stride[full] = 1;
+				ss->size[full] = d;
+				ss->shrink[full] = false;
+				if (ss->nfinal >= MAXR)
+					return 1;
+				ss->pos[full] = ss->nfinal;
+				ss->final[ss->nfinal++] = full;
+			}
+			continue;
+		}
+		if (nam & bit) {
+			if (ss->nfinal >= MAXR)
+				return 1;
+			ss->final[ss->nfinal++] = -1;
+			continue;
+		}
+		if (full >= r)
+			return ss_fail(msg, mn, "slice index %d is out of range for rank %d",
+				       i, r);
+		int64_t d = x->dims[full], s = st[i];
+		if (s == 0)
+			return ss_fail(msg, mn, "stride %d is zero", i);
+		if (sam & bit) {
+			int64_t v = b[i];
+			if (d < 0)
+				return 1;
+			if (v < 0)
+				v += d;
+			if (v < 0 || v >= d)
+				return ss_fail(msg, mn, "index %lld is out of range for dimension %d of size %lld",
+					       (long long)b[i], full, (long long)d);
+			ss->begin[full] = v;
+			ss->stride[full] = 1;
+			ss->size[full] = 1;
+			ss->shrink[full] = true;
+			full++;
+			continue;
+		}
+		ss->shrink[full] = false;
+		ss->stride[full] = s;
+		bool whole = (bm & bit) && (em & bit) && s == 1;
+		if (d < 0) {
+			if (!whole)
+				return 1;
+			ss->begin[full] = 0;
+			ss->size[full] = UNK;
+		} else {
+			int64_t lo = s > 0 ? 0 : -1, hi = s > 0 ? d : d - 1;
+			int64_t bv = b[i], ev = e[i];
+			if (bm & bit)
+				bv = s > 0 ? 0 : d - 1;
+			else {
+				if (bv < 0)
+					bv += d;
+				bv = bv < lo ? lo : bv > hi ? hi : bv;
+			}
+			if (em & bit)
+				ev = s > 0 ? d : -1;
+			else {
+				if (ev < 0)
+					ev += d;
+				ev = ev < lo ? lo : ev > hi ? hi : ev;
+			}
+			int64_t len = ev - bv, size = 0;
+			if (len != 0 && (len < 0) == (s < 0))
+				size = len / s + (len % s != 0);
+			ss->begin[full] = bv;
+			ss->size[full] = size;
+		}
+		if (ss->nfinal >= MAXR)
+			return 1;
+		ss->pos[full] = ss->nfinal;
+		ss->final[ss->nfinal++] = full;
+		full++;
+	}
+	return 0;
+}
+
+/* Input index (per dense dim) of output multi-index idx. */
+static void ss_index(const SSlice *ss, int rank, const int64_t *idx,
+		     int64_t *sel)
+{
+	for (int j = 0; j < rank; j++)
+		sel[j] = ss->begin[j] + (ss->pos[j] >= 0 ? idx[ss->pos[j]] : 0) *
+						ss->stride[j];
+}
+
+/* The value of output k of p when it is a constant computable from
+ * Consts and known shapes (a flat row-major list of at most VMAX
+ * numbers); -1 otherwise.  Depth and work are bounded. */
+static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
+		    int *budget, int depth)
+{
+	if (depth > VDEPTH || --*budget < 0 || k >= p->nout)
+		return -1;
+	const Type *t = &p->out[k];
+	if (t->rank > MAXR)
+		return -1;
+	int64_t n = type_numel(t);
+	if (n < 0 || n > VMAX)
+		return -1;
+	Ins s = ins_of(p);
+	const Type *x = in_type(&s, 0);
+	double a[VMAX], b[VMAX];
+	int64_t idx[MAXR + 1];
+	bool ok = true;
+	int m;
+	switch (p->opcode) {
+	case O_Const: {
+		m = val_nums(op_get(g, p, "value"), out, VMAX);
+		if (m < 1 || m > n)
+			return n == 0 ? 0 : -1;
+		for (int64_t i = m; i < n; i++) /* TensorFlow: the last repeats */
+			out[i] = out[m - 1];
+		return (int)n;
+	}
+	case O_Shape:
+		if (!x || !type_known(x) || x->rank != n)
+			return -1;
+		for (int i = 0; i < x->rank; i++)
+			out[i] = (double)x->dims[i];
+		return (int)n;
+	case O_Size:
+		if (!x || type_numel(x) < 0)
+			return -1;
+		out[0] = (double)type_numel(x);
+		return 1;
+	case O_Rank:
+		if (!x)
+			return -1;
+		out[0] = x->rank;
+		return 1;
+	case O_Identity: case O_Snapshot: case O_StopGradient:
+	case O_PreventGradient: case O_Reshape: case O_ExpandDims:
+	case O_Squeeze:
+		m = in_value(g, &s, 0, out, budget, depth);
+		return m == n ? m : -1;
+	case O_Cast:
+		m = in_value(g, &s, 0, out, budget, depth);
+		if (m != n)
+			return -1;
+		for (int i = 0; i < m; i++)
+			out[i] = to_dtype(t->dt, out[i]);
+		return m;
+	case O_Neg: case O_Abs: case O_Floor: case O_Ceil: case O_Round:
+	case O_Sign: case O_Square: case O_Sqrt: case O_Reciprocal:
+	case O_LogicalNot:
+		m = in_value(g, &s, 0, out, budget, depth);
+		if (m != n)
+			return -1;
+		for (int i = 0; i < m && ok; i++)
+			out[i] = to_dtype(t->dt, unop(p->opcode, out[i], &ok));
+		return ok ? m : -1;
+	case O_Add: case O_AddV2: case O_Sub: case O_Mul: case O_RealDiv:
+	case O_FloorDiv: case O_FloorMod: case O_Maximum: case O_Minimum:
+	case O_Pow: case O_Equal: case O_NotEqual: case O_Less:
+	case O_LessEqual: case O_Greater: case O_GreaterEqual:
+	case O_LogicalAnd: case O_LogicalOr: {
+		const Type *y = in_type(&s, 1);
+		if (!x || !y || x->rank > MAXR || y->rank > MAXR ||
+		    in_value(g, &s, 0, a, budget, depth) != type_numel(x) ||
+		    in_value(g, &s, 1, b, budget, depth) != type_numel(y))
+			return -1;
+		for (int64_t i = 0; i < n && ok; i++) {
+			unflatten(t, i, idx);
+			int64_t fx = bcast_index(x, idx, t->rank);
+			int64_t fy = bcast_index(y, idx, t->rank);
+			if (fx < 0 || fy < 0)
+				return -1;
+			out[i] = to_dtype(t->dt, binop(p->opcode, x->dt, a[fx], b[fy], &ok));
+		}
+		return ok ? (int)n : -1;
+	}
+	case O_Select: case O_SelectV2: {
+		double c[VMAX];
+		const Type *ct = x, *tt = in_type(&s, 1), *et = in_type(&s, 2);
+		if (!ct || !tt || !et ||
+		    in_value(g, &s, 0, c, budget, depth) != type_numel(ct) ||
+		    in_value(g, &s, 1, a, budget, depth) != type_numel(tt) ||
+		    in_value(g, &s, 2, b, budget, depth) != type_numel(et))
+			return -1;
+		bool vec = p->opcode == O_Select && ct->rank == 1 && t->rank > 1;
+		for (int64_t i = 0; i < n; i++) {
+			unflatten(t, i, idx);
+			int64_t fc = vec ? (idx[0] < ct->dims[0] ? idx[0] : -1)
+					 : bcast_index(ct, idx, t->rank);
+			int64_t ft = bcast_index(tt, idx, t->rank);
+			int64_t fe = bcast_index(et, idx, t->rank);
+			if (fc < 0 || ft < 0 || fe < 0)
+				return -1;
+			out[i] = c[fc] != 0 ? a[ft] : b[fe];
+		}
+		return (int)n;
+	}
+	case O_Pack: case O_ConcatV2: {
+		bool pack = p->opcode == O_Pack;
+		uint32_t nin = pack ? s.n : s.n - 1;
+		int64_t ax;
+		if (pack) {
+			ax = op_get_int(g, p, "axis", 0);
+		} else {
+			if (in_value(g, &s, nin, a, budget, depth) != 1 ||
+			    !dbl_i64(a[0], &ax))
+				return -1;
+		}
+		if (!norm_axis(&ax, t->rank))
+			return -1;
+		int64_t off = 0; /* position along the axis */
+		for (uint32_t j = 0; j < nin; j++) {
+			const Type *xj = in_type(&s, j);
+			if (!xj || xj->rank != t->rank - (pack ? 1 : 0))
+				return -1;
+			int64_t nj = type_numel(xj);
+			if (nj < 0 || in_value(g, &s, j, a, budget, depth) != nj)
+				return -1;
+			int64_t ost[MAXR];
+			strides_of(t, ost);
+			for (int64_t f = 0; f < nj; f++) {
+				int64_t o = 0;
+				unflatten(xj, f, idx);
+				for (int i = 0, q = 0; i < t->rank; i++) {
+					int64_t v;
+					if (pack)
+						v = i == ax ? (int64_t)j : idx[q++];
+					else
+						v = idx[q++] + (i == ax ? off : 0);
+					o += v * ost[i];
+				}
+				if (o < 0 || o >= n)
+					return -1;
+				out[o] = a[f];
+			}
+			off += pack ? 1 : (xj->rank > ax ? xj->dims[ax] : 0);
+		}
+		return (int)n;
+	}
+	case O_SparseToDense: {
+		/* (indices [N] or [N,r] or a scalar, output_shape, values [N] or
+		 * a scalar, default_value) */
+		const Type *it = x, *vt = in_type(&s, 2);
+		double dv[1];
+		int64_t ost[MAXR];
+		if (!it || !vt || it->rank > 2 || in_value(g, &s, 3, dv, budget, depth) != 1)
+			return -1;
+		int ni = in_value(g, &s, 0, a, budget, depth);
+		int nv = in_value(g, &s, 2, b, budget, depth);
+		int rr = it->rank == 2 ? (int)it->dims[1] : 1;
+		if (ni < 0 || nv < 0 || (ni && rr != t->rank) || (rr && ni % rr))
+			return -1;
+		int cnt = rr ? ni / rr : 0;
+		if (nv != 1 && nv != cnt)
+			return -1;
+		strides_of(t, ost);
+		for (int64_t i = 0; i < n; i++)
+			out[i] = dv[0];
+		for (int e = 0; e < cnt; e++) {
+			int64_t f = 0;
+			for (int q = 0; q < rr; q++) {
+				int64_t v;
+				if (!dbl_i64(a[e * rr + q], &v) || v < 0 || v >= t->dims[q])
+					return -1;
+				f += v * ost[q];
+			}
+			out[f] = b[nv == 1 ? 0 : e];
+		}
+		return (int)n;
+	}
+	case O_Fill:
+		if (in_value(g, &s, 1, a, budget, depth) != 1)
+			return -1;
+		for (int64_t i = 0; i < n; i++)
+			out[i] = a[0];
+		return (int)n;
+	case O_Range: {
+		if (in_value(g, &s, 0, a, budget, depth) != 1 ||
+		    in_value(g, &s, 1, a + 1, budget, depth) != 1 ||
+		    in_value(g, &s, 2, a + 2, budget, depth) != 1)
+			return -1;
+		for (int64_t i = 0; i < n; i++)
+			out[i] = to_dtype(t->dt, a[0] + (double)i * a[2]);
+		return (int)n;
+	}
+	case O_Prod: case O_Sum: case O_Max: case O_Min: {
+		if (!x || x->rank > MAXR || type_numel(x) < 0 ||
+		    in_value(g, &s, 0, a, budget, depth) != type_numel(x))
+			return -1;
+		m = in_value(g, &s, 1, b, budget, depth);
+		if (m < 0)
+			return -1;
+		bool mask[MAXR] = {false};
+		for (int i = 0; i < m; i++) {
+			int64_t ax;
+			if (!dbl_i64(b[i], &ax) || !norm_axis(&ax, x->rank))
+				return -1;
+			mask[ax] = true;
+		}
+		for (int64_t i = 0; i < n; i++)
+			out[i] = p->opcode == O_Prod ? 1 : p->opcode == O_Sum ? 0
+				 : p->opcode == O_Max ? -HUGE_VAL : HUGE_VAL;
+		int64_t ost[MAXR];
+		strides_of(t, ost);
+		bool keep = t->rank == x->rank;
+		for (int64_t f = 0; f < type_numel(x); f++) {
+			unflatten(x, f, idx);
+			int64_t o = 0;
+			for (int i = 0, q = 0; i < x->rank; i++) {
+				if (mask[i] && !keep)
+					continue;
+				o += (mask[i] ? 0 : idx[i]) * ost[q++];
+			}
+			if (o < 0 || o >= n)
+				return -1;
+			double v = a[f];
+			switch (p->opcode) {
+			case O_Prod: out[o] *= v; break;
+			case O_Sum: out[o] += v; break;
+			case O_Max: if (v > out[o]) out[o] = v; break;
+			default: if (v < out[o]) out[o] = v; break;
+			}
+		}
+		return (int)n;
+	}
+	case O_Unpack: {
+		if (!x || x->rank > MAXR || type_numel(x) < 0 ||
+		    in_value(g, &s, 0, a, budget, depth) != type_numel(x))
+			return -1;
+		int64_t ax = op_get_int(g, p, "axis", 0);
+		if (!norm_axis(&ax, x->rank))
+			return -1;
+		for (int64_t f = 0, o = 0; f < type_numel(x); f++) {
+			unflatten(x, f, idx);
+			if (idx[ax] == (int64_t)k && o < n)
+				out[o++] = a[f];
+		}
+		return (int)n;
+	}
+	case O_GatherV2: {
+		const Type *it = in_type(&s, 1);
+		if (!x || !it || x->rank > MAXR || it->rank > MAXR ||
+		    type_numel(x) < 0 || type_numel(it) < 0 ||
+		    in_value(g, &s, 0, a, budget, depth) != type_numel(x) ||
+		    in_value(g, &s, 1, b, budget, depth) != type_numel(it))
+			return -1;
+		double av[1];
+		if (in_value(g, &s, 2, av, budget, depth) != 1)
+			return -1;
+		int64_t ax, xst[MAXR];
+		if (!dbl_i64(av[0], &ax) || !norm_axis(&ax, x->rank) ||
+		    t->rank != x->rank - 1 + it->rank)
+			return -1;
+		strides_of(x, xst);
+		for (int64_t i = 0; i < n; i++) {
+			unflatten(t, i, idx);
+			int64_t ii = 0, ist[MAXR];
+			strides_of(it, ist);
+			for (int q = 0; q < it->rank; q++)
+				ii += idx[ax + q] * ist[q];
+			if (ii < 0 || ii >= type_numel(it))
+				return -1;
+			int64_t sel;
+			if (!dbl_i64(b[ii], &sel) || sel < 0 || sel >= x->dims[ax])
+				return -1;
+			int64_t f = 0;
+			for (int q = 0; q < x->rank; q++) {
+				int64_t v = q < ax ? idx[q] : q == ax ? sel
+					   : idx[q - 1 + it->rank];
+				f += v * xst[q];
+			}
+			if (f < 0 || f >= type_numel(x))
+				return -1;
+			out[i] = a[f];
+		}
+		return (int)n;
+	}
+	case O_Slice: case O_StridedSlice: {
+		if (!x || x->rank > MAXR || type_numel(x) < 0 || type_numel(x) > VMAX ||
+		    in_value(g, &s, 0, a, budget, depth) != type_numel(x))
+			return -1;
+		int64_t bg[MAXR], en[MAXR], st[MAXR], xst[MAXR], sel[MAXR];
+		int nb = 0;
+		double v[MAXR];
+		m = in_value(g, &s, 1, v, budget, depth);
+		if (m < 0 || m > MAXR)
+			return -1;
+		for (int i = 0; i < m; i++)
+			if (!dbl_i64(v[i], &bg[i]))
+				return -1;
+		nb = m;
+		if (in_value(g, &s, 2, v, budget, depth) != nb)
+			return -1;
+		for (int i = 0; i < nb; i++)
+			if (!dbl_i64(v[i], &en[i]))
+				return -1;
+		strides_of(x, xst);
+		if (p->opcode == O_Slice) {
+			if (nb != x->rank || t->rank != x->rank)
+				return -1;
+			for (int64_t i = 0; i < n; i++) {
+				unflatten(t, i, idx);
+				int64_t f = 0;
+				for (int q = 0; q < x->rank; q++)
+					f += (bg[q] + idx[q]) * xst[q];
+				if (f < 0 || f >= type_numel(x))
+					return -1;
+				out[i] = a[f];
+			}
+			return (int)n;
+		}
+		if (in_value(g, &s, 3, v, budget, depth) != nb)
+			return -1;
+		for (int i = 0; i < nb; i++)
+			if (!dbl_i64(v[i], &st[i]))
+				return -1;
+		SSlice ss;
+		if (ss_spec(g, p, x, bg, en, st, nb, &ss, NULL, 0) != 0 ||
+		    ss.nfinal != t->rank)
+			return -1;
+		for (int64_t i = 0; i < n; i++) {
+			int64_t f = 0;
+			unflatten(t, i, idx);
+			ss_index(&ss, x->rank, idx, sel);
+			for (int q = 0; q < x->rank; q++)
+				f += sel[q] * xst[q];
+			if (f < 0 || f >= type_numel(x))
+				return -1;
+			out[i] = a[f];
+		}
+		return (int)n;
+	}
+	}
+	return -1;
+}
+
+/* The value of data input k when it is constant: a Const's `value`, a
+ * Shape op's of a fully known type, or op_value's fold.  Returns the
+ * count, or -1. */
 static int const_ints(const Graph *g, const Ins *s, uint32_t k, int64_t *out,
 		      int max)
 {
 	const Input *in = in_at(s, k);
-	if (!in || !in->src || in->idx != 0)
+	if (!in || !in->src)
 		return -1;
 	const Op *p = in->src;
-	if (p->opcode == O_Const)
-		return val_ints(op_get(g, p, "value"), out, max);
-	if (p->opcode == O_Shape) {
+	if (p->opcode == O_Const && in->idx == 0) {
+		int r = val_ints(op_get(g, p, "value"), out, max);
+		if (r >= 0)
+			return r;
+	}
+	if (p->opcode == O_Shape && in->idx == 0) {
 		Ins ps = ins_of(p);
 		const Type *t = in_type(&ps, 0);
 		if (!t || t->rank > max || !type_known(t))
@@ -204,7 +869,28 @@ static int const_ints(const Graph *g, const Ins *s, uint32_t k, int64_t *out,
 			out[i] = t->dims[i];
 		return t->rank;
 	}
-	return -1;
+	double v[VMAX];
+	int budget = VBUDGET;
+	int n = op_value(g, p, in->idx, v, &budget, 0);
+	if (n < 0 || n > max)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (v[i] != floor(v[i]) || v[i] > (double)DIM_MAX || v[i] < -(double)DIM_MAX)
+			return -1;
+		out[i] = (int64_t)v[i];
+	}
+	return n;
+}
+
+/* Numbers (floats allowed) of data input k when constant; count or -1. */
+static int const_nums(const Graph *g, const Ins *s, uint32_t k, double *out,
+		      int max)
+{
+	const Input *in = in_at(s, k);
+	if (!in || !in->src || max < VMAX)
+		return -1;
+	int budget = VBUDGET;
+	return op_value(g, in->src, in->idx, out, &budget, 0);
 }
 
 /* A scalar constant input (an axis). */
@@ -1009,7 +1695,8 @@ static int sh_pack(Ctx *c)
 	if (!x0 || x0->rank >= MAXR)
 		return 1;
 	int64_t d[MAXR], e[MAXR];
-	memcpy(d, x0->dims, sizeof(int64_t) * (size_t)x0->rank);
+	if (x0->rank > 0)
+		memcpy(d, x0->dims, sizeof(int64_t) * (size_t)x0->rank);
 	for (uint32_t k = 1; k < c->in.n; k++) {
 		const Type *x = in_type(&c->in, k);
 		if (!x)
@@ -1212,6 +1899,310 @@ static int sh_pad_slice_tile(Ctx *c, int fn)
 	return 0;
 }
 
+static int sh_select(Ctx *c)
+{
+	const Type *cd = in_type(&c->in, 0), *t = in_type(&c->in, 1),
+		   *e = in_type(&c->in, 2);
+	int64_t d[MAXR], d2[MAXR];
+	if (!cd || !t || !e || cd->rank > MAXR || t->rank > MAXR || e->rank > MAXR)
+		return 1;
+	if (same_dtype(c, t, e) < 0)
+		return -1;
+	if (cd->dt != DT_BOOL)
+		return fail(c, "condition must be bool, not %s", dtype_name(cd->dt));
+	if (c->op->opcode == O_SelectV2) {
+		int r = broadcast(c, t, e, d);
+		if (r < 0)
+			return -1;
+		Type te = {t->dt, r, d};
+		int r2 = broadcast(c, cd, &te, d2);
+		if (r2 < 0)
+			return -1;
+		set_out(c, 0, t->dt, r2, d2);
+		return 0;
+	}
+	if (merge_shape(c, t, e, d) < 0)
+		return -1;
+	if (cd->rank == 1 && t->rank > 1) {
+		int64_t b;
+		if (merge_dim(c, cd->dims[0], d[0], &b, "condition and dimension 0") < 0)
+			return -1;
+	} else if (cd->rank != 0) {
+		Type te = {t->dt, t->rank, d};
+		if (merge_shape(c, cd, &te, d2) < 0)
+			return -1;
+	}
+	set_out(c, 0, t->dt, t->rank, d);
+	return 0;
+}
+
+static int sh_range(Ctx *c)
+{
+	double v[3][VMAX];
+	for (uint32_t k = 0; k < 3; k++)
+		if (const_nums(c->g, &c->in, k, v[k], VMAX) != 1)
+			return 1;
+	double start = v[0][0], limit = v[1][0], delta = v[2][0];
+	if (delta == 0)
+		return fail(c, "delta must not be 0");
+	double len = ceil((limit - start) / delta);
+	if (isnan(len))
+		return fail(c, "start, limit and delta must be finite");
+	if (len < 0)
+		len = 0;
+	if (len > (double)DIM_MAX)
+		return fail(c, "the range is too long");
+	const Type *x = in_type(&c->in, 0);
+	DType dt;
+	if (!attr_dtype(c->g, c->op, "Tidx", &dt))
+		dt = x ? x->dt : DT_I32;
+	int64_t n = (int64_t)len;
+	set_out(c, 0, dt, 1, &n);
+	return 0;
+}
+
+static int sh_stridedslice(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x || x->rank > MAXR)
+		return 1;
+	int64_t b[MAXR], e[MAXR], st[MAXR], d[MAXR];
+	int n = const_ints(c->g, &c->in, 1, b, MAXR);
+	if (n < 0 || const_ints(c->g, &c->in, 2, e, MAXR) != n ||
+	    const_ints(c->g, &c->in, 3, st, MAXR) != n)
+		return 1;
+	SSlice ss;
+	int r = ss_spec(c->g, c->op, x, b, e, st, n, &ss, c->msg, c->n);
+	if (r)
+		return r;
+	for (int i = 0; i < ss.nfinal; i++)
+		d[i] = ss.final[i] < 0 ? 1 : ss.size[ss.final[i]];
+	set_out(c, 0, x->dt, ss.nfinal, d);
+	return 0;
+}
+
+static int sh_unpack(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x || x->rank > MAXR)
+		return 1;
+	if (x->rank < 1)
+		return fail(c, "the input must have rank 1 or more");
+	int64_t a = op_get_int(c->g, c->op, "axis", 0), d[MAXR];
+	if (!norm_axis(&a, x->rank))
+		return fail(c, "axis %lld is out of range for rank %d", (long long)a,
+			    x->rank);
+	if (x->dims[a] >= 0 && x->dims[a] != (int64_t)c->nout)
+		return fail(c, "dimension %lld has size %lld but the op has %u outputs",
+			    (long long)a, (long long)x->dims[a], c->nout);
+	for (int i = 0, j = 0; i < x->rank; i++)
+		if (i != a)
+			d[j++] = x->dims[i];
+	for (uint32_t k = 0; k < c->nout; k++)
+		set_out(c, k, x->dt, x->rank - 1, d);
+	return 0;
+}
+
+static int sh_gathernd(Ctx *c)
+{
+	const Type *p = in_type(&c->in, 0), *ix = in_type(&c->in, 1);
+	if (!p || !ix || p->rank > MAXR || ix->rank > MAXR)
+		return 1;
+	if (ix->rank < 1)
+		return fail(c, "indices must have rank 1 or more");
+	int64_t k = ix->dims[ix->rank - 1], d[2 * MAXR];
+	if (k < 0)
+		return 1;
+	if (k > p->rank)
+		return fail(c, "indices index %lld dimensions of a rank-%d params",
+			    (long long)k, p->rank);
+	int r = 0;
+	for (int i = 0; i < ix->rank - 1; i++)
+		d[r++] = ix->dims[i];
+	for (int i = (int)k; i < p->rank; i++)
+		d[r++] = p->dims[i];
+	if (r > MAXR)
+		return 1;
+	set_out(c, 0, p->dt, r, d);
+	return 0;
+}
+
+static int sh_depthtospace(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
+		return 1;
+	if (need_rank(c, x, 4, "the input") < 0)
+		return -1;
+	int64_t bs = op_get_int(c->g, c->op, "block_size", -1), d[4];
+	if (bs < 2 || bs > 4096)
+		return fail(c, "block_size must be at least 2");
+	bool nchw = is_nchw(c->g, c->op);
+	int hd = nchw ? 2 : 1, wd = nchw ? 3 : 2, cd = nchw ? 1 : 3;
+	memcpy(d, x->dims, sizeof d);
+	int64_t b2 = bs * bs;
+	if (c->op->opcode == O_DepthToSpace) {
+		if (x->dims[cd] >= 0 && x->dims[cd] % b2)
+			return fail(c, "depth %lld is not a multiple of block_size^2 = %lld",
+				    (long long)x->dims[cd], (long long)b2);
+		d[cd] = x->dims[cd] < 0 ? UNK : x->dims[cd] / b2;
+		d[hd] = x->dims[hd] < 0 ? UNK : x->dims[hd] * bs;
+		d[wd] = x->dims[wd] < 0 ? UNK : x->dims[wd] * bs;
+	} else {
+		for (int i = 0; i < 2; i++) {
+			int di = i ? wd : hd;
+			if (x->dims[di] >= 0 && x->dims[di] % bs)
+				return fail(c, "dimension %d (%lld) is not a multiple of block_size %lld",
+					    di, (long long)x->dims[di], (long long)bs);
+			d[di] = x->dims[di] < 0 ? UNK : x->dims[di] / bs;
+		}
+		d[cd] = x->dims[cd] < 0 ? UNK : x->dims[cd] * b2;
+	}
+	for (int i = 0; i < 4; i++)
+		if (d[i] > DIM_MAX)
+			return fail(c, "the output is too large");
+	set_out(c, 0, x->dt, 4, d);
+	return 0;
+}
+
+/* SpaceToBatchND (input, block_shape, paddings) and BatchToSpaceND
+ * (input, block_shape, crops). */
+static int sh_spacebatch(Ctx *c, bool to_batch)
+{
+	const Type *x = in_type(&c->in, 0);
+	int64_t bl[MAXR], pc[2 * MAXR], d[MAXR];
+	if (!x || x->rank > MAXR)
+		return 1;
+	int m = const_ints(c->g, &c->in, 1, bl, MAXR);
+	if (m < 0 || const_ints(c->g, &c->in, 2, pc, 2 * MAXR) != 2 * m)
+		return m < 0 ? 1 : fail(c, "%s must have [%d,2] entries",
+					to_batch ? "paddings" : "crops", m);
+	if (m < 1 || x->rank < m + 1)
+		return fail(c, "block_shape has %d entries for an input of rank %d",
+			    m, x->rank);
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+	int64_t prod = 1;
+	for (int i = 0; i < m; i++) {
+		if (bl[i] < 1 || pc[2 * i] < 0 || pc[2 * i + 1] < 0)
+			return fail(c, "block_shape must be positive, %s not negative",
+				    to_batch ? "paddings" : "crops");
+		if (mul_big(prod, bl[i], &prod))
+			return fail(c, "the block is too large");
+		int64_t s = x->dims[1 + i];
+		if (s < 0) {
+			d[1 + i] = UNK;
+			continue;
+		}
+		if (to_batch) {
+			int64_t t = s + pc[2 * i] + pc[2 * i + 1];
+			if (t % bl[i])
+				return fail(c, "padded dimension %d (%lld) is not a multiple of %lld",
+					    1 + i, (long long)t, (long long)bl[i]);
+			d[1 + i] = t / bl[i];
+		} else {
+			int64_t t;
+			if (mul_big(s, bl[i], &t))
+				return fail(c, "the output is too large");
+			t -= pc[2 * i] + pc[2 * i + 1];
+			if (t < 0)
+				return fail(c, "crops are larger than dimension %d", 1 + i);
+			d[1 + i] = t;
+		}
+	}
+	if (x->dims[0] >= 0) {
+		if (to_batch) {
+			if (mul_big(x->dims[0], prod, &d[0]))
+				return fail(c, "the batch is too large");
+		} else {
+			if (x->dims[0] % prod)
+				return fail(c, "batch %lld is not a multiple of the block size %lld",
+					    (long long)x->dims[0], (long long)prod);
+			d[0] = x->dims[0] / prod;
+		}
+	}
+	set_out(c, 0, x->dt, x->rank, d);
+	return 0;
+}
+
+static int sh_resize(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	int64_t v[2], d[4];
+	if (!x)
+		return 1;
+	if (need_rank(c, x, 4, "images") < 0)
+		return -1;
+	int n = const_ints(c->g, &c->in, 1, v, 2);
+	if (n < 0)
+		return 1;
+	if (n != 2 || v[0] < 1 || v[1] < 1)
+		return fail(c, "size must be 2 positive sizes");
+	d[0] = x->dims[0];
+	d[1] = v[0];
+	d[2] = v[1];
+	d[3] = x->dims[3];
+	set_out(c, 0, c->op->opcode == O_ResizeBilinear ? DT_F32 : x->dt, 4, d);
+	return 0;
+}
+
+static int sh_sparsetodense(Ctx *c)
+{
+	const Type *vals = in_type(&c->in, 2);
+	int64_t d[MAXR];
+	if (!vals)
+		return 1;
+	int n = const_ints(c->g, &c->in, 1, d, MAXR);
+	if (n < 0)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (d[i] < 0)
+			return fail(c, "output_shape must not be negative");
+	set_out(c, 0, vals->dt, n, d);
+	return 0;
+}
+
+static int sh_topk(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0);
+	int64_t k, d[MAXR];
+	if (!x || x->rank > MAXR || !const_int(c->g, &c->in, 1, &k))
+		return 1;
+	if (x->rank < 1)
+		return fail(c, "the input must have rank 1 or more");
+	int64_t last = x->dims[x->rank - 1];
+	if (k < 0 || (last >= 0 && k > last))
+		return fail(c, "k = %lld is out of range for a last dimension of %lld",
+			    (long long)k, (long long)last);
+	memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+	d[x->rank - 1] = k;
+	set_out(c, 0, x->dt, x->rank, d);
+	set_out(c, 1, DT_I32, x->rank, d);
+	return 0;
+}
+
+static int sh_segmentsum(Ctx *c)
+{
+	const Type *x = in_type(&c->in, 0), *ids = in_type(&c->in, 1);
+	int64_t n, d[MAXR];
+	if (!x || !ids || x->rank > MAXR || !const_int(c->g, &c->in, 2, &n))
+		return 1;
+	if (ids->rank > x->rank)
+		return fail(c, "segment_ids (rank %d) must be a prefix of data (rank %d)",
+			    ids->rank, x->rank);
+	for (int i = 0; i < ids->rank; i++)
+		if (ids->dims[i] >= 0 && x->dims[i] >= 0 && ids->dims[i] != x->dims[i])
+			return fail(c, "segment_ids dimension %d (%lld) differs from data's (%lld)",
+				    i, (long long)ids->dims[i], (long long)x->dims[i]);
+	if (n < 0)
+		return fail(c, "num_segments must not be negative");
+	int r = 0;
+	d[r++] = n;
+	for (int i = ids->rank; i < x->rank; i++)
+		d[r++] = x->dims[i];
+	set_out(c, 0, x->dt, r, d);
+	return 0;
+}
+
 static int infer(Ctx *c, int fn)
 {
 	const Ins *s = &c->in;
@@ -1246,7 +2237,8 @@ static int infer(Ctx *c, int fn)
 	case SH_NARY:
 		if (!x || x->rank > MAXR)
 			return 1;
-		memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+		if (x->rank > 0)
+			memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
 		for (uint32_t k = 1; k < s->n; k++) {
 			y = in_type(s, k);
 			if (!y)
@@ -1350,6 +2342,58 @@ static int infer(Ctx *c, int fn)
 	}
 	case SH_PAD: case SH_SLICE: case SH_TILE:
 		return sh_pad_slice_tile(c, fn);
+	case SH_COMPARE:
+	case SH_LOGICAL: {
+		y = in_type(s, 1);
+		if (!x || !y || x->rank > MAXR || y->rank > MAXR)
+			return 1;
+		if (same_dtype(c, x, y) < 0)
+			return -1;
+		if (fn == SH_LOGICAL && x->dt != DT_BOOL)
+			return fail(c, "inputs must be bool, not %s", dtype_name(x->dt));
+		int r = broadcast(c, x, y, d);
+		if (r < 0)
+			return -1;
+		set_out(c, 0, DT_BOOL, r, d);
+		return 0;
+	}
+	case SH_SELECT:
+		return sh_select(c);
+	case SH_RANK:
+		if (!x)
+			return 1;
+		set_out(c, 0, DT_I32, 0, NULL);
+		return 0;
+	case SH_SIZE: {
+		DType dt;
+		if (!x)
+			return 1;
+		if (!attr_dtype(c->g, c->op, "out_type", &dt))
+			dt = DT_I32;
+		set_out(c, 0, dt, 0, NULL);
+		return 0;
+	}
+	case SH_RANGE:
+		return sh_range(c);
+	case SH_STRIDEDSLICE:
+		return sh_stridedslice(c);
+	case SH_UNPACK:
+		return sh_unpack(c);
+	case SH_GATHERND:
+		return sh_gathernd(c);
+	case SH_DEPTHTOSPACE:
+		return sh_depthtospace(c);
+	case SH_SPACETOBATCH:
+	case SH_BATCHTOSPACE:
+		return sh_spacebatch(c, fn == SH_SPACETOBATCH);
+	case SH_RESIZE:
+		return sh_resize(c);
+	case SH_SPARSETODENSE:
+		return sh_sparsetodense(c);
+	case SH_TOPK:
+		return sh_topk(c);
+	case SH_SEGMENTSUM:
+		return sh_segmentsum(c);
 	case SH_FILL: {
 		y = in_type(s, 1);
 		int n = const_ints(c->g, s, 0, d, MAXR);
@@ -1389,6 +2433,18 @@ int op_num_outputs(const Graph *g, const Op *op)
 	}
 	case O_IdentityN:
 		return (int)ins_of(op).n;
+	case O_Unpack: {
+		int64_t n = op_get_int(g, op, "num", -1);
+		if (n >= 0)
+			return n > 1 << 20 ? -1 : (int)n;
+		Ins s = ins_of(op);
+		const Type *x = in_type(&s, 0);
+		int64_t a = op_get_int(g, op, "axis", 0);
+		if (!x || !norm_axis(&a, x->rank) || x->dims[a] < 0 ||
+		    x->dims[a] > 1 << 20)
+			return -1;
+		return (int)x->dims[a];
+	}
 	default: /* Apply*: gir's `: ()` or TF's updated variable */
 		return op->nout <= 1 ? (int)op->nout : 1;
 	}
@@ -1504,6 +2560,24 @@ static void pool_window(const Graph *g, const Op *op, double k[2])
 		k[0] = k[1] = 1;
 }
 
+/* FLOPs per output element of the ops a fused kernel applies after its
+ * contraction (`fused_ops`): FusedBatchNorm a multiply and an add, every
+ * other (BiasAdd, Relu, Relu6, Add, LeakyRelu, ...) one. */
+static double fused_extra(const Graph *g, const Op *op)
+{
+	const Value *v = op_get(g, op, "fused_ops");
+	double f = 0;
+	if (!v || v->kind != V_LIST)
+		return 0;
+	for (uint32_t k = 0; k < v->list.n; k++) {
+		const Value *x = v->list.items[k];
+		if (x->kind != V_STR && x->kind != V_IDENT)
+			continue;
+		f += !strncmp(x->s, "FusedBatchNorm", 14) ? 2 : 1;
+	}
+	return f;
+}
+
 double op_flops(const Graph *g, const Op *op)
 {
 	double ann = op_ann_num(g, op, ANN_FLOPS, -1);
@@ -1574,6 +2648,25 @@ double op_flops(const Graph *g, const Op *op)
 	case FL_POOL:
 		pool_window(g, op, k);
 		return prod(3, numel_of(o), k[0], k[1]);
+	case FL_FCONV2D:
+	case FL_FDWCONV: {
+		if (!w || w->rank != 4)
+			return -1;
+		double base = fn->flops == FL_FCONV2D
+				      ? prod(5, 2.0, numel_of(o), dim_of(w, 0), dim_of(w, 1), dim_of(w, 2))
+				      : prod(4, 2.0, numel_of(o), dim_of(w, 0), dim_of(w, 1));
+		return base < 0 ? -1 : base + fused_extra(g, op) * numel_of(o);
+	}
+	case FL_FMATMUL: {
+		bool ta = op_get_bool(g, op, "transpose_a", false);
+		bool tb = op_get_bool(g, op, "transpose_b", false);
+		if (!x || !w || x->rank != 2 || w->rank != 2)
+			return -1;
+		double base = prod(4, 2.0, dim_of(x, ta ? 1 : 0), dim_of(x, ta ? 0 : 1),
+				   dim_of(w, tb ? 0 : 1));
+		return base < 0 || numel_of(o) < 0 ? -1
+						   : base + fused_extra(g, op) * numel_of(o);
+	}
 	case FL_POOLGRAD:
 		pool_window(g, op, k);
 		return prod(3, numel_of(in_type(&s, s.n - 1)), k[0], k[1]);
@@ -1619,6 +2712,34 @@ static bool reduced(const Graph *g, const Op *op, const Ins *s, int r,
 	return true;
 }
 
+/* StridedSlice: output dims that take their input dim whole (stride 1,
+ * the full range), in the same position (no new or shrunk axis before). */
+static int op_split_dims_ss(const Graph *g, const Op *op, int *dims, int max)
+{
+	Ins s = ins_of(op);
+	const Type *x = in_type(&s, 0);
+	int64_t b[MAXR], e[MAXR], st[MAXR];
+	if (!x || x->rank > MAXR)
+		return 0;
+	int n = const_ints(g, &s, 1, b, MAXR);
+	if (n < 0 || const_ints(g, &s, 2, e, MAXR) != n ||
+	    const_ints(g, &s, 3, st, MAXR) != n)
+		return 0;
+	SSlice ss;
+	if (ss_spec(g, op, x, b, e, st, n, &ss, NULL, 0) != 0)
+		return 0;
+	int m = 0;
+	for (int i = 0; i < ss.nfinal; i++) {
+		int j = ss.final[i];
+		if (j != i)
+			break; /* a new or shrunk axis before: positions move */
+		if (ss.begin[j] == 0 && ss.stride[j] == 1 && x->dims[j] >= 0 &&
+		    ss.size[j] == x->dims[j] && m < max)
+			dims[m++] = i;
+	}
+	return m;
+}
+
 SplitCat op_split_cat(const Graph *g, const Op *op)
 {
 	SplitCat sc;
@@ -1661,6 +2782,22 @@ SplitCat op_split_cat(const Graph *g, const Op *op)
 		if (const_ints(g, &s, 1, v, MAXR) < 1)
 			return SPLIT_NONE;
 		return v[0] == 0 ? SPLIT_CONCAT : SPLIT_NONE;
+	case O_Unpack:
+		a = op_get_int(g, op, "axis", 0);
+		if (!x || !norm_axis(&a, x->rank))
+			return SPLIT_NONE;
+		return a == 0 ? SPLIT_NONE : SPLIT_CONCAT;
+	case O__FusedMatMul:
+		return op_get_bool(g, op, "transpose_a", false) ? SPLIT_NONE
+								 : SPLIT_CONCAT;
+	case O_StridedSlice: {
+		int d[MAXR];
+		int n = op_split_dims_ss(g, op, d, MAXR);
+		for (int i = 0; i < n; i++)
+			if (d[i] == 0)
+				return SPLIT_CONCAT;
+		return SPLIT_NONE;
+	}
 	}
 	return info->split;
 }
@@ -1766,6 +2903,8 @@ int op_split_dims(const Graph *g, const Op *op, int *dims, int max)
 							   : v[i] == 1)
 				n = put(dims, n, max, i);
 		return n;
+	case SD_STRIDEDSLICE:
+		return op_split_dims_ss(g, op, dims, max);
 	case SD_SLICE:
 		if (!x || x->rank != r || r > MAXR ||
 		    const_ints(g, &s, 1, v, MAXR) != r ||
@@ -1788,4 +2927,40 @@ int op_input_ints(const Graph *g, const Op *op, uint32_t k, int64_t *out,
 {
 	Ins s = ins_of(op);
 	return const_ints(g, &s, k, out, max);
+}
+
+unsigned op_flags(const Op *op)
+{
+	const OpInfo *i = op_info(op->opcode);
+	return i ? i->flags : 0;
+}
+
+static unsigned role_flag(Role r)
+{
+	switch (r) {
+	case ROLE_PARAM: return OPF_PARAM;
+	case ROLE_UPDATE: return OPF_UPDATE;
+	case ROLE_LOSS: return OPF_LOSS;
+	case ROLE_INPUT: return OPF_INPUT;
+	case ROLE_BWD: return OPF_GRAD;
+	default: return 0;
+	}
+}
+
+Role op_role(const Graph *g, const Op *op)
+{
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	if (s)
+		return role_parse(s);
+	unsigned f = op_flags(op);
+	for (int r = 1; r < ROLE_COUNT; r++)
+		if (role_flag((Role)r) & f)
+			return (Role)r;
+	return ROLE_NONE;
+}
+
+bool op_has_role(const Graph *g, const Op *op, Role r)
+{
+	const char *s = op_ann_str(g, op, ANN_ROLE);
+	return (s && role_parse(s) == r) || (role_flag(r) & op_flags(op));
 }

@@ -30,61 +30,10 @@ enum {
 	EV_OP_START,
 };
 
-typedef struct Ev {
-	double t;
-	uint32_t kind, id;
-} Ev;
-
-typedef struct Heap {
-	Ev *a;
-	size_t n, cap;
-} Heap;
-
-static bool ev_less(const Ev *x, const Ev *y)
+/* Events are ordered by time, then kind, then op: tie = kind << 32 | id. */
+static void push_ev(Heap *h, double t, uint32_t kind, uint32_t id)
 {
-	if (x->t != y->t)
-		return x->t < y->t;
-	if (x->kind != y->kind)
-		return x->kind < y->kind;
-	return x->id < y->id;
-}
-
-static void heap_push(Heap *h, double t, uint32_t kind, uint32_t id)
-{
-	if (h->n == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 256;
-		h->a = xrealloc(h->a, sizeof(Ev) * h->cap);
-	}
-	size_t i = h->n++;
-	Ev e = {t, kind, id};
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!ev_less(&e, &h->a[p]))
-			break;
-		h->a[i] = h->a[p];
-		i = p;
-	}
-	h->a[i] = e;
-}
-
-static Ev heap_pop(Heap *h)
-{
-	Ev top = h->a[0], last = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && ev_less(&h->a[c + 1], &h->a[c]))
-			c++;
-		if (!ev_less(&h->a[c], &last))
-			break;
-		h->a[i] = h->a[c];
-		i = c;
-	}
-	if (h->n)
-		h->a[i] = last;
-	return top;
+	heap_push(h, t, (uint64_t)kind << 32 | id, id);
 }
 
 /* One tensor sent implicitly from op u's output k to device dst (an edge
@@ -212,18 +161,6 @@ static int devtab_find(const DevTab *t, const Cluster *c, const char *n)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static unsigned op_flags(const Op *op)
-{
-	const OpInfo *i = op_info(op->opcode);
-	return i ? i->flags : 0;
-}
-
-static bool has_role(const Graph *g, const Op *op, Role r)
-{
-	const char *s = op_ann_str(g, op, ANN_ROLE);
-	return s && role_parse(s) == r;
-}
-
 static void mem_add(Sim *s, int d, double b)
 {
 	s->mem[d] += b;
@@ -300,7 +237,7 @@ static void coll_start(Sim *s, Coll *c)
 		s->r->start[i] = st;
 		s->r->finish[i] = fin;
 		s->r->seq[i] = s->nseq++;
-		heap_push(&s->h, st, EV_OP_START, i);
+		push_ev(&s->h, st, EV_OP_START, i);
 	}
 	for (uint32_t j = 0; j < c->n; j++) {
 		int r = s->res0[s->cmem[c->first + j]];
@@ -339,7 +276,7 @@ static void dispatch(Sim *s, uint32_t i, double t)
 		res_hold(s, r0, fin, s->dur[i], b);
 		res_hold(s, r1, fin, s->dur[i], b);
 	}
-	heap_push(&s->h, st, EV_OP_START, i);
+	push_ev(&s->h, st, EV_OP_START, i);
 }
 
 /* @order mode: dispatch resource r's next ops while they are ready. */
@@ -358,7 +295,8 @@ static void run_next(Sim *s, int d, double t)
 {
 	if (s->running[d] || !s->rq[d].n)
 		return;
-	Ev e = heap_pop(&s->rq[d]);
+	HeapItem e;
+	heap_pop(&s->rq[d], &e);
 	s->running[d] = true;
 	dispatch(s, e.id, t);
 }
@@ -368,9 +306,9 @@ static void op_ready(Sim *s, uint32_t i, double t)
 	int r = s->res0[i];
 	if (s->prio && s->kind[i] == K_COMPUTE) {
 		/* Highest priority first, ties by op id. */
-		heap_push(&s->rq[r], -s->prio[i], 0, i);
+		heap_push(&s->rq[r], -s->prio[i], i, i);
 		if (!s->running[r])
-			heap_push(&s->h, t, EV_DEV_WAKE, (uint32_t)r);
+			push_ev(&s->h, t, EV_DEV_WAKE, (uint32_t)r);
 		return;
 	}
 	if (r < 0 || !s->ordered[r]) {
@@ -385,7 +323,7 @@ static void op_ready(Sim *s, uint32_t i, double t)
 static void dec_pending(Sim *s, uint32_t i, double t)
 {
 	if (--s->pending[i] == 0)
-		heap_push(&s->h, t, EV_OP_READY, i);
+		push_ev(&s->h, t, EV_OP_READY, i);
 }
 
 static void release_out(Sim *s, uint32_t u, uint32_t k)
@@ -438,7 +376,7 @@ static void op_finish(Sim *s, uint32_t i, double t)
 		xf->finish = st + xf->dur;
 		for (int r = 0; r < xf->nres; r++)
 			res_hold(s, xf->res[r], xf->finish, xf->dur, xf->bytes);
-		heap_push(&s->h, st, EV_X_START, x);
+		push_ev(&s->h, st, EV_X_START, x);
 	}
 }
 
@@ -915,9 +853,9 @@ static void sim_cleanup(Sim *s)
 	free(s->pairbase);
 	free(s->local);
 	free(s->mcount);
-	free(s->h.a);
+	heap_free(&s->h);
 	for (int d = 0; s->rq && d < s->ndev; d++)
-		free(s->rq[d].a);
+		heap_free(&s->rq[d]);
 	free(s->rq);
 	free(s->running);
 }
@@ -1063,10 +1001,8 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 		else if (s.kind[i] == K_COMPUTE)
 			s.dur[i] = cost_op(m, op, c->devs[dv].type);
 		s.pending[i] = op->nin;
-		bool param = (op_flags(op) & OPF_PARAM) ||
-			     has_role(g, op, ROLE_PARAM);
-		bool update = (op_flags(op) & OPF_UPDATE) ||
-			      has_role(g, op, ROLE_UPDATE);
+		bool param = op_has_role(g, op, ROLE_PARAM);
+		bool update = op_has_role(g, op, ROLE_UPDATE);
 		double mem = cost_op_mem(m, op);
 		if (param || update) {
 			/* Resident for the whole iteration, from time 0. */
@@ -1081,10 +1017,12 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	}
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->ops[i]->dead && s.pending[i] == 0)
-			heap_push(&s.h, 0, EV_OP_READY, i);
+			push_ev(&s.h, 0, EV_OP_READY, i);
 	uint32_t done = 0;
-	while (s.h.n) {
-		Ev e = heap_pop(&s.h);
+	HeapItem hi;
+	while (heap_pop(&s.h, &hi)) {
+		struct { double t; uint32_t kind, id; } e = {hi.key,
+			(uint32_t)(hi.tie >> 32), hi.id};
 		switch (e.kind) {
 		case EV_OP_READY:
 			op_ready(&s, e.id, e.t);
@@ -1096,7 +1034,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 				for (uint32_t k = 0; k < op->nout; k++)
 					mem_add(&s, dv, s.obytes[s.outbase[e.id] + k]);
 			mem_add(&s, dv, s.ws[e.id]);
-			heap_push(&s.h, r->finish[e.id], EV_OP_FINISH, e.id);
+			push_ev(&s.h, r->finish[e.id], EV_OP_FINISH, e.id);
 			break;
 		}
 		case EV_OP_FINISH:
@@ -1106,7 +1044,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 			op_finish(&s, e.id, e.t);
 			if (prio && s.kind[e.id] == K_COMPUTE) {
 				s.running[r->dev[e.id]] = false;
-				heap_push(&s.h, e.t, EV_DEV_WAKE, (uint32_t)r->dev[e.id]);
+				push_ev(&s.h, e.t, EV_DEV_WAKE, (uint32_t)r->dev[e.id]);
 			}
 			break;
 		case EV_DEV_WAKE:
@@ -1115,7 +1053,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 		case EV_X_START: {
 			Xfer *x = &s.x[e.id];
 			mem_add(&s, x->dst, x->bytes);
-			heap_push(&s.h, x->finish, EV_X_DONE, e.id);
+			push_ev(&s.h, x->finish, EV_X_DONE, e.id);
 			break;
 		}
 		case EV_X_DONE: {

@@ -82,7 +82,7 @@ typedef struct Comm {
 	int nparts;
 	Cache cache;
 	int64_t next_key;
-	unsigned nxfer, nsplit, nconcat, nsum, nar, nrep, nlegal;
+	unsigned nxfer, nsplit, nconcat, nsum, nar, nrep, nlegal, nsfb;
 	int errors;
 } Comm;
 
@@ -677,13 +677,6 @@ static void read_place(Comm *m, Op *op)
 	p->rep = arena_alloc(a, sizeof(Op *) * (size_t)p->n);
 }
 
-static bool is_role(const Graph *g, const Op *op, unsigned flag, Role r)
-{
-	const OpInfo *i = op_info(op->opcode);
-	const char *s = op_ann_str(g, op, ANN_ROLE);
-	return (i && (i->flags & flag)) || (s && role_parse(s) == r);
-}
-
 /* A parameter lives where its update runs: with each replica of a
  * replicated update (AllReduce, SFB), or on the parameter server.  So do
  * the variables holding an optimizer's state (Adam's m and v, momentum's
@@ -693,12 +686,12 @@ static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
 	Graph *g = m->g;
 	for (uint32_t j = 0; j < live; j++) {
 		Op *u = g->ops[topo[j]];
-		if (!is_role(g, u, OPF_UPDATE, ROLE_UPDATE))
+		if (!op_has_role(g, u, ROLE_UPDATE))
 			continue;
 		Place *pu = &m->pl[u->id];
 		for (uint32_t i = 0; i < u->nin; i++) {
 			Op *v = u->in[i].src;
-			if (u->in[i].ctrl || !is_role(g, v, OPF_PARAM, ROLE_PARAM))
+			if (u->in[i].ctrl || !op_has_role(g, v, ROLE_PARAM))
 				continue;
 			Place *pv = &m->pl[v->id];
 			pv->n = pu->n;
@@ -708,6 +701,50 @@ static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
 			pv->dup = false;
 			pv->rep = arena_alloc(m->ctx->scratch,
 					      sizeof(Op *) * (size_t)pu->n);
+		}
+	}
+}
+
+/* Sufficient-factor broadcasting (TAG §4.2.3): a replicated weight
+ * gradient G = MatMul(x, dy, transpose_a) whose replicas hold partial
+ * sums, read by an update replicated on the same devices, would take an
+ * AllReduce of G (K×N).  Gathering the factors x [B, K] and dy [B, N] on
+ * every replica instead lets each compute the whole G (G becomes a
+ * duplicate): per device (n-1)/n·B·(K+N) elements arrive rather than the
+ * ring's 2(n-1)/n·K·N.  Done where that is fewer bytes (comm<sfb>), or
+ * where the update asks for it (@sync = sfb). */
+static void sfb(Comm *m, const uint32_t *topo, uint32_t live, bool autom)
+{
+	Graph *g = m->g;
+	for (uint32_t j = 0; j < live; j++) {
+		Op *u = g->ops[topo[j]];
+		Place *pu = &m->pl[u->id];
+		if (!op_has_role(g, u, ROLE_UPDATE) || pu->n < 2)
+			continue;
+		const char *sync = op_ann_str(g, u, ANN_SYNC);
+		bool forced = sync && strcmp(sync, "sfb") == 0;
+		if (!forced && (!autom || (sync && strcmp(sync, "ring") &&
+					   strcmp(sync, "hier"))))
+			continue;
+		for (uint32_t i = 0; i < u->nin; i++) {
+			Op *gr = u->in[i].src;
+			Place *pg = &m->pl[gr->id];
+			if (u->in[i].ctrl || gr->opcode != O_MatMul || pg->dup ||
+			    !pg->begin || !same_devices(pg, pu) ||
+			    batch_okind(&m->b, gr, 0) != OK_PARTIAL ||
+			    !op_get_bool(g, gr, "transpose_a", false) ||
+			    op_get_bool(g, gr, "transpose_b", false))
+				continue;
+			const Type *x = &gr->in[0].src->out[gr->in[0].idx];
+			const Type *dy = &gr->in[1].src->out[gr->in[1].idx];
+			double factors = (double)type_numel(x) + (double)type_numel(dy);
+			double grad = (double)type_numel(&gr->out[0]);
+			if (forced || factors < 2 * grad) {
+				pg->dup = true;
+				pg->begin = pg->size = NULL;
+				pg->part = -1;
+				m->nsfb++;
+			}
 		}
 	}
 }
@@ -902,6 +939,7 @@ int pass_comm(PassCtx *ctx)
 	for (uint32_t j = 0; j < live; j++)
 		read_place(&m, g->ops[topo[j]]);
 	params_follow_updates(&m, topo, live);
+	sfb(&m, topo, live, strcmp(pass_opt(ctx, "sfb"), "true") == 0);
 	if (!m.errors)
 		for (uint32_t j = 0; j < live; j++)
 			materialise(&m, g->ops[topo[j]]);
@@ -928,8 +966,8 @@ int pass_comm(PassCtx *ctx)
 	if (ctx->report && !m.errors)
 		fprintf(ctx->report,
 			"comm: %u replicas, %u transfers, %u splits, %u concats, "
-			"%u sums, %u allreduces%s\n", m.nrep, m.nxfer, m.nsplit,
-			m.nconcat, m.nsum, m.nar,
+			"%u sums, %u allreduces, %u gradients by sufficient factors%s\n",
+			m.nrep, m.nxfer, m.nsplit, m.nconcat, m.nsum, m.nar, m.nsfb,
 			m.nlegal ? arena_printf(ctx->scratch,
 				   "; %u ops that cannot be replicated kept on "
 				   "one device", m.nlegal) : "");

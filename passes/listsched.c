@@ -140,64 +140,6 @@ void tg_sched_put(TgSched *s, uint32_t v, int d, double start)
 	s->nplaced++;
 }
 
-/* ---- a binary min-heap of (key, tie, id) -------------------------------- */
-
-static bool heap_less(const TgHeapItem *x, const TgHeapItem *y)
-{
-	if (x->key != y->key)
-		return x->key < y->key;
-	return x->tie < y->tie;
-}
-
-void tg_heap_push(TgHeap *h, double key, uint32_t tie, uint32_t id)
-{
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 64;
-		h->a = xrealloc(h->a, sizeof *h->a * h->cap);
-	}
-	TgHeapItem it = {key, tie, id};
-	uint32_t i = h->n++;
-	while (i) {
-		uint32_t p = (i - 1) / 2;
-		if (!heap_less(&it, &h->a[p]))
-			break;
-		h->a[i] = h->a[p];
-		i = p;
-	}
-	h->a[i] = it;
-}
-
-bool tg_heap_pop(TgHeap *h, TgHeapItem *out)
-{
-	if (!h->n)
-		return false;
-	if (out)
-		*out = h->a[0];
-	TgHeapItem last = h->a[--h->n];
-	uint32_t i = 0, n = h->n;
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && heap_less(&h->a[c + 1], &h->a[c]))
-			c++;
-		if (!heap_less(&h->a[c], &last))
-			break;
-		h->a[i] = h->a[c];
-		i = c;
-	}
-	if (n)
-		h->a[i] = last;
-	return true;
-}
-
-void tg_heap_free(TgHeap *h)
-{
-	free(h->a);
-	h->a = NULL;
-	h->n = h->cap = 0;
-}
-
 /* ---- the list scheduler ------------------------------------------------- */
 
 double tg_rank_key(double r)
@@ -234,15 +176,15 @@ int tg_list_schedule(TgSched *s, const double *rank, TgPickFn pick, void *arg,
 	uint32_t n = t->n;
 	uint32_t *pos = tg_topo_pos(t);
 	uint32_t *left = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	TgHeap ready = {0};
+	Heap ready = {0};
 	for (uint32_t v = 0; v < n; v++) {
 		left[v] = t->pred_start[v + 1] - t->pred_start[v];
 		if (!left[v])
-			tg_heap_push(&ready, -tg_rank_key(rank[v]), pos[v], v);
+			heap_push(&ready, -tg_rank_key(rank[v]), pos[v], v);
 	}
 	uint32_t k = 0;
-	TgHeapItem it;
-	while (tg_heap_pop(&ready, &it)) {
+	HeapItem it;
+	while (heap_pop(&ready, &it)) {
 		uint32_t v = it.id;
 		int d = t->pinned[v];
 		double st;
@@ -261,10 +203,10 @@ int tg_list_schedule(TgSched *s, const double *rank, TgPickFn pick, void *arg,
 		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++) {
 			uint32_t w = t->succ[e].node;
 			if (--left[w] == 0)
-				tg_heap_push(&ready, -tg_rank_key(rank[w]), pos[w], w);
+				heap_push(&ready, -tg_rank_key(rank[w]), pos[w], w);
 		}
 	}
-	tg_heap_free(&ready);
+	heap_free(&ready);
 	free(left);
 	free(pos);
 	return tg_mem_status(t, &s->mem, o);

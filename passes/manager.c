@@ -327,13 +327,6 @@ bool write_gir_file(const char *path, const Graph *g)
 
 /* ---- running ---------------------------------------------------------- */
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static uint32_t live_ops(const Graph *g)
 {
 	uint32_t n = 0;
@@ -441,9 +434,9 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 			.report = o->verbose ? out : NULL,
 		};
 		d->pass = st->pass->name;
-		double t0 = now();
+		double t0 = pcc_now();
 		rc = st->pass->run(&ctx);
-		double dt = now() - t0;
+		double dt = pcc_now() - t0;
 		total += dt;
 		d->pass = NULL;
 		arena_reset(scratch);

@@ -45,6 +45,60 @@ static bool any_group(const Graph *g)
 	return false;
 }
 
+typedef struct Coloc {
+	const char *group;       /* interned @colocate value */
+	uint32_t id;
+	int rank;                /* 0: pinned, 1: a parameter, 2: other */
+} Coloc;
+
+static int coloc_cmp(const void *pa, const void *pb)
+{
+	const Coloc *a = pa, *b = pb;
+	int c = strcmp(a->group, b->group);
+	if (c)
+		return c;
+	if (a->rank != b->rank)
+		return a->rank - b->rank;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* TensorFlow's colocation groups (@colocate): every member takes the
+ * strategy of the group's anchor — a member pinned by the input, else a
+ * parameter, else the first. */
+static void colocate(Graph *g, const bool *pinned)
+{
+	Coloc *c = NULL;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		const char *grp = op->dead ? NULL : op_ann_str(g, op, ANN_COLOCATE);
+		if (!grp)
+			continue;
+		const OpInfo *info = op_info(op->opcode);
+		c = xrealloc(c, sizeof *c * (n + 1));
+		c[n++] = (Coloc){grp, i, pinned[i] ? 0 : info && (info->flags & OPF_PARAM)
+							 ? 1 : 2};
+	}
+	if (n > 1)
+		qsort(c, n, sizeof *c, coloc_cmp);
+	static const AnnKey keys[] = {ANN_DEVICE, ANN_REPLICAS, ANN_SHARES};
+	for (uint32_t j = 0, a = 0; j < n; j++) {
+		if (strcmp(c[j].group, c[a].group))
+			a = j;
+		if (a == j)
+			continue;
+		Op *x = g->ops[c[j].id], *anchor = g->ops[c[a].id];
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+			Value *v = op_ann(g, anchor, keys[k]);
+			if (v)
+				op_set_ann(g, x, keys[k], v);
+			else
+				op_unset(g, x, ann_key(keys[k]));
+		}
+	}
+	free(c);
+}
+
 int pass_place(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
@@ -63,8 +117,14 @@ int pass_place(PassCtx *ctx)
 	TaskGraph *t = tg_from_graph(g, ctx->cost, any_group(g), ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;
+	bool *pinned = xcalloc((size_t)g->nops + 1, sizeof(bool));
+	for (uint32_t i = 0; i < g->nops; i++)
+		pinned[i] = !g->ops[i]->dead && op_ann(g, g->ops[i], ANN_DEVICE);
 	if (dp || dpp || hy) {
 		int rc = hy ? place_hybrid(ctx, t) : place_dp(ctx, t, dpp);
+		if (rc == EXIT_OK)
+			colocate(g, pinned);
+		free(pinned);
 		tg_free(t);
 		return rc;
 	}
@@ -79,11 +139,13 @@ int pass_place(PassCtx *ctx)
 		fputs("pcc: note: --best-effort places it anyway\n", stderr);
 	} else if (rc == EXIT_OK) {
 		tg_apply(t, g, dev);
+		colocate(g, pinned);
 		if (ctx->report)
 			fprintf(ctx->report, "place<algo=%s>: %u nodes on %d devices\n",
 				algo, t->n, t->ndev);
 	}
 	free(dev);
+	free(pinned);
 	tg_free(t);
 	return rc;
 }

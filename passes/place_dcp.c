@@ -179,21 +179,21 @@ int tg_dcp(TgSched *s, const PlaceOpts *o, TgDcpStep *steps)
 	tg_weights(t, TG_MEAN, p.w);
 	uint32_t *pos = tg_topo_pos(t);
 	uint32_t *left = xmalloc(sizeof(uint32_t) * n1);
-	TgHeap ready = {0}, path = {0};
+	Heap ready = {0}, path = {0};
 	for (uint32_t v = 0; v < n; v++) {
 		left[v] = t->pred_start[v + 1] - t->pred_start[v];
 		if (!left[v]) {
-			tg_heap_push(&ready, -tg_rank_key(p.bl[v]), pos[v], v);
-			tg_heap_push(&path, -p.bl[v], pos[v], v);
+			heap_push(&ready, -tg_rank_key(p.bl[v]), pos[v], v);
+			heap_push(&path, -p.bl[v], pos[v], v);
 		}
 	}
 	double maxfin = 0;
 	uint32_t step = 0;
-	TgHeapItem it;
-	while (tg_heap_pop(&ready, &it)) {
+	HeapItem it;
+	while (heap_pop(&ready, &it)) {
 		uint32_t u = it.id;
 		while (path.n && s->dev[path.a[0].id] >= 0)
-			tg_heap_pop(&path, NULL);
+			heap_pop(&path, NULL);
 		double dcpl = path.n && -path.a[0].key > maxfin ? -path.a[0].key
 							       : maxfin;
 		double est = p.head[u], lst = dcpl - p.bl[u];
@@ -215,14 +215,14 @@ int tg_dcp(TgSched *s, const PlaceOpts *o, TgDcpStep *steps)
 			double h = f + tg_edge_time(t, TG_MEAN, t->succ[e].bytes);
 			if (h > p.head[x])
 				p.head[x] = h;
-			tg_heap_push(&path, -(p.head[x] + p.bl[x]), pos[x], x);
+			heap_push(&path, -(p.head[x] + p.bl[x]), pos[x], x);
 			if (--left[x] == 0)
-				tg_heap_push(&ready, -tg_rank_key(p.head[x] + p.bl[x]),
+				heap_push(&ready, -tg_rank_key(p.head[x] + p.bl[x]),
 					     pos[x], x);
 		}
 	}
-	tg_heap_free(&ready);
-	tg_heap_free(&path);
+	heap_free(&ready);
+	heap_free(&path);
 	free(left);
 	free(pos);
 	free(p.w);

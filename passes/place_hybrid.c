@@ -72,8 +72,6 @@ typedef struct PParam {
 	uint32_t count;          /* parameters */
 } PParam;
 
-struct PEv;
-
 typedef struct PlanSim {
 	const TaskGraph *t;
 	const Cluster *c;
@@ -107,9 +105,9 @@ typedef struct PlanSim {
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
 	/* evaluation scratch */
 	double *dev_free, *res_free, *rdy, *mem_perm, *mem_temp;
-	uint32_t *pending, *arcount;
-	struct PEv *h;
-	size_t nh, caph;
+	uint32_t *pending;       /* [n * maxrep]: inputs each replica waits for */
+	uint32_t *arcount;
+	Heap h;
 	double span;
 	long evals;
 } PlanSim;
@@ -270,13 +268,6 @@ static void build_sets(PlanSim *ps)
 
 /* ---- the model --------------------------------------------------------- */
 
-static bool is_flag(const Graph *g, const Op *op, unsigned f, Role r)
-{
-	const OpInfo *i = op_info(op->opcode);
-	const char *s = op_ann_str(g, op, ANN_ROLE);
-	return (i && (i->flags & f)) || (s && role_parse(s) == r);
-}
-
 typedef struct EKey {
 	uint32_t u, v;
 	double split, partial, full;
@@ -334,12 +325,12 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		owner[i] = t->op_node[i];
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		if (op->dead || !is_flag(g, op, OPF_UPDATE, ROLE_UPDATE))
+		if (op->dead || !op_has_role(g, op, ROLE_UPDATE))
 			continue;
 		/* The variable and its optimizer state (docs/plan.md). */
 		for (uint32_t k = 0; k < op->nin; k++) {
 			const Op *p = op->in[k].src;
-			if (!op->in[k].ctrl && is_flag(g, p, OPF_PARAM, ROLE_PARAM) &&
+			if (!op->in[k].ctrl && op_has_role(g, p, ROLE_PARAM) &&
 			    owner[p->id] == t->op_node[p->id])
 				owner[p->id] = t->op_node[i];
 		}
@@ -365,7 +356,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			for (int ty = 0; ty < nt; ty++)
 				(b->replicable[i] ? ps->dup : ps->one)[(size_t)v * (size_t)nt + (size_t)ty] +=
 					cost_op(ps->m, op, ty);
-		bool param = is_flag(g, op, OPF_PARAM, ROLE_PARAM);
+		bool param = op_has_role(g, op, ROLE_PARAM);
 		double st = cost_op_mem(ps->m, op);
 		ps->params[v] += st;
 		ps->act[v] -= st;
@@ -497,64 +488,39 @@ static int find(const int *dev, int n, int d)
 	return -1;
 }
 
-/* An event of the strategy simulator: replica r of node v finishes
- * (FIN) or has all its inputs (RDY). */
-typedef struct PEv {
-	double t;
-	uint32_t v;
-	uint16_t r, kind;
-} PEv;
-
+/* Events of the strategy simulator: replica r of node v finishes (FIN)
+ * or has all its inputs (RDY); ordered by time, kind, node, replica. */
 enum { PE_FIN, PE_RDY };
 
-static bool pev_less(const PEv *a, const PEv *b)
+static void pev_push(PlanSim *ps, double t, uint32_t v, int r, uint32_t kind)
 {
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (a->kind != b->kind)
-		return a->kind < b->kind;
-	if (a->v != b->v)
-		return a->v < b->v;
-	return a->r < b->r;
+	uint32_t id = v * (uint32_t)ps->maxrep + (uint32_t)r;
+	heap_push(&ps->h, t, (uint64_t)kind << 32 | id, id);
 }
 
-static void pev_push(PlanSim *ps, PEv e)
+/* Does replica r of the consumer (on device dv) wait for producer replica
+ * i of edge e?  Slices between one set, and whole tensors with a local
+ * copy, come from the replica on the same device only; whole tensors
+ * without one come from the producer's first replica; anything else
+ * (slices across sets, partial sums) from every replica. */
+static bool depends(const PEdge *e, bool same, const int *du, int nu, int i,
+		    int r, int dv)
 {
-	if (ps->nh == ps->caph) {
-		ps->caph = ps->caph ? 2 * ps->caph : 1024;
-		ps->h = xrealloc(ps->h, sizeof(PEv) * ps->caph);
+	if (e->partial > 0 || (e->split > 0 && !same))
+		return true;
+	if (e->split > 0 && i == r)
+		return true;
+	if (e->full > 0 || !e->split) {
+		int j = find(du, nu, dv);
+		return i == (j >= 0 ? j : 0);
 	}
-	size_t i = ps->nh++;
-	while (i > 0 && pev_less(&e, &ps->h[(i - 1) / 2])) {
-		ps->h[i] = ps->h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	ps->h[i] = e;
-}
-
-static PEv pev_pop(PlanSim *ps)
-{
-	PEv top = ps->h[0], last = ps->h[--ps->nh];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= ps->nh)
-			break;
-		if (c + 1 < ps->nh && pev_less(&ps->h[c + 1], &ps->h[c]))
-			c++;
-		if (!pev_less(&ps->h[c], &last))
-			break;
-		ps->h[i] = ps->h[c];
-		i = c;
-	}
-	if (ps->nh)
-		ps->h[i] = last;
-	return top;
+	return false;
 }
 
 /* Replica i of u (on device du, fraction fu) finished at t: send what
  * each consumer replica needs from it (the simulator sends at the
- * producer's finish, links serve in that order). */
+ * producer's finish, links serve in that order), and start consumer
+ * replicas whose inputs are all there. */
 static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 {
 	int mr = ps->maxrep, nd = ps->ndev;
@@ -569,20 +535,8 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 		const double *fv;
 		int nv = reps(ps, st[v], &dv, &fv);
 		double *ready = ps->rdy + (size_t)v * (size_t)mr;
+		uint32_t *pend = ps->pending + (size_t)v * (size_t)mr;
 		bool same = st[u] == st[v];
-		for (int r = 0; r < nv; r++) {
-			double a = t;
-			if (e->split > 0 && !same)
-				a = fmax(a, xfer(ps, du[i], dv[r],
-						 e->split * fu[i] * fv[r], e->nsplit, t));
-			if (e->partial > 0 && !(same && nu > 1))
-				a = fmax(a, xfer(ps, du[i], dv[r], e->partial,
-						 e->npartial, t));
-			if (e->full > 0 && (i == 0 || dv[r] == du[i]) &&
-			    find(du, nu, dv[r]) < 0)
-				a = fmax(a, xfer(ps, du[i], dv[r], e->full, e->nfull, t));
-			ready[r] = fmax(ready[r], a);
-		}
 		/* Partial sums between one set: an AllReduce once every
 		 * replica is done. */
 		if (e->partial > 0 && same && nu > 1 && ++ps->arcount[k] == (uint32_t)nu) {
@@ -597,9 +551,22 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 			for (int r = 0; r < nv; r++)
 				ready[r] = fmax(ready[r], ar);
 		}
-		if (--ps->pending[v] == 0)
-			for (int r = 0; r < nv; r++)
-				pev_push(ps, (PEv){ready[r], v, (uint16_t)r, PE_RDY});
+		for (int r = 0; r < nv; r++) {
+			if (!depends(e, same, du, nu, i, r, dv[r]))
+				continue;
+			double a = t;
+			if (e->split > 0 && !same)
+				a = fmax(a, xfer(ps, du[i], dv[r],
+						 e->split * fu[i] * fv[r], e->nsplit, t));
+			if (e->partial > 0 && !(same && nu > 1))
+				a = fmax(a, xfer(ps, du[i], dv[r], e->partial,
+						 e->npartial, t));
+			if (e->full > 0 && find(du, nu, dv[r]) < 0)
+				a = fmax(a, xfer(ps, du[i], dv[r], e->full, e->nfull, t));
+			ready[r] = fmax(ready[r], a);
+			if (--pend[r] == 0)
+				pev_push(ps, ready[r], v, r, PE_RDY);
+		}
 	}
 }
 
@@ -614,26 +581,33 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
 	for (int r = 0; r < ps->nres; r++)
 		ps->res_free[r] = 0;
-	ps->nh = 0;
+	ps->h.n = 0;
 	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
 		ps->arcount[k] = 0;
-	/* A node waits for every replica of every producer; parameters are
-	 * there from the start (moved once, at time 0). */
+	/* Each replica waits for the producer replicas it depends on
+	 * (depends()); parameters are there from the start (moved once, at
+	 * time 0). */
 	for (uint32_t v = 0; v < t->n; v++) {
 		const int *dv;
 		const double *fv;
 		int nv = reps(ps, st[v], &dv, &fv);
 		double *ready = ps->rdy + (size_t)v * (size_t)mr;
-		uint32_t pend = 0;
-		ps->done[v] = 0;
+		uint32_t *pend = ps->pending + (size_t)v * (size_t)mr;
+		for (int r = 0; r < nv; r++) {
+			ready[r] = 0;
+			pend[r] = 0;
+		}
 		for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
+			const PEdge *e = &ps->in[k];
 			const int *du;
 			const double *fu;
-			pend += (uint32_t)reps(ps, st[ps->in[k].u], &du, &fu);
+			int nu = reps(ps, st[e->u], &du, &fu);
+			bool same = st[e->u] == st[v];
+			for (int r = 0; r < nv; r++)
+				for (int i = 0; i < nu; i++)
+					pend[r] += depends(e, same, du, nu, i, r, dv[r]);
 		}
-		ps->pending[v] = pend;
-		for (int r = 0; r < nv; r++)
-			ready[r] = 0;
+		ps->done[v] = 0;
 		for (uint32_t k = ps->pin_start[v]; k < ps->pin_start[v + 1]; k++) {
 			const PParam *p = &ps->pin[k];
 			const int *du;
@@ -644,17 +618,21 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 					ready[r] = fmax(ready[r], xfer(ps, du[0], dv[r],
 								       p->bytes, p->count, 0));
 		}
-		if (!pend)
-			for (int r = 0; r < nv; r++)
-				pev_push(ps, (PEv){ready[r], v, (uint16_t)r, PE_RDY});
+		for (int r = 0; r < nv; r++)
+			if (!pend[r])
+				pev_push(ps, ready[r], v, r, PE_RDY);
 		for (int r = 0; r < nv; r++) {
 			ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r];
 			ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]], ps->temp[v] * fv[r]);
 		}
 	}
 	double span = 0;
-	while (ps->nh) {
-		PEv e = pev_pop(ps);
+	while (ps->h.n) {
+		HeapItem hi;
+		heap_pop(&ps->h, &hi);
+		struct { double t; uint32_t v; int r; uint32_t kind; } e = {
+			hi.key, hi.id / (uint32_t)ps->maxrep,
+			(int)(hi.id % (uint32_t)ps->maxrep), (uint32_t)(hi.tie >> 32)};
 		const int *dv;
 		const double *fv;
 		reps(ps, st[e.v], &dv, &fv);
@@ -667,7 +645,7 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 			double fin = s0 + (all - fixed) * fv[e.r] + ps->dup[ix] +
 				     (e.r == 0 ? ps->one[ix] : 0);
 			ps->dev_free[d] = fin;
-			pev_push(ps, (PEv){fin, e.v, e.r, PE_FIN});
+			pev_push(ps, fin, e.v, e.r, PE_FIN);
 		} else {
 			span = fmax(span, e.t);
 			ps_send(ps, st, e.v, e.r, e.t);
@@ -722,7 +700,7 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
 	ps->res_free = xcalloc((size_t)ps->nres + 1, sizeof(double));
 	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
-	ps->pending = xcalloc((size_t)ps->n + 1, sizeof(uint32_t));
+	ps->pending = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(uint32_t));
 	uint32_t ne = ps->in_start[ps->n];
 	ps->arcount = xcalloc((size_t)ne + 1, sizeof(uint32_t));
 	/* Outgoing edges: the consumer of every edge, edges per producer. */
@@ -778,7 +756,7 @@ static void ps_free(PlanSim *ps)
 	free(ps->edge_v);
 	free(ps->out_start);
 	free(ps->out);
-	free(ps->h);
+	heap_free(&ps->h);
 	free(ps->mem_perm);
 	free(ps->mem_temp);
 	free(ps);
@@ -796,13 +774,6 @@ static int ncand(const PlanSim *ps, uint32_t v)
 static int cand(const PlanSim *ps, uint32_t v, int i)
 {
 	return ps->t->pinned[v] >= 0 ? ps->t->pinned[v] : i;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct Order {
@@ -875,9 +846,9 @@ static double local_search(PlanSim *ps, int *st, double best, double budget,
 	if (!n)
 		return best;
 	int *trial = xmalloc(sizeof(int) * n);
-	double t0 = now();
+	double t0 = pcc_now();
 	unsigned rs = seed ? seed : 1;
-	while (ps->evals < max_evals && now() - t0 < budget) {
+	while (ps->evals < max_evals && pcc_now() - t0 < budget) {
 		memcpy(trial, st, sizeof(int) * n);
 		uint32_t j = rnd(&rs) % n, len = 1 + (rnd(&rs) % 2 ? rnd(&rs) % 8 : 0);
 		uint32_t v0 = ps->t->topo[j];
@@ -941,6 +912,7 @@ static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		PassCtx c = *ctx;
 		c.g = g;
 		c.report = NULL;
+		c.best_effort = true;    /* a candidate: the judge weighs memory */
 		return place_dp(&c, t, k->dp == 2);
 	}
 	int *dev = xcalloc((size_t)t->n + 1, sizeof(int));
@@ -954,10 +926,26 @@ static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 	return rc;
 }
 
+/* "needs X GiB of Y GiB" per device, to stderr, for the plan named
+ * what (simulated when sim, else estimated). */
+static void mem_report(const TaskGraph *t, const double *need, const char *what,
+		       bool sim)
+{
+	const double GiB = 1024.0 * 1024 * 1024;
+	fprintf(stderr, "pcc: note: per device, for %s (%s peak memory):\n", what,
+		sim ? "simulated" : "estimated");
+	for (int d = 0; d < t->ndev; d++) {
+		double cap = tg_mem_cap(t, d);
+		fprintf(stderr, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n",
+			t->c->devs[d].name, t->c->types[t->c->devs[d].type].name,
+			need[d] / GiB, cap / GiB, need[d] > cap ? "  (over)" : "");
+	}
+}
+
 /* Materialises candidate k on a copy of the graph (comm) and simulates
  * it: the full simulator's iteration time, and whether it overflows. */
 static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
-		    const Cand *k, bool *oom, double *peak_over)
+		    const Cand *k, bool *oom, double *peak_over, double *peaks)
 {
 	Graph *h = graph_clone(ctx->g);
 	double span = INFINITY;
@@ -981,6 +969,7 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 			for (int dv = 0; dv < r.ndevs; dv++) {
 				double cap = t->c->types[t->c->devs[dv].type].memory;
 				*peak_over = fmax(*peak_over, r.peak_mem[dv] / cap);
+				peaks[dv] = r.peak_mem[dv];
 			}
 			sim_free(&r);
 		}
@@ -1010,7 +999,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	const char *search = pass_opt(ctx, "search");
 	bool o2 = strcmp(search, "local") == 0;
 	double budget = ctx->search_budget;
-	double t0 = now();
+	double t0 = pcc_now();
 
 	/* Starting points: a model-parallel placement, and data parallelism
 	 * (every splittable group over all devices, equal or by speed; the
@@ -1079,7 +1068,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	best = greedy(ps, st, best, max_evals);
 	double after_greedy = best;
 	if (o2)
-		best = local_search(ps, st, best, budget - (now() - t0),
+		best = local_search(ps, st, best, budget - (pcc_now() - t0),
 				    max_evals * 10, ctx->seed);
 
 	/* The final judge: the full simulator on materialised plans. */
@@ -1104,12 +1093,16 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	size *= t->ndev;
 	int chosen = 0;
 	double limit = pass_opt_num(ctx, "portfolio");
+	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	bool infeasible = false, simulated = false;
 	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
+		simulated = true;
 		for (int k = 0; k < nc; k++) {
 			bool koom;
 			double over;
-			double x = judge(ctx, t, ps, &cands[k], &koom, &over);
+			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
 			if (ctx->report)
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
@@ -1121,21 +1114,35 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 				chosen = k;
 				bspan = x;
 				bover = koom ? over : 1;
+				memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
 			}
 		}
-		if (bover > 1 && !ctx->best_effort) {
-			fprintf(stderr,
-				"pcc: error: place<algo=hybrid>: no plan fits in the memory "
-				"of cluster '%s' (the closest needs %.2fx the memory of "
-				"its fullest device)\n", t->c->name, bover);
-			fputs("pcc: note: --best-effort places it anyway\n", stderr);
-			free(mp);
-			free(st);
-			ps_free(ps);
-			batch_free(&b);
-			return EXIT_INFEASIBLE;
-		}
+		infeasible = bover > 1;
+	} else {
+		/* Too large to materialise every candidate: the strategy
+		 * simulator's memory estimate decides. */
+		bool oom2;
+		ps_eval(ps, st, &oom2);
+		infeasible = oom2;
+		for (int d = 0; d < t->ndev; d++)
+			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
 	}
+	if (infeasible && !ctx->best_effort) {
+		fprintf(stderr,
+			"pcc: error: place<algo=hybrid>: no plan fits in the memory of "
+			"cluster '%s'\n", t->c->name);
+		mem_report(t, bpeaks, cands[chosen].name, simulated);
+		fputs("pcc: note: --best-effort places it anyway\n", stderr);
+		free(peaks);
+		free(bpeaks);
+		free(mp);
+		free(st);
+		ps_free(ps);
+		batch_free(&b);
+		return EXIT_INFEASIBLE;
+	}
+	free(peaks);
+	free(bpeaks);
 	int rc = apply(ctx, g, t, ps, &cands[chosen]);
 	if (ctx->report)
 		fprintf(ctx->report,

@@ -41,7 +41,7 @@ typedef struct Metf {
 	uint32_t *cands;         /* [n]: devices still holding u as candidate */
 	uint32_t *left;          /* [n]: unscheduled predecessors */
 	double *avail;           /* [ndev] */
-	TgHeap *wait, *now;      /* [ndev] */
+	Heap *wait, *now;      /* [ndev] */
 	uint32_t *homeless, nhome;
 } Metf;
 
@@ -73,9 +73,9 @@ static void make_ready(Metf *e, uint32_t u)
 			continue;
 		double r = tg_sched_ready(&e->s, u, d);
 		if (r <= e->avail[d])
-			tg_heap_push(&e->now[d], e->prio[u], 0, u);
+			heap_push(&e->now[d], e->prio[u], 0, u);
 		else
-			tg_heap_push(&e->wait[d], r, e->prio[u], u);
+			heap_push(&e->wait[d], r, e->prio[u], u);
 		e->cands[u]++;
 	}
 	if (!e->cands[u])
@@ -98,23 +98,23 @@ static void schedule(Metf *e, uint32_t u, int d, double start)
 static bool device_best(Metf *e, int d, uint32_t *u, double *est)
 {
 	const TaskGraph *t = e->t;
-	TgHeap *w = &e->wait[d], *nw = &e->now[d];
+	Heap *w = &e->wait[d], *nw = &e->now[d];
 	for (;;) {
 		while (w->n && w->a[0].key <= e->avail[d]) {
-			TgHeapItem it;
-			tg_heap_pop(w, &it);
-			tg_heap_push(nw, e->prio[it.id], 0, it.id);
+			HeapItem it;
+			heap_pop(w, &it);
+			heap_push(nw, e->prio[it.id], 0, it.id);
 		}
-		TgHeap *h = nw->n ? nw : w;
+		Heap *h = nw->n ? nw : w;
 		if (!h->n)
 			return false;
 		uint32_t x = h->a[0].id;
 		if (e->s.dev[x] >= 0) {
-			tg_heap_pop(h, NULL);
+			heap_pop(h, NULL);
 			continue;
 		}
 		if (t->pinned[x] < 0 && !tg_mem_fits(t, &e->s.mem, d, x)) {
-			tg_heap_pop(h, NULL);
+			heap_pop(h, NULL);
 			if (--e->cands[x] == 0)
 				e->homeless[e->nhome++] = x;
 			continue;
@@ -137,8 +137,8 @@ int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 	e.left = xmalloc(sizeof(uint32_t) * n1);
 	e.homeless = xmalloc(sizeof(uint32_t) * n1);
 	e.avail = xcalloc(d1, sizeof(double));
-	e.wait = xcalloc(d1, sizeof(TgHeap));
-	e.now = xcalloc(d1, sizeof(TgHeap));
+	e.wait = xcalloc(d1, sizeof(Heap));
+	e.now = xcalloc(d1, sizeof(Heap));
 	/* Priority: bottom level, larger first; then topological position. */
 	double *bl = tg_rank_u(t, TG_MEAN);
 	uint32_t *pos = tg_topo_pos(t);
@@ -196,8 +196,8 @@ int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 		fprintf(o->report, "place<algo=metf>: estimated makespan %.6g s\n",
 			e.s.makespan);
 	for (int d = 0; d < t->ndev; d++) {
-		tg_heap_free(&e.wait[d]);
-		tg_heap_free(&e.now[d]);
+		heap_free(&e.wait[d]);
+		heap_free(&e.now[d]);
 	}
 	free(e.wait);
 	free(e.now);

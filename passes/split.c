@@ -453,13 +453,6 @@ static void pick_devices(const Judge *j, const Op *op, int k, int variant,
 		dev[i] = order[i];
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int pass_split(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
@@ -469,7 +462,7 @@ int pass_split(PassCtx *ctx)
 	maxk = maxk < 2 ? 2 : maxk > MAXD ? MAXD : maxk;
 	if (c->ndevs < 2)
 		return EXIT_OK;
-	double t0 = now();
+	double t0 = pcc_now();
 	Judge j;
 	memset(&j, 0, sizeof j);
 	j.ctx = ctx;
@@ -487,12 +480,12 @@ int pass_split(PassCtx *ctx)
 		return EXIT_OK;
 	}
 	bool progress = true;
-	while (progress && now() - t0 < ctx->search_budget) {
+	while (progress && pcc_now() - t0 < ctx->search_budget) {
 		progress = false;
 		int ncand;
 		CandOp *cands = critical_ops(&j, &ncand);
 		for (int ci = 0; ci < ncand && !progress &&
-				 now() - t0 < ctx->search_budget; ci++) {
+				 pcc_now() - t0 < ctx->search_budget; ci++) {
 			Op *op = graph_lookup(g, cands[ci].name, NULL);
 			int dims[MAXD], in_dim[64], shape;
 			int nd = op && op->nin <= 64 ? split_dims(g, op, dims) : 0;
@@ -503,7 +496,7 @@ int pass_split(PassCtx *ctx)
 					continue;
 				int64_t full = op->out[0].dims[dims[di]];
 				for (int k = 2; k <= maxk && k <= c->ndevs && k <= full &&
-						now() - t0 < ctx->search_budget; k++)
+						pcc_now() - t0 < ctx->search_budget; k++)
 					for (int var = 0; var < 2; var++) {
 						s.p = dims[di];
 						s.k = k;

@@ -135,27 +135,6 @@ bool tg_finish(TaskGraph *t)
 	return tail == n;
 }
 
-static unsigned flags_of(const Op *op)
-{
-	const OpInfo *i = op_info(op->opcode);
-	return i ? i->flags : 0;
-}
-
-static Role role_of(const Graph *g, const Op *op)
-{
-	const char *s = op_ann_str(g, op, ANN_ROLE);
-	if (s)
-		return role_parse(s);
-	unsigned f = flags_of(op);
-	if (f & OPF_PARAM)
-		return ROLE_PARAM;
-	if (f & OPF_UPDATE)
-		return ROLE_UPDATE;
-	if (f & OPF_GRAD)
-		return ROLE_BWD;
-	return ROLE_NONE;
-}
-
 static int cmp64(const void *pa, const void *pb)
 {
 	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
@@ -257,7 +236,7 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 				t->pinned[v] = dv;
 			}
 		}
-		Role r = role_of(g, op);
+		Role r = op_role(g, op);
 		if (r == ROLE_PARAM) {
 			for (uint32_t k = 0; k < op->nout; k++)
 				t->mem_perm[v] += cost_out_bytes(g, op, k);
@@ -285,7 +264,7 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 				continue;
 			}
 			if (r != ROLE_BWD && r != ROLE_UPDATE && r != ROLE_PARAM &&
-			    role_of(g, u->op) == ROLE_BWD)
+			    op_role(g, u->op) == ROLE_BWD)
 				saved[in->idx] = true;
 			if (w != v) {
 				leaves[in->idx] = true;

@@ -181,18 +181,6 @@ void tg_mem_pinned(const TaskGraph *t, TgMem *mm);
  * else EXIT_OK. */
 int tg_mem_status(const TaskGraph *t, const TgMem *mm, const PlaceOpts *o);
 
-/* A binary min-heap of (key, tie, id), ordered by key then tie. */
-typedef struct TgHeapItem {
-	double key;
-	uint32_t tie, id;
-} TgHeapItem;
-typedef struct TgHeap {
-	TgHeapItem *a;
-	uint32_t n, cap;
-} TgHeap;
-void tg_heap_push(TgHeap *h, double key, uint32_t tie, uint32_t id);
-bool tg_heap_pop(TgHeap *h, TgHeapItem *out);     /* false when empty */
-void tg_heap_free(TgHeap *h);
 
 /* place_dpos.c: HEFT and FastT's DPOS (Algorithm 1) on s, which
  * tg_sched_init prepared; order (or NULL) receives the decision order.

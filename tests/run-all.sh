@@ -30,6 +30,10 @@ run viz sh tests/run-viz.sh "$B"
 run place sh tests/run-place.sh "$B/pcc"
 run fuse sh tests/run-fuse.sh "$B/pcc"
 run ctests sh tests/run-ctests.sh "$B"
+run tf-import sh tests/run-tf.sh "$B/pcc"
+run zoo sh tests/run-zoo.sh "$B/pcc" "$B/gengraph"
+run tf-emit sh tests/run-tf-emit.sh "$B/pcc"
+run tfjs sh tests/run-tfjs.sh "$B/pcc"
 echo
 echo "all: $total_pass passed, $total_fail failed"
 exit $status

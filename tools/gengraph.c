@@ -2,13 +2,16 @@
  * benchmarks and tests.
  *
  *   gengraph [--ops N] [--width B] [--batch N] [--hidden H]
- *            [--place K] [--seed S] [-o FILE]
+ *            [--place K] [-o FILE]
  *
  * Each layer has B parallel branches (MatMul + Relu with its own weight)
  * merged by AddN; the backward pass mirrors it (ReluGrad, two MatMuls per
  * branch, an AddN) and each weight gets an ApplyGradientDescent.  A layer
- * is 7B + 2 ops; layers are added until about N ops.  A softmax
- * cross-entropy loss closes the forward pass.  With --place K every op gets
+ * is 7B + 2 ops (the first one 7B + 1: no gradient flows into the input);
+ * with the two Placeholders (input and labels, @batch_dim 0) and a softmax
+ * cross-entropy loss that closes the forward pass, L layers are
+ * L(7B + 2) + 2 ops; layers are added until about N ops.  The output is
+ * the same for the same arguments.  With --place K every op gets
  * @device "m0/gpuI" (layer-wise blocks over K devices, so neighbouring
  * layers talk across devices), and a cluster block with K devices is
  * written, so the simulator can run it directly. */
@@ -55,13 +58,13 @@ int main(int argc, char **argv)
 	static char buf[1 << 20];
 	setvbuf(f, buf, _IOFBF, sizeof buf);
 	long per = 7 * width + 2;
-	long layers = (ops - 5) / per;
+	long layers = (ops - 2) / per;
 	if (layers < 1)
 		layers = 1;
 	fprintf(f, "# synthetic layered training graph: %ld layers x %ld branches, "
 		   "%ld ops\n# made by: gengraph --ops %ld --width %ld --batch %ld "
 		   "--hidden %ld%s%.0ld\ngir 1\n",
-		layers, width, layers * per + 5, ops, width, batch, hidden,
+		layers, width, layers * per + 2, ops, width, batch, hidden,
 		place ? " --place " : "", place);
 	if (place)
 		fprintf(f, "cluster \"synthetic-%ld\" {\n"
@@ -81,8 +84,9 @@ int main(int argc, char **argv)
 	char t_act[64], t_w[64];
 	snprintf(t_act, sizeof t_act, T, batch, hidden);
 	snprintf(t_w, sizeof t_w, T, hidden, hidden);
-	fprintf(f, "  %%x = Placeholder()%s : %s\n", DEV(0L), t_act);
-	fprintf(f, "  %%labels = Placeholder()%s : i64[%ld]\n", DEV(0L), batch);
+	fprintf(f, "  %%x = Placeholder() {@batch_dim = 0%s} : %s\n", TDEV(0L), t_act);
+	fprintf(f, "  %%labels = Placeholder() {@batch_dim = 0%s} : i64[%ld]\n", TDEV(0L),
+		batch);
 	for (long l = 0; l < layers; l++) {
 		char prev[32];
 		if (l)

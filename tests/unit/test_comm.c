@@ -455,6 +455,37 @@ static void test_order_priority(void)
 	graph_free(g);
 }
 
+static void test_colocate(void)
+{
+	/* %w, %r and %y form one colocation group; %r is pinned to gpu1, so
+	 * whatever the placer, all three run there. */
+	static const char *algos[] = {"single", "dpos", "metf", "adjusting",
+				      "dp", "hybrid"};
+	for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+		char p[64];
+		snprintf(p, sizeof p, "annotate,place<algo=%s>", algos[a]);
+		Graph *g = tu_parse(CLUSTER4
+			"graph g {batch = 8} {\n"
+			"  %x = Placeholder() {@batch_dim = 0} : f32[8,64]\n"
+			"  %w = VariableV2() {@colocate = \"w\"} : f32[64,64]\n"
+			"  %r = Identity(%w) {@colocate = \"w\", @device = \"m0/gpu1\"} : f32[64,64]\n"
+			"  %h = MatMul(%x, %r) : f32[8,64]\n"
+			"  %y = Relu(%h) {@colocate = \"w\"} : f32[8,64]\n"
+			"}\n");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+		CU_ASSERT_EQUAL_FATAL(tu_run(g, p), 0);
+		static const char *names[] = {"w", "r", "y"};
+		for (int i = 0; i < 3; i++) {
+			const char *d = devof(g, names[i]);
+			CU_ASSERT_PTR_NOT_NULL(d);
+			if (d)
+				CU_ASSERT_STRING_EQUAL(d, "m0/gpu1");
+			CU_ASSERT_PTR_NULL(op_ann(g, tu_op(g, names[i]), ANN_REPLICAS));
+		}
+		graph_free(g);
+	}
+}
+
 void suite_comm(void)
 {
 	CU_pSuite s = CU_add_suite("comm", NULL, NULL);
@@ -467,4 +498,5 @@ void suite_comm(void)
 	CU_add_test(s, "random strategies", test_random_strategies);
 	CU_add_test(s, "order on random DAGs", test_order_random_dags);
 	CU_add_test(s, "order by upward rank", test_order_priority);
+	CU_add_test(s, "colocation groups stay together", test_colocate);
 }

@@ -9,44 +9,19 @@
 #include <string.h>
 
 #include "frontend/frontend.h"
+#include "capture.h"
 
-typedef struct Cap {
-	FILE *f;
-	char *buf;
-	size_t len;
-	Diag d;
-} Cap;
-
-static void cap_open(Cap *c, const char *file, const char *src)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	diag_init(&c->d, c->f, file, src, strlen(src));
-}
-
-static const char *cap_text(Cap *c)
-{
-	fflush(c->f);
-	return c->buf ? c->buf : "";
-}
-
-static void cap_close(Cap *c)
-{
-	fclose(c->f);
-	free(c->buf);
-}
 
 static Graph *pbtxt(Cap *c, const char *src, int64_t batch)
 {
-	TfImportOptions o = {batch};
+	TfImportOptions o = {.batch = batch};
 	cap_open(c, "t.pbtxt", src);
 	return tf_parse_pbtxt("t.pbtxt", src, strlen(src), &o, &c->d);
 }
 
 static Graph *json(Cap *c, const char *src)
 {
-	TfImportOptions o = {1};
+	TfImportOptions o = {.batch = 1};
 	cap_open(c, "t.json", src);
 	return tf_parse_json("t.json", src, strlen(src), &o, &c->d);
 }
@@ -75,7 +50,7 @@ static void test_mlp(void)
 {
 	Diag d;
 	char *src = NULL;
-	TfImportOptions o = {32};
+	TfImportOptions o = {.batch = 32};
 	Graph *g = read_any_graph("tf/mlp.pbtxt", &o, &d, &src);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 	CU_ASSERT_EQUAL(g->nops, 9);
@@ -197,7 +172,7 @@ static void test_json(void)
 	/* tests/tf/tiny: weights read from the shard beside model.json */
 	Diag d;
 	char *src = NULL;
-	TfImportOptions o = {5};
+	TfImportOptions o = {.batch = 5};
 	g = read_any_graph("tf/tiny/model.json", &o, &d, &src);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 	CU_ASSERT_STRING_EQUAL(g->name, "tiny");
@@ -260,18 +235,22 @@ static void test_fused(void)
 	/* SAME, stride 2: 32 -> 16; 16 output channels */
 	Op *conv = get(g, "conv");
 	CU_ASSERT(has_type(conv, 0, "f32[2,16,16,16]"));
-	CU_ASSERT(conv->types_given);
+	CU_ASSERT(!conv->types_given); /* inferred through the op table */
+	CU_ASSERT_EQUAL(op_class(g, conv), OC_CONV);
 	/* 2*2*16*16*16 * 3*3*3 = 442368, plus BiasAdd and Relu: 2 * 8192 */
-	CU_ASSERT_DOUBLE_EQUAL(op_ann_num(g, conv, ANN_FLOPS, -1), 458752, 0.5);
+	CU_ASSERT_DOUBLE_EQUAL(op_flops(g, conv), 458752, 0.5);
 	/* VALID 3x3: 16 -> 14; 16 channels * multiplier 2 = 32 */
 	Op *dw = get(g, "dw");
 	CU_ASSERT(has_type(dw, 0, "f32[2,14,14,32]"));
 	/* 2 * 12544 outputs * 9 taps = 225792, plus BiasAdd 12544 */
-	CU_ASSERT_DOUBLE_EQUAL(op_ann_num(g, dw, ANN_FLOPS, -1), 238336, 0.5);
+	CU_ASSERT_DOUBLE_EQUAL(op_flops(g, dw), 238336, 0.5);
 	/* transpose_a: [7,5]^T x [7,3] = [5,3]; 2*5*3*7 + 15 */
 	Op *mm = get(g, "mm");
 	CU_ASSERT(has_type(mm, 0, "f32[5,3]"));
-	CU_ASSERT_DOUBLE_EQUAL(op_ann_num(g, mm, ANN_FLOPS, -1), 225, 0.5);
+	CU_ASSERT_DOUBLE_EQUAL(op_flops(g, mm), 225, 0.5);
+	/* a fused MatMul over aᵀ contracts the batch with a bias: not split */
+	CU_ASSERT_EQUAL(op_split_cat(g, mm), SPLIT_NONE);
+	CU_ASSERT_EQUAL(op_split_cat(g, conv), SPLIT_CONCAT);
 	graph_free(g);
 	cap_close(&c);
 }

@@ -1,0 +1,1602 @@
+/* tf.c — lowering a gir graph, or a materialised plan (docs/plan.md), to
+ * a TensorFlow GraphDef (the GdGraph of tf.h), which tfwrite.c prints.
+ *
+ * One pass over the ops in graph order, then two linear fix-ups:
+ *   1. Transfer ops are not nodes: every use of a Transfer is rewired to
+ *      the tensor it carries (chains followed once, memoised), so the edge
+ *      crosses devices and TensorFlow inserts its Send/Recv.
+ *   2. Every other op becomes one node.  Its inputs are matched to the
+ *      OpDef's arguments (tfops.def); type attrs (T, dtype, Tidx, ...),
+ *      number attrs (N, num_split) and list(type) attrs are derived from
+ *      the types of the inputs and outputs; the gir attrs are converted to
+ *      the kind the OpDef declares; missing attrs take TensorFlow's
+ *      default, else pcc's assumption (the PCC column), else are an
+ *      error.  gir's conveniences become valid TensorFlow: Apply* without
+ *      learning rate or optimizer state get Const and variable nodes;
+ *      SoftmaxCrossEntropyWithLogits with class-index labels becomes
+ *      SparseSoftmaxCrossEntropyWithLogits; AllReduce becomes
+ *      CollectiveReduce (NcclAllReduce within one machine on request).
+ *      @device becomes the device string, machine i -> task i.
+ *   3. @order, as the user chooses: per device, a control edge from each
+ *      op to the next one in @order (only where the order strictly
+ *      increases), and/or a _priority attr.  Kahn's algorithm then checks
+ *      that data and control edges together are acyclic; an @order that
+ *      contradicts a data edge is reported, never emitted.
+ * Everything is iterative; the cost is linear in ops + edges, plus the
+ * sort of each device's ops by @order. */
+#include "tf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+/* ---- options ---------------------------------------------------------- */
+
+static bool opt_num(const EmitCtx *ctx, const char *key, double *out)
+{
+	const char *s = backend_opt(ctx, key);
+	char *e;
+	errno = 0;
+	double v = strtod(s, &e);
+	if (!*s || *e || errno || !isfinite(v)) {
+		fprintf(stderr, "pcc: error: --emit-opt=%s=%s: not a number\n", key, s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool opt_choice(const EmitCtx *ctx, const char *key,
+		       const char *const *choices, int *out)
+{
+	const char *s = backend_opt(ctx, key);
+	for (int i = 0; choices[i]; i++)
+		if (!strcmp(s, choices[i])) {
+			*out = i;
+			return true;
+		}
+	fprintf(stderr, "pcc: error: --emit-opt=%s=%s: expected one of", key, s);
+	for (int i = 0; choices[i]; i++)
+		fprintf(stderr, "%s%s", i ? ", " : " ", choices[i]);
+	fputc('\n', stderr);
+	return false;
+}
+
+bool tf_opts_read(const EmitCtx *ctx, bool json, TfOpts *o)
+{
+	static const char *const orders[] = {"none", "control", "priority", "both", NULL};
+	static const char *const annots[] = {"drop", "keep", NULL};
+	static const char *const ars[] = {"collective", "nccl", NULL};
+	static const char *const wts[] = {"zeros", "generated", NULL};
+	static const char *const bools[] = {"false", "true", NULL};
+	static const char *const vars[] = {"keep", "auto", NULL};
+	memset(o, 0, sizeof *o);
+	int ord, an, ar, wt, os;
+	double prod;
+	if (!opt_choice(ctx, "order", orders, &ord) ||
+	    !opt_choice(ctx, "annotations", annots, &an) ||
+	    !opt_choice(ctx, "allreduce", ars, &ar) ||
+	    !opt_choice(ctx, "weights", wts, &wt) ||
+	    !opt_choice(ctx, "output_shapes", bools, &os) ||
+	    !opt_num(ctx, "producer", &prod) || !opt_num(ctx, "lr", &o->lr) ||
+	    !opt_num(ctx, "momentum", &o->momentum) ||
+	    !opt_num(ctx, "beta1", &o->beta1) || !opt_num(ctx, "beta2", &o->beta2) ||
+	    !opt_num(ctx, "epsilon", &o->epsilon))
+		return false;
+	if (prod < 0 || prod > 1e9 || prod != floor(prod)) {
+		fprintf(stderr, "pcc: error: --emit-opt=producer: a GraphDef version is a non-negative integer\n");
+		return false;
+	}
+	o->json = json;
+	o->order = (unsigned)ord;   /* none 0, control 1, priority 2, both 3 */
+	o->keep_annotations = an == 1;
+	o->nccl = ar == 1;
+	o->generate = wt == 1;
+	o->output_shapes = os == 1;
+	o->producer = (int)prod;
+	o->job = backend_opt(ctx, "job");
+	if (!*o->job || strpbrk(o->job, "/: ")) {
+		fprintf(stderr, "pcc: error: --emit-opt=job=%s: not a job name\n", o->job);
+		return false;
+	}
+	o->output = ctx->output ? ctx->output : "-";
+	o->variables = TF_VARS_KEEP;
+	if (json) {
+		int v;
+		if (!opt_choice(ctx, "variables", vars, &v))
+			return false;
+		o->variables = v == 1 ? TF_VARS_AUTO : TF_VARS_KEEP;
+		o->weights_file = backend_opt(ctx, "weights_file");
+	}
+	return true;
+}
+
+/* ---- generated weights ------------------------------------------------- */
+
+uint64_t tf_gen_seed(const char *name)
+{
+	return hash_bytes(name, strlen(name));
+}
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static bool is_float_dt(int dt)
+{
+	return dt == TFDT_FLOAT || dt == TFDT_DOUBLE || dt == TFDT_HALF ||
+	       dt == TFDT_BFLOAT16;
+}
+
+double tf_gen_value(uint64_t seed, int64_t k, int dtype)
+{
+	uint64_t u = splitmix64(seed ^ splitmix64((uint64_t)k));
+	if (is_float_dt(dtype))
+		return (double)(u >> 11) * 0x1.0p-53 - 0.5;
+	if (dtype == TFDT_BOOL)
+		return (double)(u & 1);
+	return (double)(u % 5);
+}
+
+int64_t gd_numel(const GdShape *s)
+{
+	if (s->rank < 0)
+		return -1;
+	int64_t n = 1;
+	for (int i = 0; i < s->rank; i++) {
+		if (s->dims[i] < 0)
+			return -1;
+		n *= s->dims[i];
+	}
+	return n;
+}
+
+double gd_tensor_value(const GdTensor *t, int64_t k)
+{
+	switch (t->src) {
+	case GS_GENERATED:
+		return tf_gen_value(t->seed, t->offset + k, t->dtype);
+	case GS_VALUES: {
+		uint32_t j = k < (int64_t)t->nv ? (uint32_t)k : t->nv - 1;
+		return t->f ? t->f[j] : (double)t->i[j];
+	}
+	case GS_ZEROS:
+		break;
+	}
+	return 0;
+}
+
+/* ---- the lowering context ---------------------------------------------- */
+
+typedef struct Warned {
+	const char *type, *key;
+} Warned;
+
+typedef struct Low {
+	const Graph *g;
+	const TfOpts *o;
+	Diag *d;
+	TfOpDefs defs;
+	GdGraph *gd;
+	Arena *a;                /* gd->a */
+	uint32_t *node_of;       /* gir op id -> node, NONE for Transfers */
+	Op **xsrc;               /* Transfer op id -> the op it carries from */
+	uint32_t *xidx;          /*   and its output index */
+	bool *updated;           /* op id: some op takes it as Ref/resource */
+	const char **devs;       /* distinct device strings (interned) */
+	uint32_t ndevs, capdevs;
+	char **groups;           /* AllReduce device lists, group_key - 1 */
+	uint32_t ngroups, capgroups;
+	Warned *warned;
+	uint32_t nwarned, capwarned;
+	int opc_transfer, opc_allreduce, opc_sce, opc_variablev2, opc_variable;
+} Low;
+
+/* A tensor: node index and output index, with its gir type. */
+typedef struct Ten {
+	uint32_t node, idx;
+	const Type *t;
+} Ten;
+
+static GdNode *node_new(Low *L, const char *name, const char *op,
+			const Op *src)
+{
+	GdGraph *gd = L->gd;
+	if (gd->n == gd->cap) {
+		gd->cap = gd->cap ? gd->cap * 2 : 64;
+		gd->nodes = xrealloc(gd->nodes, sizeof(GdNode) * gd->cap);
+	}
+	GdNode *n = &gd->nodes[gd->n++];
+	memset(n, 0, sizeof *n);
+	n->name = name;
+	n->op = op;
+	n->src = src;
+	n->order = -1;
+	return n;
+}
+
+static void node_input(Low *L, uint32_t node, uint32_t src, uint32_t idx,
+		       bool ctrl)
+{
+	GdNode *n = &L->gd->nodes[node];
+	if (n->nin == n->capin) {
+		uint32_t nc = n->capin ? n->capin * 2 : 4;
+		n->in = arena_realloc(L->a, n->in, sizeof(GdIn) * n->capin,
+				      sizeof(GdIn) * nc);
+		n->capin = nc;
+	}
+	n->in[n->nin++] = (GdIn){src, idx, ctrl};
+}
+
+static GdVal *node_attr(Low *L, uint32_t node, const char *key)
+{
+	GdNode *n = &L->gd->nodes[node];
+	for (uint32_t i = 0; i < n->nattr; i++)
+		if (!strcmp(n->attrs[i].key, key))
+			return &n->attrs[i].v;
+	if (n->nattr == n->capattr) {
+		uint32_t nc = n->capattr ? n->capattr * 2 : 8;
+		n->attrs = arena_realloc(L->a, n->attrs, sizeof(GdAttr) * n->capattr,
+					 sizeof(GdAttr) * nc);
+		n->capattr = nc;
+	}
+	GdAttr *at = &n->attrs[n->nattr++];
+	at->key = arena_strdup(L->a, key);   /* OpDef names die with L->defs */
+	memset(&at->v, 0, sizeof at->v);
+	return &at->v;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void err(Low *L, const Op *op, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (op)
+		diag_error(L->d, op->loc, "op '%s' (%s): %s", op->name, op->type, msg);
+	else
+		diag_error(L->d, (Loc){0}, "%s", msg);
+}
+
+/* One warning per (op type, attribute); key NULL: about the op type. */
+static void warn_once(Low *L, const Op *op, const char *key, const char *why)
+{
+	const char *k = key ? key : "";
+	for (uint32_t i = 0; i < L->nwarned; i++)
+		if (!strcmp(L->warned[i].type, op->type) && !strcmp(L->warned[i].key, k))
+			return;
+	if (L->nwarned == L->capwarned) {
+		L->capwarned = L->capwarned ? L->capwarned * 2 : 8;
+		L->warned = xrealloc(L->warned, sizeof(Warned) * L->capwarned);
+	}
+	L->warned[L->nwarned++] = (Warned){op->type, k};
+	if (!key) {
+		diag_warning(L->d, op->loc, "op '%s': TensorFlow op type '%s' is not in "
+			     "pcc's OpDef table (backend/tfops.def); written as it is, with "
+			     "its attributes by their gir kinds (and every %s)", op->name,
+			     op->type, op->type);
+		return;
+	}
+	diag_warning(L->d, op->loc, "op '%s' (%s): attribute '%s' %s; dropped "
+		     "(and on every %s)", op->name, op->type, key, why, op->type);
+}
+
+/* ---- values ------------------------------------------------------------ */
+
+static GdVal v_int(int64_t i) { GdVal v = {.kind = TK_INT}; v.i = i; return v; }
+static GdVal v_type(int t) { GdVal v = {.kind = TK_TYPE}; v.type = t; return v; }
+
+static GdVal v_str(const char *s)
+{
+	GdVal v = {.kind = TK_STRING};
+	v.s.p = s;
+	v.s.len = strlen(s);
+	return v;
+}
+
+static GdVal v_list(Low *L, TfKind k, uint32_t n)
+{
+	GdVal v = {.kind = k, .list = true};
+	v.l.items = arena_alloc(L->a, sizeof(GdVal) * (n + 1));
+	v.l.n = n;
+	return v;
+}
+
+static GdShape shape_of(Low *L, const Type *t)
+{
+	GdShape s = {t->rank, arena_alloc(L->a, sizeof(int64_t) * (size_t)(t->rank + 1))};
+	for (int i = 0; i < t->rank; i++)
+		s.dims[i] = t->dims[i];
+	return s;
+}
+
+static GdVal v_shape(Low *L, const Type *t)
+{
+	GdVal v = {.kind = TK_SHAPE};
+	v.shape = shape_of(L, t);
+	return v;
+}
+
+static bool gd_val_eq(const GdVal *a, const GdVal *b)
+{
+	if (a->kind != b->kind || a->list != b->list)
+		return false;
+	if (a->list) {
+		if (a->l.n != b->l.n)
+			return false;
+		for (uint32_t i = 0; i < a->l.n; i++)
+			if (!gd_val_eq(&a->l.items[i], &b->l.items[i]))
+				return false;
+		return true;
+	}
+	switch (a->kind) {
+	case TK_TYPE: return a->type == b->type;
+	case TK_INT: return a->i == b->i;
+	case TK_FLOAT: return a->f == b->f;
+	case TK_BOOL: return a->b == b->b;
+	case TK_STRING: return a->s.len == b->s.len && !memcmp(a->s.p, b->s.p, a->s.len);
+	case TK_SHAPE:
+		if (a->shape.rank != b->shape.rank)
+			return false;
+		for (int i = 0; i < a->shape.rank; i++)
+			if (a->shape.dims[i] != b->shape.dims[i])
+				return false;
+		return true;
+	default: return false;
+	}
+}
+
+/* A gir value as an attr of kind k (scalar): false if it is not one. */
+static bool conv_scalar(Low *L, const Value *v, TfKind k, GdVal *out)
+{
+	memset(out, 0, sizeof *out);
+	out->kind = k;
+	switch (k) {
+	case TK_TYPE:
+		if (v->kind == V_TYPE)
+			out->type = tfdt_of(v->t.dt);
+		else if (v->kind == V_IDENT || v->kind == V_STR)
+			out->type = tfdt_parse(v->s, strlen(v->s));
+		return out->type != 0;
+	case TK_INT:
+		if (v->kind == V_INT) {
+			out->i = v->i;
+			return true;
+		}
+		if (v->kind == V_FLOAT && v->f == floor(v->f) && fabs(v->f) < 9e15) {
+			out->i = (int64_t)v->f;
+			return true;
+		}
+		return false;
+	case TK_FLOAT:
+		return val_number(v, &out->f);
+	case TK_BOOL:
+		if (v->kind != V_BOOL)
+			return false;
+		out->b = v->b;
+		return true;
+	case TK_STRING:
+		if (v->kind != V_STR && v->kind != V_IDENT)
+			return false;
+		*out = v_str(v->s);
+		return true;
+	case TK_FUNC:
+		if (v->kind != V_STR && v->kind != V_IDENT)
+			return false;
+		out->func = v->s;
+		return true;
+	case TK_SHAPE:
+		if (v->kind == V_TYPE) {
+			out->shape = shape_of(L, &v->t);
+			return true;
+		}
+		if (v->kind == V_IDENT && !strcmp(v->s, "unknown")) {
+			out->shape.rank = -1;
+			return true;
+		}
+		if (v->kind != V_LIST)
+			return false;
+		out->shape.rank = (int)v->list.n;
+		out->shape.dims = arena_alloc(L->a, sizeof(int64_t) * (v->list.n + 1));
+		for (uint32_t i = 0; i < v->list.n; i++) {
+			const Value *x = v->list.items[i];
+			if (x->kind != V_INT || x->i < -1)
+				return false;
+			out->shape.dims[i] = x->i;
+		}
+		return true;
+	case TK_TENSOR:
+		return false;
+	}
+	return false;
+}
+
+static bool conv(Low *L, const Value *v, TfKind k, bool list, GdVal *out)
+{
+	if (!list)
+		return conv_scalar(L, v, k, out);
+	if (v->kind != V_LIST) {
+		/* a single value where TensorFlow wants a list of one */
+		*out = v_list(L, k, 1);
+		return conv_scalar(L, v, k, &out->l.items[0]);
+	}
+	*out = v_list(L, k, v->list.n);
+	for (uint32_t i = 0; i < v->list.n; i++)
+		if (!conv_scalar(L, v->list.items[i], k, &out->l.items[i]))
+			return false;
+	return true;
+}
+
+/* The natural kind of a gir value whose OpDef is unknown (attrs of ops
+ * outside tfops.def, _-prefixed attrs, annotations).  -1: none (dicts,
+ * mixed lists). */
+static int natural_kind(const Value *v, bool *list)
+{
+	*list = false;
+	switch (v->kind) {
+	case V_INT: return TK_INT;
+	case V_FLOAT:
+	case V_QTY: return TK_FLOAT;
+	case V_BOOL: return TK_BOOL;
+	case V_STR: return TK_STRING;
+	case V_IDENT: return tfdt_parse(v->s, strlen(v->s)) ? TK_TYPE : TK_STRING;
+	case V_TYPE: return TK_SHAPE;
+	case V_DICT: return -1;
+	case V_LIST: break;
+	}
+	*list = true;
+	if (v->list.n == 0)
+		return TK_INT;
+	int k = -1;
+	for (uint32_t i = 0; i < v->list.n; i++) {
+		bool sub;
+		int ki = natural_kind(v->list.items[i], &sub);
+		if (sub) {
+			/* a list of lists of ints is a list of shapes */
+			if (ki != TK_INT)
+				return -1;
+			ki = TK_SHAPE;
+		}
+		if (ki < 0)
+			return -1;
+		if (k < 0 || k == ki)
+			k = ki;
+		else if ((k == TK_INT && ki == TK_FLOAT) || (k == TK_FLOAT && ki == TK_INT))
+			k = TK_FLOAT;
+		else if ((k == TK_TYPE && ki == TK_STRING) || (k == TK_STRING && ki == TK_TYPE))
+			k = TK_STRING;
+		else
+			return -1;
+	}
+	return k;
+}
+
+static bool conv_any(Low *L, const Value *v, GdVal *out)
+{
+	bool list;
+	int k = natural_kind(v, &list);
+	return k >= 0 && conv(L, v, (TfKind)k, list, out);
+}
+
+/* Parses a default or PCC value from tfops.def ('NHWC', [1, 1], DT_INT32,
+ * false, 0.2, unknown) as kind k. */
+static GdVal parse_default(Low *L, const TfAttrDef *d, const char *s)
+{
+	GdVal v = {.kind = d->kind};
+	if (d->list) {
+		v = v_list(L, d->kind, 0);
+		const char *p = strchr(s, '[');
+		if (!p)
+			pcc_die("tfops.def: %s: list default '%s'", d->name, s);
+		uint32_t cap = 1;
+		for (const char *q = p; *q; q++)
+			cap += *q == ',';
+		v.l.items = arena_alloc(L->a, sizeof(GdVal) * (cap + 1));
+		p++;
+		while (*p && *p != ']') {
+			while (*p == ' ' || *p == ',')
+				p++;
+			if (*p == ']')
+				break;
+			char *e;
+			if (d->kind != TK_INT)
+				pcc_die("tfops.def: %s: only list(int) defaults", d->name);
+			v.l.items[v.l.n++] = v_int(strtoll(p, &e, 10));
+			if (e == p)
+				pcc_die("tfops.def: %s: bad list default '%s'", d->name, s);
+			p = e;
+		}
+		return v;
+	}
+	switch (d->kind) {
+	case TK_TYPE:
+		v.type = tfdt_parse(s, strlen(s));
+		break;
+	case TK_INT:
+		v.i = strtoll(s, NULL, 10);
+		break;
+	case TK_FLOAT:
+		v.f = strtod(s, NULL);
+		break;
+	case TK_BOOL:
+		v.b = !strcmp(s, "true");
+		break;
+	case TK_STRING: {
+		size_t n = strlen(s);
+		if (n < 2 || s[0] != '\'' || s[n - 1] != '\'')
+			pcc_die("tfops.def: %s: string default %s", d->name, s);
+		v.s.p = arena_strndup(L->a, s + 1, n - 2);
+		v.s.len = n - 2;
+		break;
+	}
+	case TK_SHAPE:
+		if (strcmp(s, "unknown"))
+			pcc_die("tfops.def: %s: shape default %s", d->name, s);
+		v.shape.rank = -1;
+		break;
+	default:
+		pcc_die("tfops.def: %s: default of kind %s", d->name, tk_name(d->kind, false));
+	}
+	return v;
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+static const char *dev_intern(Low *L, const char *s)
+{
+	for (uint32_t i = 0; i < L->ndevs; i++)
+		if (!strcmp(L->devs[i], s))
+			return L->devs[i];
+	if (L->ndevs == L->capdevs) {
+		L->capdevs = L->capdevs ? L->capdevs * 2 : 8;
+		L->devs = xrealloc(L->devs, sizeof(char *) * L->capdevs);
+	}
+	return L->devs[L->ndevs++] = arena_strdup(L->a, s);
+}
+
+/* machine i -> task i (shared/spec/cluster.md). */
+static const char *tf_device(Low *L, const Op *op)
+{
+	const char *dev = op_ann_str(L->g, op, ANN_DEVICE);
+	if (dev) {
+		const Cluster *c = L->g->cluster;
+		int k = c ? cluster_find_device(c, dev) : -1;
+		if (k < 0) {
+			err(L, op, "@device \"%s\" is not a device of the cluster", dev);
+			return NULL;
+		}
+		char buf[256];
+		snprintf(buf, sizeof buf, "/job:%s/replica:0/task:%d/device:GPU:%d",
+			 L->o->job, c->devs[k].machine, c->devs[k].local);
+		return dev_intern(L, buf);
+	}
+	const char *s = op_get_str(L->g, op, "_device");
+	return s && *s ? dev_intern(L, s) : NULL;
+}
+
+static int machine_of(Low *L, const char *dev)
+{
+	const Cluster *c = L->g->cluster;
+	int k = c ? cluster_find_device(c, dev) : -1;
+	return k < 0 ? -1 : c->devs[k].machine;
+}
+
+/* ---- inputs ------------------------------------------------------------ */
+
+/* The tensor that data input in of a gir op reads, Transfers skipped. */
+static Ten resolve(Low *L, const Input *in)
+{
+	const Op *src = in->src;
+	uint32_t idx = in->idx;
+	if (src->opcode == L->opc_transfer && L->xsrc[src->id]) {
+		idx = L->xidx[src->id];
+		src = L->xsrc[src->id];
+	}
+	Ten t = {L->node_of[src->id], idx, idx < src->nout ? &src->out[idx] : NULL};
+	return t;
+}
+
+/* Resolves every Transfer to the op and output it carries, following
+ * chains of Transfers iteratively; each Transfer is resolved once. */
+static bool resolve_transfers(Low *L)
+{
+	const Graph *g = L->g;
+	uint32_t *chain = xmalloc(sizeof(uint32_t) * (g->nops + 1));
+	bool ok = true;
+	for (uint32_t i = 0; i < g->nops && ok; i++) {
+		Op *op = g->ops[i];
+		if (op->dead || op->opcode != L->opc_transfer || L->xsrc[i])
+			continue;
+		uint32_t n = 0;
+		Op *cur = op;
+		Op *src = NULL;
+		uint32_t idx = 0;
+		for (;;) {
+			const Input *in = NULL;
+			for (uint32_t j = 0; j < cur->nin; j++)
+				if (!cur->in[j].ctrl) {
+					in = &cur->in[j];
+					break;
+				}
+			if (!in) {
+				err(L, cur, "a Transfer needs one data input");
+				ok = false;
+				break;
+			}
+			chain[n++] = cur->id;
+			if (in->src->opcode != L->opc_transfer) {
+				src = in->src;
+				idx = in->idx;
+				break;
+			}
+			if (L->xsrc[in->src->id]) {
+				src = L->xsrc[in->src->id];
+				idx = L->xidx[in->src->id];
+				break;
+			}
+			cur = in->src;
+			if (n > g->nops) {
+				err(L, op, "a cycle of Transfers");
+				ok = false;
+				break;
+			}
+		}
+		for (uint32_t k = 0; k < n && src; k++) {
+			L->xsrc[chain[k]] = src;
+			L->xidx[chain[k]] = idx;
+		}
+	}
+	free(chain);
+	return ok;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/* NodeDef.name: [A-Za-z0-9.][A-Za-z0-9_./\-]* (gir's names are a subset
+ * except for the first character). */
+static bool tf_name_ok(const char *s)
+{
+	return isalnum((unsigned char)*s) || *s == '.';
+}
+
+/* name/arg, or name/arg_1, ... if the graph already has that name. */
+static const char *added_name(Low *L, const Op *op, const char *arg)
+{
+	const char *s = arena_printf(L->a, "%s/%s", op->name, arg);
+	uint32_t idx;
+	for (int k = 1; graph_lookup(L->g, s, &idx); k++)
+		s = arena_printf(L->a, "%s/%s_%d", op->name, arg, k);
+	return s;
+}
+
+/* ---- Const tensors -------------------------------------------------------- */
+
+static GdTensor *tensor_new(Low *L, const Type *t)
+{
+	GdTensor *x = arena_alloc(L->a, sizeof *x);
+	x->dtype = tfdt_of(t->dt);
+	x->shape = shape_of(L, t);
+	x->src = GS_ZEROS;
+	return x;
+}
+
+/* Generated or zero content for a tensor without a value: seeded by the
+ * op's @origin (its name in the input graph), offset by @shard rows. */
+static void tensor_fill(Low *L, const Op *op, GdTensor *x)
+{
+	if (!L->o->generate)
+		return;
+	const char *origin = op_ann_str(L->g, op, ANN_ORIGIN);
+	x->src = GS_GENERATED;
+	x->seed = tf_gen_seed(origin ? origin : op->name);
+	Value *sh = op_ann(L->g, op, ANN_SHARD);
+	if (sh && sh->kind == V_LIST && sh->list.n == 2 &&
+	    sh->list.items[0]->kind == V_INT && x->shape.rank > 0) {
+		int64_t row = 1;
+		for (int i = 1; i < x->shape.rank; i++)
+			row *= x->shape.dims[i];
+		x->offset = sh->list.items[0]->i * row;
+	}
+}
+
+/* The tensor of a Const: its value attr (1 value or one per element,
+ * flattened) or generated/zero content. */
+static GdTensor *const_tensor(Low *L, const Op *op)
+{
+	if (op->nout != 1 || !type_known(&op->out[0])) {
+		err(L, op, "a Const needs a known type");
+		return NULL;
+	}
+	GdTensor *x = tensor_new(L, &op->out[0]);
+	Value *v = op_attr(op, graph_intern((Graph *)L->g, "value"));
+	if (!v) {
+		tensor_fill(L, op, x);
+		return x;
+	}
+	uint32_t n = v->kind == V_LIST ? v->list.n : 1;
+	int64_t numel = gd_numel(&x->shape);
+	if (n == 0 || (n != 1 && (int64_t)n != numel)) {
+		err(L, op, "value has %u element%s but the type %d", n, n == 1 ? "" : "s",
+		    (int)numel);
+		return NULL;
+	}
+	bool isf = is_float_dt(x->dtype);
+	x->src = GS_VALUES;
+	x->nv = n;
+	if (isf)
+		x->f = arena_alloc(L->a, sizeof(double) * n);
+	else
+		x->i = arena_alloc(L->a, sizeof(int64_t) * n);
+	for (uint32_t k = 0; k < n; k++) {
+		const Value *e = v->kind == V_LIST ? v->list.items[k] : v;
+		double f;
+		if (e->kind == V_BOOL)
+			f = e->b;
+		else if (!val_number(e, &f)) {
+			err(L, op, "value element %u is not a number", k);
+			return NULL;
+		}
+		if (isf)
+			x->f[k] = f;
+		else if (e->kind == V_INT)
+			x->i[k] = e->i;
+		else if (f != floor(f)) {
+			err(L, op, "value element %u is not an integer", k);
+			return NULL;
+		} else {
+			x->i[k] = (int64_t)f;
+		}
+	}
+	return x;
+}
+
+static GdVal v_tensor(GdTensor *x)
+{
+	GdVal v = {.kind = TK_TENSOR};
+	v.tensor = x;
+	return v;
+}
+
+/* A scalar Const node pcc adds (a learning rate...), on the device of op. */
+static uint32_t add_const(Low *L, const Op *op, const char *arg, int dtype,
+			  double value, const char *device)
+{
+	GdNode *n = node_new(L, added_name(L, op, arg), "Const", NULL);
+	uint32_t id = (uint32_t)(n - L->gd->nodes);
+	n->device = device;
+	GdTensor *x = arena_alloc(L->a, sizeof *x);
+	x->dtype = dtype;
+	x->src = GS_VALUES;
+	x->nv = 1;
+	if (is_float_dt(dtype)) {
+		x->f = arena_alloc(L->a, sizeof(double));
+		x->f[0] = value;
+	} else {
+		x->i = arena_alloc(L->a, sizeof(int64_t));
+		x->i[0] = (int64_t)value;
+	}
+	n->weight = x;
+	*node_attr(L, id, "dtype") = v_type(dtype);
+	*node_attr(L, id, "value") = v_tensor(x);
+	return id;
+}
+
+/* A variable pcc adds (optimizer state: accum, m, v) like var. */
+static uint32_t add_variable(Low *L, const Op *op, const char *arg,
+			     bool resource, const Type *t, const char *device)
+{
+	GdNode *n = node_new(L, added_name(L, op, arg),
+			     resource ? "VarHandleOp" : "VariableV2", NULL);
+	uint32_t id = (uint32_t)(n - L->gd->nodes);
+	n->device = device;
+	*node_attr(L, id, "dtype") = v_type(tfdt_of(t->dt));
+	*node_attr(L, id, "shape") = v_shape(L, t);
+	*node_attr(L, id, "container") = v_str("");
+	*node_attr(L, id, "shared_name") = v_str("");
+	if (resource)
+		*node_attr(L, id, "allowed_devices") = v_list(L, TK_STRING, 0);
+	return id;
+}
+
+/* ---- gir's optimizer shorthand ------------------------------------------- */
+
+/* Apply*(var, grad): the OpDef's other arguments.  '=' a scalar Const of
+ * an option, '@' a new variable shaped like var. */
+static const struct Shorthand {
+	const char *op;
+	const char *args[10];
+} shorthands[] = {
+	{"ApplyAdam", {"var", "@m", "@v", "=beta1_power", "=beta2_power", "=lr",
+		       "=beta1", "=beta2", "=epsilon", "grad"}},
+	{"ApplyGradientDescent", {"var", "=alpha", "grad"}},
+	{"ApplyMomentum", {"var", "@accum", "=lr", "grad", "=momentum"}},
+	{"ResourceApplyAdam", {"var", "@m", "@v", "=beta1_power", "=beta2_power",
+			       "=lr", "=beta1", "=beta2", "=epsilon", "grad"}},
+	{"ResourceApplyGradientDescent", {"var", "=alpha", "grad"}},
+	{"ResourceApplyMomentum", {"var", "@accum", "=lr", "grad", "=momentum"}},
+};
+
+static double shorthand_value(const TfOpts *o, const char *arg)
+{
+	if (!strcmp(arg, "beta1") || !strcmp(arg, "beta1_power"))
+		return o->beta1;   /* the powers after the first step */
+	if (!strcmp(arg, "beta2") || !strcmp(arg, "beta2_power"))
+		return o->beta2;
+	if (!strcmp(arg, "epsilon"))
+		return o->epsilon;
+	if (!strcmp(arg, "momentum"))
+		return o->momentum;
+	return o->lr;              /* lr, alpha */
+}
+
+/* Expands ins[0..2) = (var, grad) into the full argument list. */
+static int expand_shorthand(Low *L, const Op *op, const struct Shorthand *sh,
+			    Ten *ins, int nargs, const char *device)
+{
+	Ten var = ins[0], grad = ins[1];
+	if (!var.t) {
+		err(L, op, "the variable has no type");
+		return -1;
+	}
+	bool resource = !strncmp(op->type, "Resource", 8);
+	for (int k = 0; k < nargs; k++) {
+		const char *a = sh->args[k];
+		if (!strcmp(a, "var")) {
+			ins[k] = var;
+		} else if (!strcmp(a, "grad")) {
+			ins[k] = grad;
+		} else if (a[0] == '=') {
+			ins[k] = (Ten){add_const(L, op, a + 1, tfdt_of(var.t->dt),
+						 shorthand_value(L->o, a + 1), device),
+				       0, var.t};
+		} else {
+			ins[k] = (Ten){add_variable(L, op, a + 1, resource, var.t, device),
+				       0, var.t};
+		}
+	}
+	return nargs;
+}
+
+/* ---- attrs ------------------------------------------------------------------ */
+
+typedef struct Derived {
+	GdVal *v;                /* per OpDef attr; kind set when derived */
+	bool *set;
+} Derived;
+
+static bool derive_type(Low *L, const Op *op, const TfOpDef *od, Derived *dv,
+			const char *attr, const Type *t, const char *what)
+{
+	if (!t)
+		return true;
+	int dt = tfdt_of(t->dt);
+	for (int i = 0; i < od->nattrs; i++) {
+		if (strcmp(od->attrs[i].name, attr))
+			continue;
+		if (dv->set[i] && dv->v[i].type != dt) {
+			err(L, op, "%s is %s but %s is already %s", what, dtype_name(t->dt),
+			    attr, tfdt_enum(dv->v[i].type));
+			return false;
+		}
+		dv->v[i] = v_type(dt);
+		dv->set[i] = true;
+	}
+	return true;
+}
+
+static void derive_int(const TfOpDef *od, Derived *dv, const char *attr,
+		       int64_t n)
+{
+	for (int i = 0; i < od->nattrs; i++)
+		if (!strcmp(od->attrs[i].name, attr)) {
+			dv->v[i] = v_int(n);
+			dv->set[i] = true;
+		}
+}
+
+/* Matches n tensors to the OpDef's args (at most one variadic arg):
+ * *start receives each arg's first tensor.  Returns the variadic length,
+ * or -1 when the count cannot fit. */
+static int match_args(const TfOpDef *od, const TfArgDef *args, int nargs,
+		      int n, int *start)
+{
+	int var = -1;
+	for (int k = 0; k < nargs; k++) {
+		const TfAttrDef *t = args[k].type_attr ? tf_opdef_attr(od, args[k].type_attr) : NULL;
+		if (args[k].num_attr || (t && t->list))
+			var = k;
+	}
+	int fixed = var < 0 ? nargs : nargs - 1;
+	int vlen = n - fixed;
+	if (var < 0 ? n != nargs : vlen < 0)
+		return -1;
+	int p = 0;
+	for (int k = 0; k < nargs; k++) {
+		start[k] = p;
+		p += k == var ? vlen : 1;
+	}
+	start[nargs] = p;
+	return var < 0 ? 0 : vlen;
+}
+
+static bool derive_args(Low *L, const Op *op, const TfOpDef *od, Derived *dv,
+			const TfArgDef *args, int nargs, const Type *const *types,
+			int n, bool is_out)
+{
+	int start[17];
+	if (nargs > 16 || match_args(od, args, nargs, n, start) < 0) {
+		err(L, op, "TensorFlow's %s has %d %s argument%s; the op has %d %s",
+		    od->name, nargs, is_out ? "output" : "input", nargs == 1 ? "" : "s",
+		    n, is_out ? "outputs" : "data inputs");
+		return false;
+	}
+	for (int k = 0; k < nargs; k++) {
+		const TfArgDef *a = &args[k];
+		int len = start[k + 1] - start[k];
+		if (a->num_attr)
+			derive_int(od, dv, a->num_attr, len);
+		const TfAttrDef *ta = a->type_attr ? tf_opdef_attr(od, a->type_attr) : NULL;
+		if (ta && ta->list) {
+			int idx = (int)(ta - od->attrs);
+			GdVal l = v_list(L, TK_TYPE, (uint32_t)len);
+			for (int j = 0; j < len; j++) {
+				const Type *t = types[start[k] + j];
+				if (!t) {
+					err(L, op, "%s %d has no type", is_out ? "output" : "input",
+					    start[k] + j);
+					return false;
+				}
+				l.l.items[j] = v_type(tfdt_of(t->dt));
+			}
+			dv->v[idx] = l;
+			dv->set[idx] = true;
+			continue;
+		}
+		for (int j = start[k]; j < start[k + 1]; j++) {
+			const Type *t = types[j];
+			char what[96];
+			snprintf(what, sizeof what, "%s %d (%s)", is_out ? "output" : "input",
+				 j, a->name);
+			if (a->fixed) {
+				if (a->fixed != TFDT_RESOURCE && t && tfdt_of(t->dt) != a->fixed) {
+					err(L, op, "%s is %s; TensorFlow wants %s", what,
+					    dtype_name(t->dt), tfdt_enum(a->fixed));
+					return false;
+				}
+			} else if (!derive_type(L, op, od, dv, a->type_attr, t, what)) {
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Checks v against the OpDef attr's allowed values and minimum. */
+static bool check_attr(Low *L, const Op *op, const TfAttrDef *d, const GdVal *v)
+{
+	uint32_t n = d->list ? v->l.n : 1;
+	for (uint32_t k = 0; k < n; k++) {
+		const GdVal *x = d->list ? &v->l.items[k] : v;
+		if (d->kind == TK_TYPE && !tf_type_allowed(d, x->type)) {
+			err(L, op, "%s = %s is not allowed by TensorFlow's OpDef",
+			    d->name, tfdt_enum(x->type) ? tfdt_enum(x->type) : "?");
+			return false;
+		}
+		if (d->kind == TK_STRING && d->strs) {
+			bool ok = false;
+			for (int j = 0; j < d->nstrs; j++)
+				ok |= strlen(d->strs[j]) == x->s.len &&
+				      !memcmp(d->strs[j], x->s.p, x->s.len);
+			if (!ok) {
+				err(L, op, "%s = '%.*s' is not one of TensorFlow's values",
+				    d->name, (int)x->s.len, x->s.p);
+				return false;
+			}
+		}
+	}
+	if (d->has_min && ((d->list && (int64_t)v->l.n < d->min) ||
+			   (!d->list && d->kind == TK_INT && v->i < d->min))) {
+		err(L, op, "%s must be at least %lld%s", d->name, (long long)d->min,
+		    d->list ? " long" : "");
+		return false;
+	}
+	return true;
+}
+
+static bool is_annotation(const char *key)
+{
+	return key[0] == '@';
+}
+
+/* The @annotations and _attrs of op, kept (as _pcc_KEY) or dropped. */
+static void copy_extra_attrs(Low *L, const Op *op, uint32_t node,
+			     const TfOpDef *od)
+{
+	for (uint32_t i = 0; i < op->nattr; i++) {
+		const char *key = op->attrs[i].key;
+		const Value *v = op->attrs[i].val;
+		GdVal gv;
+		if (is_annotation(key)) {
+			if (!L->o->keep_annotations || !strcmp(key, "@device"))
+				continue;
+			if (conv_any(L, v, &gv))
+				*node_attr(L, node, arena_printf(L->a, "_pcc_%s", key + 1)) = gv;
+			continue;
+		}
+		if (key[0] == '_') {
+			if (!strcmp(key, "_device") || !strcmp(key, "_output_shapes"))
+				continue;
+			if (conv_any(L, v, &gv))
+				*node_attr(L, node, key) = gv;
+			else
+				warn_once(L, op, key, "has no TensorFlow encoding");
+			continue;
+		}
+		if (od)
+			continue;   /* the OpDef's own attrs are done */
+		if (conv_any(L, v, &gv))
+			*node_attr(L, node, key) = gv;
+		else
+			warn_once(L, op, key, "has no TensorFlow encoding");
+	}
+}
+
+/* Fills the node's attrs from the OpDef: gir's value, else derived, else
+ * TensorFlow's default, else pcc's assumption. */
+static bool lower_attrs(Low *L, const Op *op, uint32_t node, const TfOpDef *od,
+			Derived *dv, const char *const *skip)
+{
+	Graph *g = (Graph *)L->g;
+	bool ok = true;
+	for (int i = 0; i < od->nattrs; i++) {
+		const TfAttrDef *d = &od->attrs[i];
+		Value *v = op_attr(op, graph_intern(g, d->name));
+		if (!v && d->alias)
+			v = op_attr(op, graph_intern(g, d->alias));
+		GdVal gv;
+		if (d->kind == TK_TENSOR) {
+			if (!dv->set[i]) {
+				err(L, op, "attribute '%s' (a tensor) is missing", d->name);
+				ok = false;
+				continue;
+			}
+			*node_attr(L, node, d->name) = dv->v[i];
+			continue;
+		}
+		if (v) {
+			if (!conv(L, v, d->kind, d->list, &gv)) {
+				err(L, op, "attribute '%s' must be %s (TensorFlow's OpDef)",
+				    d->name, tk_name(d->kind, d->list));
+				ok = false;
+				continue;
+			}
+			if (dv->set[i] && !gd_val_eq(&gv, &dv->v[i]) && d->kind == TK_TYPE) {
+				err(L, op, "attribute '%s' disagrees with the types of the "
+				    "inputs and outputs", d->name);
+				ok = false;
+				continue;
+			}
+			if (dv->set[i] && d->kind == TK_INT && !gd_val_eq(&gv, &dv->v[i])) {
+				err(L, op, "attribute '%s' = %lld but there are %lld",
+				    d->name, (long long)gv.i, (long long)dv->v[i].i);
+				ok = false;
+				continue;
+			}
+		} else if (dv->set[i]) {
+			gv = dv->v[i];
+		} else if (d->dflt) {
+			gv = parse_default(L, d, d->dflt);
+		} else if (d->pcc) {
+			gv = parse_default(L, d, d->pcc);
+		} else {
+			err(L, op, "attribute '%s' (%s) is missing; TensorFlow requires it",
+			    d->name, tk_name(d->kind, d->list));
+			ok = false;
+			continue;
+		}
+		if (!check_attr(L, op, d, &gv)) {
+			ok = false;
+			continue;
+		}
+		*node_attr(L, node, d->name) = gv;
+	}
+	/* gir attrs that the OpDef does not declare */
+	for (uint32_t i = 0; i < op->nattr; i++) {
+		const char *key = op->attrs[i].key;
+		if (is_annotation(key) || key[0] == '_' || tf_opdef_attr(od, key))
+			continue;
+		bool alias = false;
+		for (int j = 0; j < od->nattrs; j++)
+			alias |= od->attrs[j].alias && !strcmp(od->attrs[j].alias, key);
+		for (int j = 0; skip && skip[j]; j++)
+			alias |= !strcmp(skip[j], key);
+		if (!alias)
+			warn_once(L, op, key, "is not in TensorFlow's OpDef");
+	}
+	return ok;
+}
+
+/* ---- one op ------------------------------------------------------------ */
+
+static const struct Shorthand *shorthand_of(const char *type)
+{
+	for (size_t i = 0; i < sizeof shorthands / sizeof *shorthands; i++)
+		if (!strcmp(shorthands[i].op, type))
+			return &shorthands[i];
+	return NULL;
+}
+
+/* AllReduce {key, algo, devices} -> CollectiveReduce or NcclAllReduce. */
+static const char *lower_allreduce(Low *L, const Op *op, Derived *dv,
+				   const TfOpDef **odp)
+{
+	const Graph *g = L->g;
+	Value *key = op_get(g, op, "key"), *devs = op_get(g, op, "devices");
+	const char *algo = op_get_str(g, op, "algo");
+	if (!devs || devs->kind != V_LIST || devs->list.n == 0) {
+		err(L, op, "an AllReduce needs devices = [...]");
+		return NULL;
+	}
+	if (!key || key->kind != V_INT) {
+		err(L, op, "an AllReduce needs an integer key = K (its instance key)");
+		return NULL;
+	}
+	int64_t ikey = key->i;
+	/* the group: its device list, joined */
+	size_t len = 1;
+	bool one_machine = true;
+	int m0 = -2;
+	for (uint32_t i = 0; i < devs->list.n; i++) {
+		const Value *x = devs->list.items[i];
+		if (x->kind != V_STR && x->kind != V_IDENT) {
+			err(L, op, "devices must be device names");
+			return NULL;
+		}
+		len += strlen(x->s) + 1;
+		int m = machine_of(L, x->s);
+		if (m0 == -2)
+			m0 = m;
+		one_machine &= m >= 0 && m == m0;
+	}
+	char *joined = xmalloc(len);
+	char *p = joined;
+	for (uint32_t i = 0; i < devs->list.n; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", devs->list.items[i]->s);
+	uint32_t gk = 0;
+	while (gk < L->ngroups && strcmp(L->groups[gk], joined))
+		gk++;
+	if (gk == L->ngroups) {
+		if (L->ngroups == L->capgroups) {
+			L->capgroups = L->capgroups ? L->capgroups * 2 : 8;
+			L->groups = xrealloc(L->groups, sizeof(char *) * L->capgroups);
+		}
+		L->groups[L->ngroups++] = joined;
+	} else {
+		free(joined);
+	}
+	int n = (int)devs->list.n;
+	const char *tfop;
+	const TfOpDef *od;
+	if (L->o->nccl && one_machine) {
+		tfop = "NcclAllReduce";
+		od = tf_opdef(&L->defs, tfop);
+		derive_int(od, dv, "num_devices", n);
+		for (int i = 0; i < od->nattrs; i++) {
+			if (!strcmp(od->attrs[i].name, "reduction")) {
+				dv->v[i] = v_str("sum");
+				dv->set[i] = true;
+			} else if (!strcmp(od->attrs[i].name, "shared_name")) {
+				dv->v[i] = v_str(arena_printf(L->a, "pcc_allreduce_%lld",
+							       (long long)ikey));
+				dv->set[i] = true;
+			}
+		}
+	} else {
+		tfop = "CollectiveReduce";
+		od = tf_opdef(&L->defs, tfop);
+		derive_int(od, dv, "group_size", n);
+		derive_int(od, dv, "group_key", gk + 1);
+		derive_int(od, dv, "instance_key", ikey);
+		for (int i = 0; i < od->nattrs; i++) {
+			const char *a = od->attrs[i].name;
+			GdVal v;
+			if (!strcmp(a, "merge_op"))
+				v = v_str("Add");
+			else if (!strcmp(a, "final_op"))
+				v = v_str("Id");
+			else if (!strcmp(a, "subdiv_offsets")) {
+				v = v_list(L, TK_INT, 1);
+				v.l.items[0] = v_int(0);
+			} else if (!strcmp(a, "communication_hint"))
+				v = v_str(algo && !strcmp(algo, "ring") ? "ring" : "auto");
+			else
+				continue;
+			dv->v[i] = v;
+			dv->set[i] = true;
+		}
+	}
+	*odp = od;
+	return tfop;
+}
+
+static bool lower_op(Low *L, const Op *op, uint32_t node)
+{
+	const Graph *g = L->g;
+	GdNode *n = &L->gd->nodes[node];
+	const char *device = n->device;
+	/* data inputs, Transfers resolved */
+	uint32_t nd = 0;
+	for (uint32_t i = 0; i < op->nin; i++)
+		nd += !op->in[i].ctrl;
+	Ten *ins = arena_alloc(L->a, sizeof(Ten) * (nd + 12));
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < op->nin; i++)
+		if (!op->in[i].ctrl)
+			ins[k++] = resolve(L, &op->in[i]);
+
+	const char *tfop = op->type;
+	const TfOpDef *od = NULL;
+	int nattrs_max = 24;
+	Derived dv = {arena_alloc(L->a, sizeof(GdVal) * (size_t)nattrs_max),
+		      arena_alloc(L->a, sizeof(bool) * (size_t)nattrs_max)};
+	static const char *const allreduce_skip[] = {"key", "algo", "devices", NULL};
+	const char *const *skip = NULL;
+	bool frozen = false;
+
+	if (op->opcode == L->opc_allreduce) {
+		tfop = lower_allreduce(L, op, &dv, &od);
+		if (!tfop)
+			return false;
+		skip = allreduce_skip;
+	} else if (op->opcode == L->opc_sce && nd == 2 && ins[0].t && ins[1].t &&
+		   ins[1].t->rank == ins[0].t->rank - 1) {
+		/* gir's class-index labels: TensorFlow's sparse op */
+		tfop = "SparseSoftmaxCrossEntropyWithLogits";
+	} else if (L->o->json && L->o->variables == TF_VARS_AUTO &&
+		   (op->opcode == L->opc_variablev2 || op->opcode == L->opc_variable) &&
+		   !L->updated[op->id]) {
+		tfop = "Const";   /* frozen for TF.js: its value is a weight */
+		frozen = true;
+	}
+	if (!od)
+		od = tf_opdef(&L->defs, tfop);
+	n->op = tfop;
+
+	if (!od) {
+		/* outside the table: inputs and attrs as they are */
+		warn_once(L, op, NULL, NULL);
+		for (uint32_t i = 0; i < k; i++)
+			node_input(L, node, ins[i].node, ins[i].idx, false);
+		copy_extra_attrs(L, op, node, NULL);
+		return true;
+	}
+	if (od->nattrs > nattrs_max)
+		pcc_die("tfops.def: %s has more than %d attrs", od->name, nattrs_max);
+
+	const struct Shorthand *sh = shorthand_of(tfop);
+	if (sh && (int)nd == 2 && od->nin > 2) {
+		if (expand_shorthand(L, op, sh, ins, od->nin, device) < 0)
+			return false;
+		nd = (uint32_t)od->nin;
+	}
+	for (uint32_t i = 0; i < nd; i++)
+		node_input(L, node, ins[i].node, ins[i].idx, false);
+
+	/* derive type and number attrs from the inputs and outputs */
+	const Type **types = arena_alloc(L->a, sizeof(Type *) * (nd + op->nout + 1));
+	for (uint32_t i = 0; i < nd; i++)
+		types[i] = ins[i].t;
+	if (!derive_args(L, op, od, &dv, od->in, od->nin, types, (int)nd, false))
+		return false;
+	if (op->nout > 0 && !frozen) {
+		for (uint32_t i = 0; i < op->nout; i++)
+			types[i] = &op->out[i];
+		if (!derive_args(L, op, od, &dv, od->out, od->nout, types,
+				 (int)op->nout, true))
+			return false;
+	}
+	for (int i = 0; i < od->nattrs; i++) {
+		const TfAttrDef *d = &od->attrs[i];
+		if (dv.set[i] || op->nout == 0)
+			continue;
+		/* Placeholder, VariableV2, VarHandleOp, Const: from the type */
+		if (!strcmp(d->name, "dtype") && d->kind == TK_TYPE && !d->list) {
+			dv.v[i] = v_type(tfdt_of(op->out[0].dt));
+			dv.set[i] = true;
+		} else if (!strcmp(d->name, "shape") && d->kind == TK_SHAPE && !d->list &&
+			   !op_get(g, op, "shape")) {
+			dv.v[i] = v_shape(L, &op->out[0]);
+			dv.set[i] = true;
+		} else if (d->kind == TK_TENSOR && !strcmp(d->name, "value")) {
+			GdTensor *x = frozen ? tensor_new(L, &op->out[0]) : const_tensor(L, op);
+			if (!x)
+				return false;
+			if (frozen)
+				tensor_fill(L, op, x);
+			dv.v[i] = v_tensor(x);
+			dv.set[i] = true;
+			L->gd->nodes[node].weight = x;
+		}
+	}
+	static const char *const frozen_skip[] = {"shape", "container", "shared_name", NULL};
+	if (!lower_attrs(L, op, node, od, &dv, frozen ? frozen_skip : skip))
+		return false;
+	copy_extra_attrs(L, op, node, od);
+	return true;
+}
+
+/* ---- order and acyclicity ------------------------------------------------ */
+
+typedef struct OrdKey {
+	const char *dev;
+	int64_t order;
+	uint32_t node;
+} OrdKey;
+
+static int cmp_ord(const void *a, const void *b)
+{
+	const OrdKey *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static bool has_input_from(const GdNode *n, uint32_t src)
+{
+	for (uint32_t i = 0; i < n->nin; i++)
+		if (n->in[i].node == src)
+			return true;
+	return false;
+}
+
+static bool has_ctrl_from(const GdNode *n, uint32_t src)
+{
+	for (uint32_t i = 0; i < n->nin; i++)
+		if (n->in[i].node == src && n->in[i].ctrl)
+			return true;
+	return false;
+}
+
+static void add_order(Low *L)
+{
+	GdGraph *gd = L->gd;
+	OrdKey *keys = xmalloc(sizeof(OrdKey) * (gd->n + 1));
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < gd->n; i++) {
+		GdNode *n = &gd->nodes[i];
+		if (n->order < 0)
+			continue;
+		if (L->o->order & TF_ORDER_PRIORITY)
+			*node_attr(L, i, "_priority") = v_int(n->order);
+		if (n->device)
+			keys[m++] = (OrdKey){n->device, n->order, i};
+	}
+	if (L->o->order & TF_ORDER_CONTROL) {
+		qsort(keys, m, sizeof *keys, cmp_ord);
+		for (uint32_t i = 1; i < m; i++) {
+			if (keys[i].dev != keys[i - 1].dev ||
+			    keys[i].order <= keys[i - 1].order)
+				continue;
+			if (!has_input_from(&gd->nodes[keys[i].node], keys[i - 1].node))
+				node_input(L, keys[i].node, keys[i - 1].node, 0, true);
+		}
+	}
+	free(keys);
+}
+
+/* Kahn's algorithm over data and control inputs. */
+static bool check_acyclic(Low *L)
+{
+	GdGraph *gd = L->gd;
+	uint32_t n = gd->n;
+	uint32_t *start = xcalloc(n + 2, sizeof *start);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < gd->nodes[i].nin; j++)
+			start[gd->nodes[i].in[j].node + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	uint32_t *users = xmalloc(sizeof(uint32_t) * (start[n] + 1));
+	uint32_t *fill = xmalloc(sizeof(uint32_t) * (n + 1));
+	memcpy(fill, start, sizeof(uint32_t) * n);
+	uint32_t *indeg = xcalloc(n + 1, sizeof *indeg);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < gd->nodes[i].nin; j++) {
+			users[fill[gd->nodes[i].in[j].node]++] = i;
+			indeg[i]++;
+		}
+	uint32_t *queue = xmalloc(sizeof(uint32_t) * (n + 1));
+	uint32_t head = 0, tail = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!indeg[i])
+			queue[tail++] = i;
+	while (head < tail) {
+		uint32_t v = queue[head++];
+		for (uint32_t k = start[v]; k < start[v + 1]; k++)
+			if (--indeg[users[k]] == 0)
+				queue[tail++] = users[k];
+	}
+	bool ok = tail == n;
+	if (!ok) {
+		/* a data edge that goes against @order is the cause */
+		const GdNode *bu = NULL, *bv = NULL;
+		for (uint32_t i = 0; i < n && !bu; i++) {
+			const GdNode *v = &gd->nodes[i];
+			if (!indeg[i] || v->order < 0)
+				continue;
+			for (uint32_t j = 0; j < v->nin; j++) {
+				const GdNode *u = &gd->nodes[v->in[j].node];
+				if (!v->in[j].ctrl && u->order >= v->order) {
+					bu = u;
+					bv = v;
+					break;
+				}
+			}
+		}
+		if (bu)
+			err(L, bv->src, "@order %lld is not after the @order %lld of its "
+			    "input '%s': the control edges of --emit-opt=order=control "
+			    "would make a cycle (use order=priority or order=none)",
+			    (long long)bv->order, (long long)bu->order, bu->name);
+		else
+			for (uint32_t i = 0; i < n; i++)
+				if (indeg[i]) {
+					err(L, gd->nodes[i].src, "the GraphDef has a cycle through "
+					    "node '%s'", gd->nodes[i].name);
+					break;
+				}
+	}
+	free(start);
+	free(users);
+	free(fill);
+	free(indeg);
+	free(queue);
+	return ok;
+}
+
+/* ---- the whole graph ---------------------------------------------------- */
+
+static int cmp_attr(const void *a, const void *b)
+{
+	return strcmp(((const GdAttr *)a)->key, ((const GdAttr *)b)->key);
+}
+
+void gd_free(GdGraph *gd)
+{
+	if (!gd)
+		return;
+	free(gd->nodes);
+	arena_free(gd->a);
+	free(gd);
+}
+
+static void output_shapes(Low *L, const Op *op, uint32_t node)
+{
+	for (uint32_t k = 0; k < op->nout; k++)
+		if (op->out[k].rank < 0)
+			return;
+	GdVal l = v_list(L, TK_SHAPE, op->nout);
+	for (uint32_t k = 0; k < op->nout; k++) {
+		l.l.items[k].kind = TK_SHAPE;
+		l.l.items[k].shape = shape_of(L, &op->out[k]);
+	}
+	*node_attr(L, node, "_output_shapes") = l;
+}
+
+GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
+{
+	Low L = {0};
+	L.g = g;
+	L.o = o;
+	L.d = d;
+	tf_opdefs_init(&L.defs);
+	L.gd = xcalloc(1, sizeof(GdGraph));
+	L.gd->a = L.a = arena_new();
+	L.gd->producer = o->producer;
+	L.opc_transfer = op_lookup("Transfer");
+	L.opc_allreduce = op_lookup("AllReduce");
+	L.opc_sce = op_lookup("SoftmaxCrossEntropyWithLogits");
+	L.opc_variablev2 = op_lookup("VariableV2");
+	L.opc_variable = op_lookup("Variable");
+	uint32_t nops = g->nops;
+	L.node_of = xmalloc(sizeof(uint32_t) * (nops + 1));
+	L.xsrc = xcalloc(nops + 1, sizeof(Op *));
+	L.xidx = xcalloc(nops + 1, sizeof(uint32_t));
+	L.updated = xcalloc(nops + 1, sizeof(bool));
+	int before = d->nerrors;
+	bool ok = resolve_transfers(&L);
+
+	/* variables that an op updates (input 0 of an update op) */
+	for (uint32_t i = 0; i < nops && ok; i++) {
+		const Op *op = g->ops[i];
+		const OpInfo *info = op_info(op->opcode);
+		if (op->dead || !info || !(info->flags & OPF_UPDATE))
+			continue;
+		for (uint32_t j = 0; j < op->nin; j++)
+			if (!op->in[j].ctrl) {
+				const Op *s = op->in[j].src;
+				if (s->opcode == L.opc_transfer && L.xsrc[s->id])
+					s = L.xsrc[s->id];
+				L.updated[s->id] = true;
+				break;
+			}
+	}
+
+	/* one node per op (Transfers excepted), in graph order */
+	for (uint32_t i = 0; i < nops && ok; i++) {
+		const Op *op = g->ops[i];
+		L.node_of[i] = NONE;
+		if (op->dead || op->opcode == L.opc_transfer)
+			continue;
+		if (!tf_name_ok(op->name)) {
+			err(&L, op, "TensorFlow node names start with a letter, a digit "
+			    "or '.'");
+			ok = false;
+			continue;
+		}
+		GdNode *n = node_new(&L, op->name, op->type, op);
+		L.node_of[i] = (uint32_t)(n - L.gd->nodes);
+		n->device = tf_device(&L, op);
+		Value *ord = op_ann(g, op, ANN_ORDER);
+		if (ord && ord->kind == V_INT)
+			n->order = ord->i;
+	}
+	if (d->nerrors != before)
+		ok = false;
+	for (uint32_t i = 0; i < nops && ok; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || op->opcode == L.opc_transfer)
+			continue;
+		uint32_t node = L.node_of[i];
+		if (!lower_op(&L, op, node))
+			continue;
+		/* control inputs after data inputs, Transfers resolved */
+		for (uint32_t j = 0; j < op->nin; j++) {
+			if (!op->in[j].ctrl)
+				continue;
+			Ten t = resolve(&L, &op->in[j]);
+			if (!has_ctrl_from(&L.gd->nodes[node], t.node))
+				node_input(&L, node, t.node, 0, true);
+		}
+		bool known = op_lookup(L.gd->nodes[node].op) != OPC_UNKNOWN;
+		if (op->nout && (o->output_shapes || !known))
+			output_shapes(&L, op, node);
+	}
+	if (d->nerrors != before)
+		ok = false;
+	if (ok) {
+		if (o->order)
+			add_order(&L);
+		ok = check_acyclic(&L);
+	}
+	if (ok)
+		for (uint32_t i = 0; i < L.gd->n; i++)
+			qsort(L.gd->nodes[i].attrs, L.gd->nodes[i].nattr, sizeof(GdAttr),
+			      cmp_attr);
+	tf_opdefs_free(&L.defs);
+	free(L.node_of);
+	free(L.xsrc);
+	free(L.xidx);
+	free(L.updated);
+	free(L.devs);
+	for (uint32_t i = 0; i < L.ngroups; i++)
+		free(L.groups[i]);
+	free(L.groups);
+	free(L.warned);
+	if (!ok) {
+		gd_free(L.gd);
+		return NULL;
+	}
+	return L.gd;
+}
