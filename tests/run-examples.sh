@@ -18,6 +18,20 @@ for f in $(find examples -name '*.gir' | sort); do
 		else ko "$f (-passes=$p): round trip"; head -n 5 "$tmp/err"; fi
 	done
 done
+# The optimising pipelines on every example, the IR verified after every
+# pass, and their plans read back byte-identically (models that fit no
+# plan on this cluster are placed --best-effort).
+for f in $(find examples -name '*.gir' | sort); do
+	c="--cluster examples/clusters/hetero-4.yaml"
+	grep -q '^cluster ' "$f" && c=    # it brings its own
+	for o in -O1 -O2; do
+		if "$PCC" $o --search-budget=0.2 --best-effort --verify-each "$f" \
+		       $c -o "$tmp/a.gir" 2>"$tmp/err" &&
+		   "$PCC" -passes= "$tmp/a.gir" -o "$tmp/b.gir" 2>>"$tmp/err" &&
+		   cmp -s "$tmp/a.gir" "$tmp/b.gir"; then ok
+		else ko "$f ($o): plan verified and read back"; head -n 5 "$tmp/err"; fi
+	done
+done
 for f in $(find examples -name '*.yaml' -path '*clusters*' | sort); do
 	g=examples/mlp.gir
 	if "$PCC" -passes= --cluster "$f" "$g" -o "$tmp/c.gir" 2>"$tmp/err" &&
