@@ -120,12 +120,10 @@ static void ps_route(const PlanSim *ps, int a, int b, int *res, int *n)
 	*n = 0;
 	if (a == b)
 		return;
-	for (int l = 0; l < c->nlinks; l++) {
-		const LinkOverride *o = &c->links[l];
-		if ((o->a == a && o->b == b) || (o->a == b && o->b == a)) {
-			res[(*n)++] = 2 * l + (o->a == a ? 0 : 1);
-			return;
-		}
+	int l = cluster_find_link(c, a, b);
+	if (l >= 0) {
+		res[(*n)++] = 2 * l + (c->links[l].a == a ? 0 : 1);
+		return;
 	}
 	int ma = c->devs[a].machine, mb = c->devs[b].machine;
 	if (ma == mb) {
