@@ -5,14 +5,14 @@
 #   - import: `pcc -passes=` exits 0 and its gir output has exactly the
 #     JSON's nodes — the op-type histogram of the output equals the one
 #     jq computes from modelTopology.node[].op (so the counts match too);
-#   - plan: `pcc -passes=simplify,annotate,place --verify-each` for
+#   - plan: `pcc -O1 --verify-each` (the materialised plan) for
 #     inference on examples/clusters/tag-testbed.yaml exits 0 (at --batch 1
 #     and --batch 8), with every op typed and a @device on every op;
 #   - the three models with TF1 control flow (faceboxes, handtrack, rvm)
 #     are refused instead, exit 1, with the message naming the node;
 # and over all: 41 models, 17,026 nodes (jq).  Needs jq.  Prints
 # "human-models: N passed, N failed"; exit 1 if any check fails.
-# PCC_PLAN_FLAGS replaces the plan flags (e.g. -O1).
+# PCC_PLAN_FLAGS replaces the plan flags (e.g. -O2).
 set -u
 PCC=${1:?usage: run-human-models.sh PCC [MODELS_DIR]}
 DIR=${2:-}
@@ -21,7 +21,7 @@ case $PCC in /*) ;; *) PCC=$(pwd)/$PCC ;; esac
 command -v jq >/dev/null || { echo "run-human-models: needs jq"; exit 2; }
 [ -n "$DIR" ] || DIR=$(sh tests/tf/fetch-human-models.sh) || exit 1
 CLUSTER=examples/clusters/tag-testbed.yaml
-PLAN=${PCC_PLAN_FLAGS:--passes=simplify,annotate,place --verify-each}
+PLAN=${PCC_PLAN_FLAGS:--O1 --verify-each}
 REFUSED="faceboxes handtrack rvm"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
