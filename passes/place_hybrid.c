@@ -846,7 +846,13 @@ static double local_search(PlanSim *ps, int *st, double best, double budget,
 	int *trial = xmalloc(sizeof(int) * n);
 	double t0 = pcc_now();
 	unsigned rs = seed ? seed : 1;
-	while (ps->evals < max_evals && pcc_now() - t0 < budget) {
+	/* Stop early once many tries in a row bring nothing: about ten for
+	 * every (group, strategy) pair, at least 2000. */
+	long stale = 0, patience = 2000;
+	for (uint32_t v = 0; v < n; v++)
+		patience += 10L * ncand(ps, v);
+	while (ps->evals < max_evals && stale < patience &&
+	       pcc_now() - t0 < budget) {
 		memcpy(trial, st, sizeof(int) * n);
 		uint32_t j = rnd(&rs) % n, len = 1 + (rnd(&rs) % 2 ? rnd(&rs) % 8 : 0);
 		uint32_t v0 = ps->t->topo[j];
@@ -858,9 +864,11 @@ static double local_search(PlanSim *ps, int *st, double best, double budget,
 		}
 		bool oom;
 		double x = ps_eval(ps, trial, &oom);
+		stale++;
 		if (x < best * (1 - 1e-9)) {
 			best = x;
 			memcpy(st, trial, sizeof(int) * n);
+			stale = 0;
 		}
 	}
 	free(trial);
