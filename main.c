@@ -592,7 +592,7 @@ static int run(int argc, char **argv, Arena *a)
 			crash_arm(&o.run);
 		}
 	}
-	CostModel cost = {g, g->cluster, NULL};
+	CostModel cost = {g, g->cluster, NULL, NULL, 0};
 	if (o.profile) {
 		Diag pd;
 		size_t plen;

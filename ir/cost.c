@@ -423,7 +423,35 @@ static const Cluster *cl(const CostModel *m)
 	return m->c ? m->c : m->g->cluster;
 }
 
+static double cost_op_uncached(const CostModel *m, const Op *op, int devtype);
+
+void cost_memo_init(CostModel *m)
+{
+	size_t n = (size_t)m->g->nops * (size_t)cl(m)->ntypes;
+	m->memo = xmalloc(sizeof(double) * (n + 1));
+	for (size_t i = 0; i < n; i++)
+		m->memo[i] = NAN;
+	m->nmemo = m->g->nops;
+}
+
+void cost_memo_free(CostModel *m)
+{
+	free(m->memo);
+	m->memo = NULL;
+	m->nmemo = 0;
+}
+
 double cost_op(const CostModel *m, const Op *op, int devtype)
+{
+	if (!m->memo || op->id >= m->nmemo)
+		return cost_op_uncached(m, op, devtype);
+	double *x = &m->memo[(size_t)op->id * (size_t)cl(m)->ntypes + (size_t)devtype];
+	if (isnan(*x))
+		*x = cost_op_uncached(m, op, devtype);
+	return *x;
+}
+
+static double cost_op_uncached(const CostModel *m, const Op *op, int devtype)
 {
 	const Graph *g = m->g;
 	const DevType *t = &cl(m)->types[devtype];

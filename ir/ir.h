@@ -589,7 +589,15 @@ typedef struct CostModel {
 	const Graph *g;
 	const Cluster *c;
 	const Profile *prof;     /* may be NULL */
+	/* Optional memo of cost_op, nmemo ops × the cluster's types, NaN =
+	 * not computed yet (cost_memo_init); only while the graph's ops do
+	 * not change. */
+	double *memo;
+	uint32_t nmemo;
 } CostModel;
+/* Gives m a memo of cost_op for g's current ops; cost_memo_free drops it. */
+void cost_memo_init(CostModel *m);
+void cost_memo_free(CostModel *m);
 
 /* Seconds to run op once on a device of type devtype (order: @cost,
  * profile, analytic max(flops/(peak*eff), bytes/mem_bw)). */

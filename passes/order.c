@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int order(PassCtx *ctx, const CostModel *m);
+
 /* Seconds op i takes on its resource. */
 static double op_time(Graph *g, const CostModel *m, const Op *op, int dev)
 {
@@ -58,7 +60,18 @@ static double op_time(Graph *g, const CostModel *m, const Op *op, int dev)
 int pass_order(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
-	const CostModel *m = ctx->cost;
+	/* Every op's time is needed three times (ranks, two schedules). */
+	CostModel memo = *ctx->cost;
+	memo.g = g;
+	cost_memo_init(&memo);
+	int rc = order(ctx, &memo);
+	cost_memo_free(&memo);
+	return rc;
+}
+
+static int order(PassCtx *ctx, const CostModel *m)
+{
+	Graph *g = ctx->g;
 	const Cluster *c = m->c ? m->c : g->cluster;
 	const uint32_t *topo = graph_topo(g);
 	if (!topo)

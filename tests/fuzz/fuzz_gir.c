@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!pipeline_parse("simplify,annotate", &p, err, sizeof err))
 		abort();
 	RunOptions ro = {.verify_each = true};
-	CostModel cm = {g, g->cluster, NULL};
+	CostModel cm = {g, g->cluster, NULL, NULL, 0};
 	int rc = pipeline_run(&p, g, &cm, &d, &ro);
 	pipeline_free(&p);
 	if (rc == EXIT_INTERNAL)

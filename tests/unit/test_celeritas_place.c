@@ -294,7 +294,7 @@ static void test_never_worse_than_order_place(void)
 		for (int k = 0; k < 2; k++)
 			mems[k] = rnd(&seed) % 4 == 0 ? 1e9
 				  : 5 + total * (0.4 + (rnd(&seed) % 100) / 100.0) / ndev;
-		CostModel m = {NULL, tgu_cluster(a, ndev, type_of, ntypes, mems), NULL};
+		CostModel m = {NULL, tgu_cluster(a, ndev, type_of, ntypes, mems), NULL, NULL, 0};
 		TaskGraph *t = tg_new(n, &m);
 		double p_edge = 0.05 + (rnd(&seed) % 30) / 100.0;
 		for (uint32_t v = 0; v < n; v++) {

@@ -371,7 +371,7 @@ static void test_random_strategies(void)
 		CU_ASSERT_EQUAL(bad_shards(g), 0);
 		/* @order replays: the enforced schedule ends at the latest
 		 * @finish, without deadlock. */
-		CostModel m = {g, g->cluster, NULL};
+		CostModel m = {g, g->cluster, NULL, NULL, 0};
 		Diag d;
 		diag_init(&d, stderr, "t", NULL, 0);
 		SimResult r;
@@ -417,7 +417,7 @@ static void test_order_random_dags(void)
 				CU_ASSERT_TRUE(op_ann(g, op->in[k].src, ANN_ORDER)->i <
 					       op_ann(g, op, ANN_ORDER)->i);
 		}
-		CostModel m = {g, g->cluster, NULL};
+		CostModel m = {g, g->cluster, NULL, NULL, 0};
 		Diag d;
 		diag_init(&d, stderr, "t", NULL, 0);
 		SimResult r;

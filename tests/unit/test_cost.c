@@ -60,7 +60,7 @@ static void test_cost_annotation(void)
 {
 	Graph *g = graph_new("t");
 	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Op *a = mk_op(g, "a", "Work", 0, 0, NULL);
 	op_set_ann(g, a, ANN_COST, val_qty(g->arena, 2.5e-3, UNIT_SECONDS));
 	NEAR(cost_op(&m, a, 0), 2.5e-3);
@@ -99,7 +99,7 @@ static void test_cost_profile_fit(void)
 		"  other: {V100: 1 ms}\n";
 	Diag d;
 	diag_init(&d, stderr, "p.yaml", y, strlen(y));
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	m.prof = profile_parse(g->arena, "p.yaml", y, strlen(y), &d);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m.prof);
 	CU_ASSERT_EQUAL(d.nerrors, 0);
@@ -178,7 +178,7 @@ static void test_cost_analytic(void)
 {
 	Graph *g = graph_new("t");
 	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Op *x = graph_add_op(g, "x", "Placeholder", 0, 1);
 	x->out[0] = type_make(g->arena, DT_F32, 2, (int64_t[]){64, 784});
 	Op *w = graph_add_op(g, "w", "Placeholder", 0, 1);
@@ -210,7 +210,7 @@ static void test_cost_transfer(void)
 	Arena *a = arena_new();
 	Graph *g = graph_new("t");
 	Cluster *c = mk_cluster(a, 2, 2, 10e9, 1e-6, 1e9, 1e-5);
-	CostModel m = {g, c, NULL};
+	CostModel m = {g, c, NULL, NULL, 0};
 	int d00 = dev(c, "m0/gpu0"), d01 = dev(c, "m0/gpu1"),
 	    d10 = dev(c, "m1/gpu0");
 	NEAR(cost_transfer(&m, d00, d00, 1e9), 0);
@@ -238,7 +238,7 @@ static void test_cost_transfer(void)
 	diag_init(&d, stderr, "c.yaml", yaml, strlen(yaml));
 	Cluster *o = cluster_parse_yaml(a, "c.yaml", yaml, strlen(yaml), &d);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	CostModel mo = {g, o, NULL};
+	CostModel mo = {g, o, NULL, NULL, 0};
 	int p01 = dev(o, "m0/gpu1"), p10 = dev(o, "m1/gpu0"), p11 = dev(o, "m1/gpu1");
 	CU_ASSERT_EQUAL(cluster_find_link(o, p01, p10), 0);
 	CU_ASSERT_EQUAL(cluster_find_link(o, p10, p01), 0);
@@ -259,7 +259,7 @@ static void test_cost_collectives(void)
 	/* One machine of 4, 1 GB/s, 1 us: ring of 4e6 bytes =
 	 * 2*3*(1e-6 + 1e6/1e9) = 6.006e-3. */
 	Cluster *c1 = mk_cluster(a, 1, 4, 1e9, 1e-6, 1e9, 0);
-	CostModel m1 = {g, c1, NULL};
+	CostModel m1 = {g, c1, NULL, NULL, 0};
 	int ring[4] = {0, 1, 2, 3};
 	NEAR(cost_allreduce_ring(&m1, ring, 4, 4e6), 6.006e-3);
 	NEAR(cost_allreduce_ring(&m1, ring, 1, 4e6), 0);
@@ -271,7 +271,7 @@ static void test_cost_collectives(void)
 	 * Hierarchical: intra reduce-scatter 1*(2e6/10e9) = 2e-4, inter ring
 	 * of 2 machines 2*1*(2e6/1e9) = 4e-3, intra all-gather 2e-4: 4.4e-3. */
 	Cluster *c2 = mk_cluster(a, 2, 2, 10e9, 0, 1e9, 0);
-	CostModel m2 = {g, c2, NULL};
+	CostModel m2 = {g, c2, NULL, NULL, 0};
 	int all[4] = {dev(c2, "m0/gpu0"), dev(c2, "m0/gpu1"),
 		      dev(c2, "m1/gpu0"), dev(c2, "m1/gpu1")};
 	NEAR(cost_allreduce_ring(&m2, all, 4, 4e6), 6e-3);
@@ -282,7 +282,7 @@ static void test_cost_collectives(void)
 	 * 2 * 1e6/1e9 = 2.01e-3; push = 2.01e-3, pull the same: 4.02e-3.
 	 * The PS's own replica moves nothing. */
 	Cluster *c3 = mk_cluster(a, 2, 2, 10e9, 0, 1e9, 1e-5);
-	CostModel m3 = {g, c3, NULL};
+	CostModel m3 = {g, c3, NULL, NULL, 0};
 	int w[4] = {dev(c3, "m0/gpu0"), dev(c3, "m0/gpu1"),
 		    dev(c3, "m1/gpu0"), dev(c3, "m1/gpu1")};
 	NEAR(cost_ps(&m3, w, 4, w[0], 1e6), 4.02e-3);
@@ -297,7 +297,7 @@ static void test_cost_mem(void)
 {
 	Graph *g = graph_new("t");
 	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Op *p = mk_op(g, "p", "Work", 1000000, 0, NULL);
 	op_set_ann(g, p, ANN_ROLE, val_ident(g->arena, "param"));
 	Op *gr = mk_op(g, "gr", "Work", 1000000, 0, NULL);
@@ -340,7 +340,7 @@ static void test_cost_csv(void)
 {
 	Graph *g = graph_new("t");
 	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Op *a = mk_op(g, "a,b", "Work", 1000, 0, NULL);
 	op_set_ann(g, a, ANN_COST, val_qty(g->arena, 1.5e-3, UNIT_SECONDS));
 	char *buf = NULL;

@@ -54,7 +54,7 @@ static Out emit(const char *text, int nopt, const char *const *opt)
 	const char **opts = backend_resolve_opts(backend_find("c"), opt, nopt, a,
 						 &n, msg, sizeof msg);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(opts);
-	CostModel cost = {g, g->cluster, NULL};
+	CostModel cost = {g, g->cluster, NULL, NULL, 0};
 	EmitCtx ctx = {g, &cost, NULL, opts, n, "-"};
 	FILE *code = tmpfile(), *err = tmpfile();
 	fflush(stderr);

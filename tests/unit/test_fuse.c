@@ -335,7 +335,7 @@ static int run(Graph *g, const char *pipe)
 	Pipeline p;
 	char err[256];
 	CU_ASSERT_TRUE_FATAL(pipeline_parse(pipe, &p, err, sizeof err));
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Diag d;
 	diag_init(&d, stderr, "t.gir", NULL, 0);
 	RunOptions o = {.verify_each = true};
@@ -370,7 +370,7 @@ static void set_group(Graph *g, const char *name, int64_t k)
 static void test_fig4_cycle(void)
 {
 	Graph *g = parse(fig4_gir);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);

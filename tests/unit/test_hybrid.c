@@ -75,7 +75,7 @@ static double plan(const char *text, const char *p, int *rc)
 	*rc = tu_run(g, p);
 	double span = -1;
 	if (*rc == 0) {
-		CostModel m = {g, g->cluster, NULL};
+		CostModel m = {g, g->cluster, NULL, NULL, 0};
 		Diag d;
 		diag_init(&d, stderr, "t", NULL, 0);
 		SimResult r;

@@ -134,7 +134,7 @@ static Run run(const char *pipeline, RunOptions o, const char *dir)
 	Pipeline p;
 	char err[256];
 	CU_ASSERT_TRUE_FATAL(pipeline_parse(pipeline, &p, err, sizeof err));
-	CostModel cm = {r.g, r.g->cluster, NULL};
+	CostModel cm = {r.g, r.g->cluster, NULL, NULL, 0};
 	o.dump_dir = dir;
 	o.dump_base = "mlp";
 	o.repro_src = mlp;

@@ -59,7 +59,7 @@ static Op *op(Graph *g, const char *name, int64_t bytes, double ms,
 
 static int run(Graph *g, SimResult *r)
 {
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Diag d;
 	diag_init(&d, stderr, "t", NULL, 0);
 	return sim_run(g, &m, r, &d);
@@ -70,7 +70,7 @@ static char *run_capture(Graph *g, int *rc)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Diag d;
 	diag_init(&d, f, "t.gir", NULL, 0);
 	SimResult r;
@@ -328,7 +328,7 @@ static void test_sim_json(void)
 	Graph *g = mk_graph(1, 2, 16e9);
 	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
 	op(g, "b", 1000000, 1, "m0/gpu1", 1, a);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	SimResult r;
 	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
 	char *buf = NULL;

@@ -93,7 +93,7 @@ static char *emit(Graph *g, const char *name, const char *const *opts, int n)
 	int nopts = 0;
 	const char **o = backend_resolve_opts(b, opts, n, a, &nopts, err, sizeof err);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	CostModel m = {g, g->cluster, NULL};
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	SimResult r;
 	bool sim = b->needs_sim;
 	if (sim) {

@@ -30,7 +30,7 @@ static inline int tu_run(Graph *g, const char *p)
 		fprintf(stderr, "%s\n", err);
 		return EXIT_USAGE;
 	}
-	CostModel cost = {g, g->cluster, NULL};
+	CostModel cost = {g, g->cluster, NULL, NULL, 0};
 	Diag d;
 	diag_init(&d, stderr, "test.gir", NULL, 0);
 	RunOptions o = {0};

@@ -61,7 +61,7 @@ static inline void tgu_init(TguFix *f, uint32_t n, int ndev, const double *w,
 			    double mem)
 {
 	f->a = arena_new();
-	f->m = (CostModel){NULL, tgu_cluster(f->a, ndev, NULL, 1, &mem), NULL};
+	f->m = (CostModel){NULL, tgu_cluster(f->a, ndev, NULL, 1, &mem), NULL, NULL, 0};
 	f->t = tg_new(n, &f->m);
 	for (uint32_t v = 0; v < n; v++)
 		tgu_cost(f->t, v, w ? w[v] : 1);
