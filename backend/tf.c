@@ -197,6 +197,8 @@ typedef struct Low {
 	uint32_t ngroups, capgroups;
 	Warned *warned;
 	uint32_t nwarned, capwarned;
+	uint32_t (*pieces)[2];   /* lowerings: {piece, the node of its op} */
+	uint32_t npieces, cappieces;
 	int opc_transfer, opc_allreduce, opc_sce, opc_variablev2, opc_variable;
 } Low;
 
@@ -236,12 +238,21 @@ static void node_input(Low *L, uint32_t node, uint32_t src, uint32_t idx,
 	n->in[n->nin++] = (GdIn){src, idx, ctrl};
 }
 
-static GdVal *node_attr(Low *L, uint32_t node, const char *key)
+static GdVal *find_attr(GdNode *n, const char *key)
 {
-	GdNode *n = &L->gd->nodes[node];
 	for (uint32_t i = 0; i < n->nattr; i++)
 		if (!strcmp(n->attrs[i].key, key))
 			return &n->attrs[i].v;
+	return NULL;
+}
+
+/* The attr key of node, added (empty) if it has none. */
+static GdVal *node_attr(Low *L, uint32_t node, const char *key)
+{
+	GdNode *n = &L->gd->nodes[node];
+	GdVal *v = find_attr(n, key);
+	if (v)
+		return v;
 	if (n->nattr == n->capattr) {
 		uint32_t nc = n->capattr ? n->capattr * 2 : 8;
 		n->attrs = arena_realloc(L->a, n->attrs, sizeof(GdAttr) * n->capattr,
@@ -826,17 +837,41 @@ static const struct Shorthand {
 	{"ResourceApplyMomentum", {"var", "@accum", "=lr", "grad", "=momentum"}},
 };
 
-static double shorthand_value(const TfOpts *o, const char *arg)
+/* The gir attr that gives the constant arg of a shorthand: its own name,
+ * lr for GradientDescent's alpha, beta1 and beta2 for their powers (their
+ * values at the first step). */
+static const char *shorthand_attr(const char *arg)
 {
-	if (!strcmp(arg, "beta1") || !strcmp(arg, "beta1_power"))
-		return o->beta1;   /* the powers after the first step */
-	if (!strcmp(arg, "beta2") || !strcmp(arg, "beta2_power"))
+	if (!strcmp(arg, "alpha"))
+		return "lr";
+	if (!strcmp(arg, "beta1_power"))
+		return "beta1";
+	if (!strcmp(arg, "beta2_power"))
+		return "beta2";
+	return arg;
+}
+
+/* The value of constant arg: the op's attr when gir gives it (the zoo's
+ * ApplyAdam records lr, beta1, beta2, epsilon), else the option. */
+static double shorthand_value(Low *L, const Op *op, const char *arg)
+{
+	const char *key = shorthand_attr(arg);
+	const Value *v = op_get(L->g, op, key);
+	double f;
+	if (v && val_number(v, &f))
+		return f;
+	if (v)
+		err(L, op, "attribute '%s' must be a number", key);
+	const TfOpts *o = L->o;
+	if (!strcmp(key, "beta1"))
+		return o->beta1;
+	if (!strcmp(key, "beta2"))
 		return o->beta2;
-	if (!strcmp(arg, "epsilon"))
+	if (!strcmp(key, "epsilon"))
 		return o->epsilon;
-	if (!strcmp(arg, "momentum"))
+	if (!strcmp(key, "momentum"))
 		return o->momentum;
-	return o->lr;              /* lr, alpha */
+	return o->lr;
 }
 
 /* Expands ins[0..2) = (var, grad) into the full argument list. */
@@ -857,7 +892,7 @@ static int expand_shorthand(Low *L, const Op *op, const struct Shorthand *sh,
 			ins[k] = grad;
 		} else if (a[0] == '=') {
 			ins[k] = (Ten){add_const(L, op, a + 1, tfdt_of(var.t->dt),
-						 shorthand_value(L->o, a + 1), device),
+						 shorthand_value(L, op, a + 1), device),
 				       0, var.t};
 		} else {
 			ins[k] = (Ten){add_variable(L, op, a + 1, resource, var.t, device),
@@ -1126,6 +1161,338 @@ static bool lower_attrs(Low *L, const Op *op, uint32_t node, const TfOpDef *od,
 	return ok;
 }
 
+/* ---- lowerings into core ops ---------------------------------------------- */
+
+/* TensorFlow has no Prelu and no FusedDepthwiseConv2dNative (TF.js's
+ * ops), and the kernels of its _FusedConv2D and _FusedMatMul implement a
+ * few fused_ops combinations only.  Such ops become chains of core ops
+ * ("pieces"), the last keeping the op's name (docs/backends.md). */
+
+enum { MAX_FUSED = 8 };
+
+/* An entry of fused_ops: the TensorFlow op it stands for, the name of its
+ * piece, and how many of the fused op's args it takes. */
+static const struct FusedStep {
+	const char *name, *op, *suffix;
+	int nargs;
+} fused_steps[] = {
+	{"BiasAdd", "BiasAdd", "bias_add", 1},
+	{"FusedBatchNorm", "FusedBatchNormV3", "batch_norm", 4},
+	{"Add", "AddV2", "add", 1},
+	{"Relu", "Relu", "relu", 0},
+	{"Relu6", "Relu6", "relu6", 0},
+	{"Elu", "Elu", "elu", 0},
+	{"LeakyRelu", "LeakyRelu", "leaky_relu", 0},
+	{"Sigmoid", "Sigmoid", "sigmoid", 0},
+	{"Tanh", "Tanh", "tanh", 0},
+	{"Prelu", "AddV2", "prelu", 1},
+};
+
+/* The fused ops pcc's op table knows, the contraction each starts with,
+ * and, for TensorFlow's own, the combinations its 2.9 CPU kernels
+ * implement (conv_ops_fused_impl.h, matmul_op_fused.cc): one of first,
+ * optionally followed by one of kernel_activations. */
+static const struct Fusion {
+	const char *op, *contraction, *suffix;
+	const char *first[2];   /* none: always lowered */
+} fusions[] = {
+	{"FusedDepthwiseConv2dNative", "DepthwiseConv2dNative", "depthwise", {NULL, NULL}},
+	{"_FusedConv2D", "Conv2D", "conv", {"BiasAdd", "FusedBatchNorm"}},
+	{"_FusedMatMul", "MatMul", "matmul", {"BiasAdd", NULL}},
+};
+
+static const char *const kernel_activations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
+
+static const struct FusedStep *fused_step(const char *name)
+{
+	for (size_t i = 0; i < sizeof fused_steps / sizeof *fused_steps; i++)
+		if (!strcmp(fused_steps[i].name, name))
+			return &fused_steps[i];
+	return NULL;
+}
+
+static const struct Fusion *fusion_of(const char *type)
+{
+	for (size_t i = 0; i < sizeof fusions / sizeof *fusions; i++)
+		if (!strcmp(fusions[i].op, type))
+			return &fusions[i];
+	return NULL;
+}
+
+/* fused_ops as names: their count, or -1 if it is not a list of at most
+ * MAX_FUSED strings (a single string is a list of one). */
+static int fused_names(const Graph *g, const Op *op, const char **names)
+{
+	const Value *v = op_get(g, op, "fused_ops");
+	if (!v)
+		return 0;
+	if (v->kind == V_STR || v->kind == V_IDENT) {
+		names[0] = v->s;
+		return 1;
+	}
+	if (v->kind != V_LIST || v->list.n > MAX_FUSED)
+		return -1;
+	for (uint32_t i = 0; i < v->list.n; i++) {
+		const Value *x = v->list.items[i];
+		if (x->kind != V_STR && x->kind != V_IDENT)
+			return -1;
+		names[i] = x->s;
+	}
+	return (int)v->list.n;
+}
+
+static bool kernel_combination(const struct Fusion *f, const char **names, int n)
+{
+	if (n < 1 || n > 2)
+		return false;
+	bool ok = false;
+	for (int i = 0; i < 2; i++)
+		ok |= f->first[i] && !strcmp(f->first[i], names[0]);
+	if (!ok || n == 1)
+		return ok;
+	for (size_t i = 0; i < sizeof kernel_activations / sizeof *kernel_activations; i++)
+		if (!strcmp(kernel_activations[i], names[1]))
+			return true;
+	return false;
+}
+
+const char *tf_lowered(const Graph *g, const Op *op)
+{
+	if (!strcmp(op->type, "Prelu"))
+		return "AddV2";
+	const struct Fusion *f = fusion_of(op->type);
+	if (!f)
+		return NULL;
+	const char *names[MAX_FUSED];
+	int n = fused_names(g, op, names);
+	if (n > 0 && kernel_combination(f, names, n))
+		return NULL;
+	const struct FusedStep *s = n > 0 ? fused_step(names[n - 1]) : NULL;
+	return s ? s->op : f->contraction;
+}
+
+static GdVal v_float(double f) { GdVal v = {.kind = TK_FLOAT}; v.f = f; return v; }
+static GdVal v_bool(bool b) { GdVal v = {.kind = TK_BOOL}; v.b = b; return v; }
+
+/* A piece of op's lowering, of TensorFlow type tfop with T = dt: the op's
+ * own node self when last, else a new node NAME/suffix on its device. */
+static uint32_t piece(Low *L, const Op *op, uint32_t self, bool last,
+		      const char *suffix, const char *tfop, int dt)
+{
+	uint32_t id = self;
+	if (last) {
+		L->gd->nodes[self].op = tfop;
+	} else {
+		const char *dev = L->gd->nodes[self].device;
+		GdNode *n = node_new(L, added_name(L, op, suffix), tfop, NULL);
+		n->device = dev;
+		id = (uint32_t)(n - L->gd->nodes);
+		if (L->npieces == L->cappieces) {
+			L->cappieces = L->cappieces ? L->cappieces * 2 : 16;
+			L->pieces = xrealloc(L->pieces, sizeof *L->pieces * L->cappieces);
+		}
+		L->pieces[L->npieces][0] = id;
+		L->pieces[L->npieces++][1] = self;
+	}
+	*node_attr(L, id, "T") = v_type(dt);
+	return id;
+}
+
+/* Completes a piece: the attrs not set take TensorFlow's defaults; all are
+ * checked against the OpDef. */
+static bool piece_done(Low *L, const Op *op, uint32_t id)
+{
+	const TfOpDef *od = tf_opdef(&L->defs, L->gd->nodes[id].op);
+	if (!od)
+		pcc_die("tf.c: lowering '%s': no OpDef for %s", op->name, L->gd->nodes[id].op);
+	for (int i = 0; i < od->nattrs; i++) {
+		const TfAttrDef *d = &od->attrs[i];
+		GdVal *v = find_attr(&L->gd->nodes[id], d->name);
+		if (!v) {
+			if (!d->dflt)
+				pcc_die("tf.c: lowering '%s': %s needs %s", op->name, od->name, d->name);
+			v = node_attr(L, id, d->name);
+			*v = parse_default(L, d, d->dflt);
+		}
+		if (!check_attr(L, op, d, v))
+			return false;
+	}
+	return true;
+}
+
+static Ten piece_out(uint32_t id, const Type *t)
+{
+	return (Ten){id, 0, t};
+}
+
+/* prelu(x) = max(x, 0) + alpha * min(x, 0), as
+ *   PREFIXpos = Relu(x), PREFIXneg = Sub(x, PREFIXpos) (x or 0, exactly),
+ *   PREFIXscaled = Mul(alpha, PREFIXneg), AddV2(PREFIXpos, PREFIXscaled)
+ * the last being NAME (last) or NAME/sum. */
+static bool lower_prelu(Low *L, const Op *op, uint32_t self, bool last,
+			const char *prefix, const char *sum, Ten x, Ten alpha,
+			int dt, uint32_t *out)
+{
+	char b[3][96];
+	snprintf(b[0], sizeof b[0], "%spos", prefix);
+	snprintf(b[1], sizeof b[1], "%sneg", prefix);
+	snprintf(b[2], sizeof b[2], "%sscaled", prefix);
+	uint32_t pos = piece(L, op, self, false, b[0], "Relu", dt);
+	node_input(L, pos, x.node, x.idx, false);
+	uint32_t neg = piece(L, op, self, false, b[1], "Sub", dt);
+	node_input(L, neg, x.node, x.idx, false);
+	node_input(L, neg, pos, 0, false);
+	uint32_t sc = piece(L, op, self, false, b[2], "Mul", dt);
+	node_input(L, sc, alpha.node, alpha.idx, false);
+	node_input(L, sc, neg, 0, false);
+	*out = piece(L, op, self, last, sum, "AddV2", dt);
+	node_input(L, *out, pos, 0, false);
+	node_input(L, *out, sc, 0, false);
+	return piece_done(L, op, pos) && piece_done(L, op, neg) &&
+	       piece_done(L, op, sc) && piece_done(L, op, *out);
+}
+
+static double op_number(const Graph *g, const Op *op, const char *key, double dflt)
+{
+	const Value *v = op_get(g, op, key);
+	double f;
+	return v && val_number(v, &f) ? f : dflt;
+}
+
+/* Checks fused_ops of a fused op with nd data inputs: known entries, as
+ * many args as they take, num_args if given.  Their count, or -1. */
+static int check_fused(Low *L, const Op *op, const struct Fusion *f,
+		       uint32_t nd, const char **names)
+{
+	const Graph *g = L->g;
+	int n = fused_names(g, op, names);
+	if (n < 0) {
+		err(L, op, "fused_ops must be a list of at most %d op names", MAX_FUSED);
+		return -1;
+	}
+	uint32_t need = 0;
+	for (int i = 0; i < n; i++) {
+		const struct FusedStep *s = fused_step(names[i]);
+		if (!s) {
+			err(L, op, "fused op '%s' is not one pcc can write for TensorFlow "
+			    "(BiasAdd, FusedBatchNorm, Add, Relu, Relu6, Elu, LeakyRelu, "
+			    "Sigmoid, Tanh, Prelu)", names[i]);
+			return -1;
+		}
+		need += (uint32_t)s->nargs;
+	}
+	if (nd != 2 + need) {
+		err(L, op, "its fused_ops take %u argument%s after the %s's two inputs; "
+		    "the op has %u", need, need == 1 ? "" : "s", f->contraction,
+		    nd < 2 ? 0 : nd - 2);
+		return -1;
+	}
+	int64_t na = op_get_int(g, op, "num_args", (int64_t)need);
+	if (na != (int64_t)need) {
+		err(L, op, "num_args = %lld but there are %u args", (long long)na, need);
+		return -1;
+	}
+	return n;
+}
+
+/* FusedDepthwiseConv2dNative, _FusedConv2D, _FusedMatMul (input, filter,
+ * args...): the contraction, then each entry of fused_ops. */
+static bool lower_fused(Low *L, const Op *op, uint32_t self,
+			const struct Fusion *f, const Ten *ins, uint32_t nd)
+{
+	const Graph *g = L->g;
+	const char *names[MAX_FUSED];
+	int n = check_fused(L, op, f, nd, names);
+	if (n < 0)
+		return false;
+	int dt = tfdt_of(op->out[0].dt);
+	const Type *t = &op->out[0];
+	uint32_t c = piece(L, op, self, n == 0, f->suffix, f->contraction, dt);
+	node_input(L, c, ins[0].node, ins[0].idx, false);
+	node_input(L, c, ins[1].node, ins[1].idx, false);
+	const TfOpDef *cod = tf_opdef(&L->defs, f->contraction);
+	Derived dv = {arena_alloc(L->a, sizeof(GdVal) * (size_t)(cod->nattrs + 1)),
+		      arena_alloc(L->a, sizeof(bool) * (size_t)(cod->nattrs + 1))};
+	for (int i = 0; i < cod->nattrs; i++)
+		if (!strcmp(cod->attrs[i].name, "T")) {
+			dv.v[i] = v_type(dt);
+			dv.set[i] = true;
+		}
+	static const char *const skip[] = {"fused_ops", "num_args", "epsilon",
+					   "leakyrelu_alpha", NULL};
+	if (!lower_attrs(L, op, c, cod, &dv, skip))
+		return false;
+	const char *fmt = op_get_str(g, op, "data_format");
+	if (!fmt)
+		fmt = "NHWC";
+	Ten h = piece_out(c, t);
+	uint32_t a = 2;
+	for (int i = 0; i < n; i++) {
+		const struct FusedStep *s = fused_step(names[i]);
+		bool last = i == n - 1;
+		int seen = 0;
+		for (int j = 0; j < i; j++)
+			seen += !strcmp(names[j], names[i]);
+		char sfx[64];
+		if (seen)
+			snprintf(sfx, sizeof sfx, "%s_%d", s->suffix, seen);
+		else
+			snprintf(sfx, sizeof sfx, "%s", s->suffix);
+		uint32_t id;
+		if (!strcmp(s->name, "Prelu")) {
+			char prefix[80];
+			snprintf(prefix, sizeof prefix, "%s/", sfx);
+			if (!lower_prelu(L, op, self, last, prefix, sfx, h, ins[a++], dt, &id))
+				return false;
+			h = piece_out(id, t);
+			continue;
+		}
+		id = piece(L, op, self, last, sfx, s->op, dt);
+		node_input(L, id, h.node, h.idx, false);
+		for (int k = 0; k < s->nargs; k++, a++)
+			node_input(L, id, ins[a].node, ins[a].idx, false);
+		if (!strcmp(s->op, "BiasAdd")) {
+			*node_attr(L, id, "data_format") = v_str(fmt);
+		} else if (!strcmp(s->op, "FusedBatchNormV3")) {
+			*node_attr(L, id, "U") = v_type(dt);
+			*node_attr(L, id, "epsilon") = v_float(op_number(g, op, "epsilon", 0.0001));
+			*node_attr(L, id, "data_format") = v_str(fmt);
+			*node_attr(L, id, "is_training") = v_bool(false);
+		} else if (!strcmp(s->op, "LeakyRelu")) {
+			*node_attr(L, id, "alpha") = v_float(op_number(g, op, "leakyrelu_alpha", 0.2));
+		}
+		if (!piece_done(L, op, id))
+			return false;
+		h = piece_out(id, t);
+	}
+	if (n > 0 && !piece_done(L, op, c))
+		return false;
+	return true;
+}
+
+/* Prelu and the fused ops tf_lowered names: their pieces, the last being
+ * node self, which also gets op's annotations and _attrs. */
+static bool lower_into_core(Low *L, const Op *op, uint32_t self, const Ten *ins,
+			    uint32_t nd)
+{
+	const struct Fusion *f = fusion_of(op->type);
+	bool ok;
+	if (f) {
+		ok = lower_fused(L, op, self, f, ins, nd);
+	} else {
+		uint32_t out;
+		if (nd != 2) {
+			err(L, op, "a Prelu has 2 data inputs (x, alpha), not %u", nd);
+			return false;
+		}
+		ok = lower_prelu(L, op, self, true, "", "", ins[0], ins[1],
+				 tfdt_of(op->out[0].dt), &out);
+	}
+	if (ok)
+		copy_extra_attrs(L, op, self, tf_opdef(&L->defs, L->gd->nodes[self].op));
+	return ok;
+}
+
 /* ---- one op ------------------------------------------------------------ */
 
 static const struct Shorthand *shorthand_of(const char *type)
@@ -1244,6 +1611,12 @@ static bool lower_op(Low *L, const Op *op, uint32_t node)
 		if (!op->in[i].ctrl)
 			ins[k++] = resolve(L, &op->in[i]);
 
+	if (tf_lowered(g, op))
+		return lower_into_core(L, op, node, ins, nd);
+	const struct Fusion *fu = fusion_of(op->type);
+	const char *fnames[MAX_FUSED];
+	if (fu && check_fused(L, op, fu, nd, fnames) < 0)
+		return false;
 	const char *tfop = op->type;
 	const TfOpDef *od = NULL;
 	int nattrs_max = 24;
@@ -1288,6 +1661,13 @@ static bool lower_op(Low *L, const Op *op, uint32_t node)
 		if (expand_shorthand(L, op, sh, ins, od->nin, device) < 0)
 			return false;
 		nd = (uint32_t)od->nin;
+		/* the attrs that gave its constants are not TensorFlow's */
+		const char **used = arena_alloc(L->a, sizeof(char *) * 12);
+		int nu = 0;
+		for (int k = 0; k < 10 && sh->args[k]; k++)
+			if (sh->args[k][0] == '=')
+				used[nu++] = shorthand_attr(sh->args[k] + 1);
+		skip = used;
 	}
 	for (uint32_t i = 0; i < nd; i++)
 		node_input(L, node, ins[i].node, ins[i].idx, false);
@@ -1367,6 +1747,20 @@ static bool has_ctrl_from(const GdNode *n, uint32_t src)
 		if (n->in[i].node == src && n->in[i].ctrl)
 			return true;
 	return false;
+}
+
+/* The control inputs of a lowered op's node, on each of its pieces too:
+ * no piece runs before what the op waits for. */
+static void piece_controls(Low *L)
+{
+	for (uint32_t i = 0; i < L->npieces; i++) {
+		uint32_t p = L->pieces[i][0], self = L->pieces[i][1];
+		for (uint32_t j = 0; j < L->gd->nodes[self].nin; j++) {
+			GdIn in = L->gd->nodes[self].in[j];
+			if (in.ctrl && !has_ctrl_from(&L->gd->nodes[p], in.node))
+				node_input(L, p, in.node, 0, true);
+		}
+	}
 }
 
 static void add_order(Low *L)
@@ -1578,12 +1972,14 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 	if (ok) {
 		if (o->order)
 			add_order(&L);
+		piece_controls(&L);
 		ok = check_acyclic(&L);
 	}
 	if (ok)
 		for (uint32_t i = 0; i < L.gd->n; i++)
-			qsort(L.gd->nodes[i].attrs, L.gd->nodes[i].nattr, sizeof(GdAttr),
-			      cmp_attr);
+			if (L.gd->nodes[i].nattr > 1)   /* LogicalAnd has none */
+				qsort(L.gd->nodes[i].attrs, L.gd->nodes[i].nattr,
+				      sizeof(GdAttr), cmp_attr);
 	tf_opdefs_free(&L.defs);
 	free(L.node_of);
 	free(L.xsrc);
@@ -1594,6 +1990,7 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 		free(L.groups[i]);
 	free(L.groups);
 	free(L.warned);
+	free(L.pieces);
 	if (!ok) {
 		gd_free(L.gd);
 		return NULL;

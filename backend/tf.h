@@ -174,6 +174,12 @@ bool tf_opts_read(const EmitCtx *ctx, bool json, TfOpts *o);
  * TF, every attr typed by its OpDef, @order enforced as o->order says.
  * Checks that the result is acyclic.  NULL after errors on d. */
 GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d);
+/* When tf_lower writes op as a chain of core TensorFlow ops (TF.js's Prelu
+ * and FusedDepthwiseConv2dNative; _FusedConv2D and _FusedMatMul whose
+ * fused_ops TensorFlow's kernels do not implement): the op type of the
+ * chain's last node, which keeps op's name; the others are named
+ * NAME/...  NULL when op is written as one node. */
+const char *tf_lowered(const Graph *g, const Op *op);
 void gd_free(GdGraph *gd);
 /* Deterministic generated weights: element k of the tensor named name
  * (its @origin), uniform in [-0.5, 0.5) for floats, 0..4 for integers. */

@@ -29,7 +29,7 @@ C=examples/clusters/hetero-4.yaml
 if command -v protoc >/dev/null 2>&1; then
 	n=0
 	for f in examples/mlp.gir examples/hand-placed.gir examples/models/*.gir \
-		 tests/tf/train-plan.gir tests/tfjs/*.gir; do
+		 tests/tf/train-plan.gir tests/tf/ops.gir tests/tfjs/*.gir; do
 		for opts in "" "--emit-opt=order=both --emit-opt=allreduce=nccl --emit-opt=annotations=drop --emit-opt=output_shapes=true"; do
 			n=$((n+1))
 			cl="--cluster $C"
@@ -41,7 +41,7 @@ if command -v protoc >/dev/null 2>&1; then
 		done
 	done
 	# generated Const content (tensor_content bytes) where it stays small
-	for f in tests/tfjs/cnn.gir tests/tfjs/cnn-plan.gir; do
+	for f in tests/tfjs/cnn.gir tests/tfjs/cnn-plan.gir tests/tf/ops.gir; do
 		n=$((n+1))
 		check "protoc $f weights=generated" sh -c "'$PCC' -passes= '$f' --emit=tf --emit-opt=weights=generated 2>/dev/null >'$t/$n.pbtxt' &&
 			grep -q tensor_content '$t/$n.pbtxt' &&

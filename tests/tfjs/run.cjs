@@ -201,7 +201,11 @@ async function main() {
   process.exit(failures ? 1 : 0);
 }
 
-main().catch(e => {
-  console.log(`FAIL ${e && e.stack ? e.stack : e}`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch(e => {
+    console.log(`FAIL ${e && e.stack ? e.stack : e}`);
+    process.exit(1);
+  });
+}
+
+module.exports = { check, load, inputValues, failures: () => failures };

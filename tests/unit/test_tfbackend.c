@@ -4,7 +4,8 @@
  *  - known answers: attrs derived and typed by the OpDef, gir's
  *    shorthands lowered, Transfers as edges, AllReduce as CollectiveReduce
  *    or NcclAllReduce, devices, @order as control edges or _priority, the
- *    cycle check, annotations kept or dropped, errors;
+ *    cycle check, annotations kept or dropped, errors; TF.js's Prelu and
+ *    fused kernels lowered to core ops node by node;
  *  - every emitted GraphDef (the example models, the test graphs and
  *    plans) satisfies the OpDefs, checked on the emitted text read back
  *    with frontend/pbtxt.c: attr names, kinds, allowed values, input
@@ -194,10 +195,14 @@ static void test_table(void)
 				CU_ASSERT(tf_opdef_attr(od, a->num_attr)->kind == TK_INT);
 		}
 	}
-	/* every op of ir/ops.def but pcc's own has an OpDef */
+	/* every op of ir/ops.def has an OpDef but pcc's own, which become
+	 * edges and collectives, and TF.js's Prelu and
+	 * FusedDepthwiseConv2dNative, which TensorFlow lacks: the emitter
+	 * always lowers them to core ops (test_lowering) */
 	for (int i = 0; i < op_table_size(); i++) {
 		const char *name = op_info(i)->name;
-		bool own = !strcmp(name, "Transfer") || !strcmp(name, "AllReduce");
+		bool own = !strcmp(name, "Transfer") || !strcmp(name, "AllReduce") ||
+			   !strcmp(name, "Prelu") || !strcmp(name, "FusedDepthwiseConv2dNative");
 		CU_ASSERT_EQUAL(tf_opdef(&defs, name) == NULL, own);
 		if ((tf_opdef(&defs, name) == NULL) != own)
 			fprintf(stderr, "\nop table / tfops.def mismatch: %s\n", name);
@@ -221,6 +226,36 @@ static void test_table(void)
 	CU_ASSERT_STRING_EQUAL(tf_opdef_attr(tf_opdef(&defs, "Sum"), "keep_dims")->alias,
 			       "keepdims");
 	CU_ASSERT_PTR_NULL(tf_opdef(&defs, "NoSuchOp"));
+	/* fixed types, number attrs, TensorFlow 2.9's attrs only */
+	const TfOpDef *tk = tf_opdef(&defs, "TopKV2");
+	CU_ASSERT(tk->nin == 2 && tk->in[1].fixed == TFDT_INT32 && tk->nout == 2 &&
+		  tk->out[1].fixed == TFDT_INT32 && tk->nattrs == 2 &&
+		  !strcmp(tf_opdef_attr(tk, "sorted")->dflt, "true"));
+	CU_ASSERT_PTR_NULL(tf_opdef_attr(tk, "index_type"));
+	const TfOpDef *up = tf_opdef(&defs, "Unpack");
+	CU_ASSERT(!strcmp(up->out[0].num_attr, "num") && tf_opdef_attr(up, "num")->has_min &&
+		  tf_opdef_attr(up, "num")->min == 0 && !tf_opdef_attr(up, "num")->dflt &&
+		  !strcmp(tf_opdef_attr(up, "axis")->dflt, "0"));
+	const TfOpDef *rb = tf_opdef(&defs, "ResizeBilinear");
+	CU_ASSERT(rb->out[0].fixed == TFDT_FLOAT && rb->in[1].fixed == TFDT_INT32 &&
+		  !strcmp(tf_opdef_attr(rb, "half_pixel_centers")->dflt, "false"));
+	const TfOpDef *ss = tf_opdef(&defs, "StridedSlice");
+	CU_ASSERT(ss->nin == 4 && ss->nattrs == 7 &&
+		  !strcmp(tf_opdef_attr(ss, "shrink_axis_mask")->dflt, "0"));
+	const TfOpDef *sel = tf_opdef(&defs, "Select");
+	CU_ASSERT(sel->in[0].fixed == TFDT_BOOL && !strcmp(sel->in[1].type_attr, "T"));
+	const TfAttrDef *mode = tf_opdef_attr(tf_opdef(&defs, "MirrorPad"), "mode");
+	CU_ASSERT(mode->nstrs == 2 && !mode->dflt && !mode->pcc);
+	const TfAttrDef *lt = tf_opdef_attr(tf_opdef(&defs, "Less"), "T");
+	CU_ASSERT(tf_type_allowed(lt, TFDT_HALF) && !tf_type_allowed(lt, TFDT_BOOL));
+	const TfOpDef *fc = tf_opdef(&defs, "_FusedConv2D");
+	CU_ASSERT(fc->nin == 3 && !strcmp(fc->in[2].num_attr, "num_args") &&
+		  !strcmp(tf_opdef_attr(fc, "padding")->pcc, "'VALID'") &&
+		  !strcmp(tf_opdef_attr(fc, "leakyrelu_alpha")->dflt, "0.2") &&
+		  tf_opdef_attr(fc, "fused_ops")->kind == TK_STRING &&
+		  tf_opdef_attr(fc, "fused_ops")->list);
+	CU_ASSERT_PTR_NULL(tf_opdef_attr(fc, "TArgs"));
+	CU_ASSERT_PTR_NULL(tf_opdef(&defs, "Prelu"));
 	tf_opdefs_free(&defs);
 
 	CU_ASSERT_EQUAL(tfdt_parse("f32", 3), TFDT_FLOAT);
@@ -357,11 +392,14 @@ static void test_shorthands(void)
 		"  %g = MatMul(%x, %dy) {transpose_a = true} : f32[3,2]\n"
 		"  %sgd = ApplyGradientDescent(%w, %g) : ()\n"
 		"  %mom = ApplyMomentum(%v, %g) {use_nesterov = true} : ()\n"
-		"  %adam = ApplyAdam(%u, %g) : ()\n"
+		"  %adam = ApplyAdam(%u, %g) {lr = 0.002, beta1 = 0.8} : ()\n"
+		"  %w2 = VariableV2() : f32[3,2]\n"
+		"  %sgd2 = ApplyGradientDescent(%w2, %g) {lr = 0.1} : ()\n"
 		"}\n");
 	char *msgs;
 	GdGraph *gd = lower(g, "tf", &msgs, "lr=0.05", "momentum=0.8", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(gd);
+	CU_ASSERT_STRING_EQUAL(msgs, "");   /* lr and beta1 are not dropped */
 	const GdNode *l = node(gd, "loss");
 	CU_ASSERT_STRING_EQUAL(l->op, "SparseSoftmaxCrossEntropyWithLogits");
 	CU_ASSERT(is_type(l, "Tlabels", TFDT_INT64) && is_type(l, "T", TFDT_FLOAT));
@@ -387,6 +425,12 @@ static void test_shorthands(void)
 	CU_ASSERT_EQUAL_FATAL(a->nin, 10);
 	for (int k = 0; k < 10; k++)
 		CU_ASSERT(input_is(gd, a, (uint32_t)k, args[k]));
+	/* the op's own constants (the zoo records them), else the options */
+	CU_ASSERT(attr(node(gd, "adam/lr"), "value")->tensor->f[0] == 0.002);
+	CU_ASSERT(attr(node(gd, "adam/beta1"), "value")->tensor->f[0] == 0.8);
+	CU_ASSERT(attr(node(gd, "adam/beta1_power"), "value")->tensor->f[0] == 0.8);
+	CU_ASSERT_PTR_NULL(attr(node(gd, "adam"), "lr"));
+	CU_ASSERT(attr(node(gd, "sgd2/alpha"), "value")->tensor->f[0] == 0.1);
 	CU_ASSERT(attr(node(gd, "adam/beta2"), "value")->tensor->f[0] == 0.999);
 	CU_ASSERT(attr(node(gd, "adam/epsilon"), "value")->tensor->f[0] == 1e-07);
 	const GdNode *mv = node(gd, "adam/m");
@@ -971,6 +1015,81 @@ static uint32_t grad_pos(const char *type)
 }
 
 
+/* A node of R that the lowering of x added: NAME/... and not an op of G. */
+static bool piece_of(const Graph *G, const Op *x, const Op *r)
+{
+	size_t n = strlen(x->name);
+	return !strncmp(r->name, x->name, n) && r->name[n] == '/' && !lookup(G, r->name);
+}
+
+/* The op of G whose lowering added R's node name, or NULL. */
+static const Op *lowered_owner(const Graph *G, const char *name)
+{
+	char buf[512];
+	for (const char *p = strchr(name, '/'); p; p = strchr(p + 1, '/')) {
+		snprintf(buf, sizeof buf, "%.*s", (int)(p - name), name);
+		const Op *o = lookup(G, buf);
+		if (o && tf_lowered(G, o) && !lookup(G, name))
+			return o;
+	}
+	return NULL;
+}
+
+/* A lowered op x (y in R, with its pieces): together they read exactly
+ * x's data inputs, and each piece waits for what y waits for. */
+static void lowered_inputs(const char *what, const Graph *G, const Graph *R,
+			   const Op *x, const Op *y, const Op *const *din,
+			   const uint32_t *didx, uint32_t nd)
+{
+	bool used[16] = {false};
+	for (uint32_t i = 0; i < R->nops; i++) {
+		const Op *r = R->ops[i];
+		if (r != y && !piece_of(G, x, r))
+			continue;
+		for (uint32_t j = 0; j < r->nin; j++) {
+			const Op *s = r->in[j].src;
+			if (r->in[j].ctrl) {
+				bool also = false;
+				for (uint32_t k = 0; k < y->nin; k++)
+					also |= y->in[k].ctrl && y->in[k].src == s;
+				if (!also)
+					problem(what, "%s: control input ^%s is not %s's", r->name,
+						s->name, y->name);
+				continue;
+			}
+			if (s == y || piece_of(G, x, s))
+				continue;
+			bool found = false;
+			for (uint32_t k = 0; k < nd; k++)
+				if (!strcmp(s->name, din[k]->name) && r->in[j].idx == didx[k])
+					found = used[k] = true;
+			if (!found)
+				problem(what, "%s reads %s:%u, which is not an input of %s", r->name,
+					s->name, r->in[j].idx, x->name);
+		}
+	}
+	for (uint32_t k = 0; k < nd; k++)
+		if (!used[k])
+			problem(what, "lowered %s does not read its input %s:%u", x->name,
+				din[k]->name, didx[k]);
+}
+
+/* gir's shorthand update x took its constant attr key (lr, beta1, ...)
+ * into the Const NAME/ARG it added: that Const has its value. */
+static void shorthand_attr(const char *what, const Graph *R, const Op *x,
+			   const char *key, const Value *v)
+{
+	char name[512];
+	bool gd = strstr(x->type, "GradientDescent") != NULL;
+	snprintf(name, sizeof name, "%s/%s", x->name, gd && !strcmp(key, "lr") ? "alpha" : key);
+	const Op *c = lookup(R, name);
+	Value *rv = c ? op_get(R, c, "value") : NULL;
+	if (!c || strcmp(c->type, "Const"))
+		problem(what, "%s: attr %s has no Const %s", x->name, key, name);
+	else if (!rv || !same_value(v, rv))
+		problem(what, "%s: Const %s is not attr %s", x->name, name, key);
+}
+
 /* docs/backends.md "Round trip": R (read back) is equivalent to G. */
 static void equiv(const char *what, const Graph *G, const Graph *R, bool json)
 {
@@ -1007,6 +1126,9 @@ static void equiv(const char *what, const Graph *G, const Graph *R, bool json)
 		else if (json && (!strcmp(want, "VariableV2") || !strcmp(want, "Variable")) &&
 			 !updated(G, x))
 			want = "Const";
+		const char *low = tf_lowered(G, x);
+		if (low)
+			want = low;
 		if (strcmp(y->type, want))
 			problem(what, "%s is %s, expected %s", x->name, y->type, want);
 		/* types of the outputs */
@@ -1026,13 +1148,15 @@ static void equiv(const char *what, const Graph *G, const Graph *R, bool json)
 				rin[rd++] = &y->in[j];
 		bool sh = nd == 2 && rd > 2 && (op_info(x->opcode)->flags & OPF_UPDATE);
 		uint32_t gpos = sh ? grad_pos(x->type) : 1;
-		for (uint32_t j = 0; j < nd && j < rd; j++) {
+		if (low)
+			lowered_inputs(what, G, R, x, y, din, didx, nd);
+		for (uint32_t j = 0; j < nd && j < rd && !low; j++) {
 			const Input *r = sh && j == 1 ? rin[gpos] : rin[j];
 			if (strcmp(r->src->name, din[j]->name) || r->idx != didx[j])
 				problem(what, "%s input %u is %s:%u, expected %s:%u", x->name, j,
 				       r->src->name, r->idx, din[j]->name, didx[j]);
 		}
-		if (rd != nd && !sh)
+		if (rd != nd && !sh && !low)
 			problem(what, "%s has %u data inputs, expected %u", x->name, rd, nd);
 		for (uint32_t j = 1; sh && j < rd; j++)
 			if (j != gpos && (strncmp(rin[j]->src->name, x->name, strlen(x->name)) ||
@@ -1077,6 +1201,15 @@ static void equiv(const char *what, const Graph *G, const Graph *R, bool json)
 			if (!strcmp(key, "_device") || !strcmp(key, "_output_shapes") ||
 			    !strcmp(key, "@device") || v->kind == V_DICT)
 				continue;
+			/* a lowered op's attrs went to its pieces (test_lowering) */
+			if (low && key[0] != '@' && key[0] != '_')
+				continue;
+			if (sh && (!strcmp(key, "lr") || !strcmp(key, "momentum") ||
+				   !strcmp(key, "beta1") || !strcmp(key, "beta2") ||
+				   !strcmp(key, "epsilon"))) {
+				shorthand_attr(what, R, x, key, v);
+				continue;
+			}
 			char pk[128];
 			if (key[0] == '@')
 				snprintf(pk, sizeof pk, "_pcc_%s", key + 1);
@@ -1105,10 +1238,10 @@ static void equiv(const char *what, const Graph *G, const Graph *R, bool json)
 				       want_dev);
 		}
 	}
-	/* R has nothing else but what shorthand updates add */
+	/* R has nothing else but what shorthand updates and lowerings add */
 	for (uint32_t i = 0; i < R->nops; i++) {
 		const Op *y = R->ops[i];
-		if (lookup(G, y->name))
+		if (lookup(G, y->name) || lowered_owner(G, y->name))
 			continue;
 		const char *slash = strrchr(y->name, '/');
 		char owner[512];
@@ -1213,13 +1346,157 @@ static void roundtrip(const char *file)
 	free(src);
 }
 
+/* TF.js's Prelu and FusedDepthwiseConv2dNative, and fused kernels whose
+ * fused_ops TensorFlow's kernels do not implement, become core ops. */
+static void test_lowering(void)
+{
+	char text[4096];
+	snprintf(text, sizeof text, "%s"
+		"graph t {\n"
+		"  %%x = Placeholder() {@device = \"m0/gpu0\"} : f32[2,3]\n"
+		"  %%a = Const() {value = 0.5} : f32[]\n"
+		"  %%c0 = Relu(%%x) : f32[2,3]\n"
+		"  %%p = Prelu(%%x, %%a, ^%%c0) {@device = \"m0/gpu0\", @origin = \"p0\"} : f32[2,3]\n"
+		"  %%img = Placeholder() : f32[1,4,4,2]\n"
+		"  %%dwf = Const() : f32[3,3,2,1]\n"
+		"  %%b = Const() : f32[2]\n"
+		"  %%dw = FusedDepthwiseConv2dNative(%%img, %%dwf, %%b) {T = f32, strides = [1, 1, 1, 1], padding = SAME, fused_ops = [\"BiasAdd\", \"LeakyRelu\"], leakyrelu_alpha = 0.3, num_args = 1} : f32[1,4,4,2]\n"
+		"  %%f = Const() : f32[1,1,2,2]\n"
+		"  %%c = _FusedConv2D(%%img, %%f, %%b) {fused_ops = [\"BiasAdd\", \"Relu\"]} : f32[1,4,4,2]\n"
+		"  %%bn = _FusedConv2D(%%img, %%f, %%b, %%b, %%b, %%b) {fused_ops = [\"FusedBatchNorm\", \"Tanh\"], epsilon = 0.001} : f32[1,4,4,2]\n"
+		"  %%w = Const() : f32[3,3]\n"
+		"  %%bb = Const() : f32[3]\n"
+		"  %%mm = _FusedMatMul(%%x, %%w, %%bb) {fused_ops = [\"BiasAdd\", \"Relu\", \"Relu\", \"Relu6\"], transpose_b = true} : f32[2,3]\n"
+		"  %%e = _FusedMatMul(%%x, %%w) {fused_ops = []} : f32[2,3]\n"
+		"}\n", two_machines);
+	Graph *g = parse(text);
+	CU_ASSERT_STRING_EQUAL(tf_lowered(g, lookup(g, "p")), "AddV2");
+	CU_ASSERT_STRING_EQUAL(tf_lowered(g, lookup(g, "dw")), "LeakyRelu");
+	CU_ASSERT_PTR_NULL(tf_lowered(g, lookup(g, "c")));
+	CU_ASSERT_STRING_EQUAL(tf_lowered(g, lookup(g, "bn")), "Tanh");
+	CU_ASSERT_STRING_EQUAL(tf_lowered(g, lookup(g, "mm")), "Relu6");
+	CU_ASSERT_STRING_EQUAL(tf_lowered(g, lookup(g, "e")), "MatMul");
+	CU_ASSERT_PTR_NULL(tf_lowered(g, lookup(g, "c0")));
+	char *msgs;
+	GdGraph *gd = lower(g, "tf", &msgs, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(gd);
+	CU_ASSERT_STRING_EQUAL(msgs, "");
+	/* Prelu: Relu(x) + alpha * (x - Relu(x)), the last keeping the name,
+	 * the annotations and the control inputs, which every piece gets */
+	const char *dev = "/job:worker/replica:0/task:0/device:GPU:0";
+	const GdNode *p = node(gd, "p"), *pos = node(gd, "p/pos"), *neg = node(gd, "p/neg"),
+		     *sc = node(gd, "p/scaled");
+	CU_ASSERT(!strcmp(p->op, "AddV2") && input_is(gd, p, 0, "p/pos") &&
+		  input_is(gd, p, 1, "p/scaled") && input_is(gd, p, 2, "^c0") &&
+		  is_type(p, "T", TFDT_FLOAT) && is_str(p, "_pcc_origin", "p0"));
+	CU_ASSERT(!strcmp(pos->op, "Relu") && input_is(gd, pos, 0, "x") &&
+		  input_is(gd, pos, 1, "^c0") && pos->nattr == 1);
+	CU_ASSERT(!strcmp(neg->op, "Sub") && input_is(gd, neg, 0, "x") &&
+		  input_is(gd, neg, 1, "p/pos") && input_is(gd, neg, 2, "^c0"));
+	CU_ASSERT(!strcmp(sc->op, "Mul") && input_is(gd, sc, 0, "a") &&
+		  input_is(gd, sc, 1, "p/neg") && is_type(sc, "T", TFDT_FLOAT));
+	CU_ASSERT(!strcmp(p->device, dev) && !strcmp(sc->device, dev) &&
+		  !attr(sc, "_pcc_origin"));
+	/* FusedDepthwiseConv2dNative: the convolution's attrs, then BiasAdd
+	 * and LeakyRelu with the op's leakyrelu_alpha */
+	const GdNode *dc = node(gd, "dw/depthwise"), *db = node(gd, "dw/bias_add"),
+		     *dw = node(gd, "dw");
+	CU_ASSERT(!strcmp(dc->op, "DepthwiseConv2dNative") && dc->nin == 2 &&
+		  input_is(gd, dc, 0, "img") && input_is(gd, dc, 1, "dwf") &&
+		  is_str(dc, "padding", "SAME") && is_ints(dc, "strides", 4, 1, 1, 1, 1) &&
+		  is_ints(dc, "dilations", 4, 1, 1, 1, 1) && is_str(dc, "data_format", "NHWC") &&
+		  is_type(dc, "T", TFDT_FLOAT) && dc->nattr == 6 && !attr(dc, "fused_ops"));
+	CU_ASSERT(!strcmp(db->op, "BiasAdd") && input_is(gd, db, 0, "dw/depthwise") &&
+		  input_is(gd, db, 1, "b") && is_str(db, "data_format", "NHWC"));
+	CU_ASSERT(!strcmp(dw->op, "LeakyRelu") && input_is(gd, dw, 0, "dw/bias_add") &&
+		  attr(dw, "alpha") && fabs(attr(dw, "alpha")->f - 0.3) < 1e-12);
+	/* a combination TensorFlow's kernels implement stays fused */
+	const GdNode *c = node(gd, "c");
+	CU_ASSERT(!strcmp(c->op, "_FusedConv2D") && c->nin == 3 && is_int(c, "num_args", 1) &&
+		  is_str(c, "padding", "VALID") && is_ints(c, "strides", 4, 1, 1, 1, 1) &&
+		  attr(c, "fused_ops")->l.n == 2 && attr(c, "epsilon") &&
+		  attr(c, "leakyrelu_alpha") && is_bool(c, "use_cudnn_on_gpu", true));
+	/* FusedBatchNorm: FusedBatchNormV3 for inference, output 0 used */
+	const GdNode *bn = node(gd, "bn/batch_norm");
+	CU_ASSERT(!strcmp(bn->op, "FusedBatchNormV3") && bn->nin == 5 &&
+		  input_is(gd, bn, 0, "bn/conv") && input_is(gd, bn, 4, "b") &&
+		  is_bool(bn, "is_training", false) && is_type(bn, "U", TFDT_FLOAT) &&
+		  fabs(attr(bn, "epsilon")->f - 0.001) < 1e-12 &&
+		  attr(bn, "exponential_avg_factor")->f == 1);
+	CU_ASSERT(!strcmp(node(gd, "bn")->op, "Tanh") && input_is(gd, node(gd, "bn"), 0, "bn/batch_norm"));
+	CU_ASSERT(!strcmp(node(gd, "bn/conv")->op, "Conv2D"));
+	/* a repeated entry gets its own piece; MatMul keeps transpose_b */
+	CU_ASSERT(is_bool(node(gd, "mm/matmul"), "transpose_b", true));
+	CU_ASSERT(input_is(gd, node(gd, "mm/relu"), 0, "mm/bias_add"));
+	CU_ASSERT(input_is(gd, node(gd, "mm/relu_1"), 0, "mm/relu"));
+	CU_ASSERT(!strcmp(node(gd, "mm")->op, "Relu6") && input_is(gd, node(gd, "mm"), 0, "mm/relu_1"));
+	/* no fused ops: the contraction alone, under the op's name */
+	CU_ASSERT(!strcmp(node(gd, "e")->op, "MatMul") && node(gd, "e")->nin == 2);
+	char *pb = pbtxt_of(gd);
+	check_opdefs("lowering", pb);
+	free(pb);
+	free(msgs);
+	gd_free(gd);
+
+	graph_free(g);
+
+	/* the pieces wait for what the op waits for: its @order edge too */
+	snprintf(text, sizeof text, "%s"
+		"graph t {\n"
+		"  %%x = Placeholder() {@device = \"m0/gpu0\", @order = 0} : f32[2,3]\n"
+		"  %%a = Const() {value = 0.5} : f32[]\n"
+		"  %%y = Relu(%%x) {@device = \"m0/gpu0\", @order = 1} : f32[2,3]\n"
+		"  %%p = Prelu(%%x, %%a) {@device = \"m0/gpu0\", @order = 2} : f32[2,3]\n"
+		"  %%z = Relu(%%p) {@device = \"m0/gpu0\", @order = 3} : f32[2,3]\n"
+		"}\n", two_machines);
+	g = parse(text);
+	gd = lower(g, "tf", &msgs, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(gd);
+	CU_ASSERT(input_is(gd, node(gd, "p"), 2, "^y") && input_is(gd, node(gd, "p/pos"), 1, "^y") &&
+		  input_is(gd, node(gd, "p/scaled"), 2, "^y") && nctrl(node(gd, "p/neg")) == 1);
+	CU_ASSERT(input_is(gd, node(gd, "z"), 0, "p") && nctrl(node(gd, "z")) == 0);
+	free(msgs);
+	gd_free(gd);
+	graph_free(g);
+
+	static const struct {
+		const char *gir, *msg;
+	} bad[] = {
+		{"  %m = _FusedMatMul(%x, %w, %x) {fused_ops = [\"BiasAdd\", \"Gelu\"]} : f32[2,2]\n",
+		 "op 'm' (_FusedMatMul): fused op 'Gelu' is not one pcc can write for TensorFlow"},
+		{"  %m = _FusedMatMul(%x, %w) {fused_ops = [\"BiasAdd\"]} : f32[2,2]\n",
+		 "op 'm' (_FusedMatMul): its fused_ops take 1 argument after the MatMul's two inputs; the op has 0"},
+		{"  %m = _FusedMatMul(%x, %w, %b) {fused_ops = [\"BiasAdd\", \"Sigmoid\"], num_args = 2} : f32[2,2]\n",
+		 "op 'm' (_FusedMatMul): num_args = 2 but there are 1 args"},
+		{"  %m = _FusedMatMul(%x, %w, %b) {fused_ops = 3} : f32[2,2]\n",
+		 "op 'm' (_FusedMatMul): fused_ops must be a list of at most 8 op names"},
+		{"  %i = Placeholder() : bool[2,2]\n  %m = Prelu(%i, %i) : bool[2,2]\n",
+		 "op 'm' (Prelu): T = DT_BOOL is not allowed by TensorFlow's OpDef"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(text, sizeof text, "gir 1\ngraph t {\n"
+			 "  %%x = Placeholder() : f32[2,2]\n  %%w = Const() : f32[2,2]\n"
+			 "  %%b = Const() : f32[2]\n%s}\n", bad[i].gir);
+		g = parse(text);
+		gd = lower(g, "tf", &msgs, NULL);
+		CU_ASSERT_PTR_NULL(gd);
+		if (!strstr(msgs, bad[i].msg))
+			fprintf(stderr, "\nexpected '%s' in:\n%s\n", bad[i].msg, msgs);
+		CU_ASSERT(strstr(msgs, bad[i].msg) != NULL);
+		free(msgs);
+		gd_free(gd);
+		graph_free(g);
+	}
+}
+
 static const char *const files[] = {
 	"../examples/mlp.gir", "../examples/hand-placed.gir",
 	"../examples/models/vgg19.gir", "../examples/models/resnet50.gir",
 	"../examples/models/mobilenet_v2.gir", "../examples/models/inception_v3.gir",
 	"../examples/models/transformer.gir", "../examples/models/resnet101.gir",
 	"../examples/models/bert_large.gir", "tf/train-plan.gir", "tfjs/mlp.gir",
-	"tfjs/mlp-plan.gir", "tfjs/cnn.gir", "tfjs/cnn-plan.gir",
+	"tfjs/mlp-plan.gir", "tfjs/cnn.gir", "tfjs/cnn-plan.gir", "tfjs/lowering.gir",
+	"tf/ops.gir",
 };
 
 static void test_roundtrip(void)
@@ -1281,6 +1558,7 @@ void suite_tfbackend(void)
 	CU_add_test(s, "plans: Transfers, devices, AllReduce", test_plan);
 	CU_add_test(s, "@order: control edges, _priority, cycles", test_order);
 	CU_add_test(s, "errors and warnings", test_errors);
+	CU_add_test(s, "Prelu and fused kernels lowered to core ops", test_lowering);
 	CU_add_test(s, "OpDef check and round trip of every test graph", test_roundtrip);
 	CU_add_test(s, "tf-json weights", test_json_weights);
 }
