@@ -123,6 +123,7 @@ typedef struct Sim {
 	const double *prio;
 	Heap *rq;                /* per device: ready ops by priority */
 	bool *running;           /* per device */
+	bool *waking;            /* per device: a wake-up event is queued */
 	uint32_t nseq;
 } Sim;
 
@@ -305,8 +306,10 @@ static void op_ready(Sim *s, uint32_t i, double t)
 	if (s->prio && s->kind[i] == K_COMPUTE) {
 		/* Highest priority first, ties by op id. */
 		heap_push(&s->rq[r], -s->prio[i], i, i);
-		if (!s->running[r])
+		if (!s->running[r] && !s->waking[r]) {
+			s->waking[r] = true;
 			push_ev(&s->h, t, EV_DEV_WAKE, (uint32_t)r);
+		}
 		return;
 	}
 	if (r < 0 || !s->ordered[r]) {
@@ -856,6 +859,7 @@ static void sim_cleanup(Sim *s)
 		heap_free(&s->rq[d]);
 	free(s->rq);
 	free(s->running);
+	free(s->waking);
 }
 
 static int xrec_cmp(const void *pa, const void *pb)
@@ -962,6 +966,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	if (prio) {
 		s.rq = xcalloc(nd1, sizeof(Heap));
 		s.running = xcalloc(nd1, sizeof(bool));
+		s.waking = xcalloc(nd1, sizeof(bool));
 	}
 	if (check_placement(&s, d)) {
 		sim_free(r);
@@ -1041,11 +1046,16 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 				r->makespan = r->finish[e.id];
 			op_finish(&s, e.id, e.t);
 			if (prio && s.kind[e.id] == K_COMPUTE) {
-				s.running[r->dev[e.id]] = false;
-				push_ev(&s.h, e.t, EV_DEV_WAKE, (uint32_t)r->dev[e.id]);
+				int dv = r->dev[e.id];
+				s.running[dv] = false;
+				if (!s.waking[dv]) {
+					s.waking[dv] = true;
+					push_ev(&s.h, e.t, EV_DEV_WAKE, (uint32_t)dv);
+				}
 			}
 			break;
 		case EV_DEV_WAKE:
+			s.waking[e.id] = false;
 			run_next(&s, (int)e.id, e.t);
 			break;
 		case EV_X_START: {
