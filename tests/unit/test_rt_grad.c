@@ -3,7 +3,8 @@
  * random weights w (the upstream gradient), (L(x+ε) - L(x-ε)) / 2ε must
  * match the backprop kernel given w, element by element.  Covers MatMul's
  * four transpose cases, Conv2D's backprops (SAME, VALID, strides,
- * dilations, EXPLICIT, NHWC and NCHW), MaxPoolGrad, AvgPoolGrad,
+ * dilations, EXPLICIT, NHWC and NCHW), DepthwiseConv2dNative's backprops,
+ * FusedBatchNormGradV3 (training and inference), MaxPoolGrad, AvgPoolGrad,
  * BiasAddGrad, ReluGrad, TanhGrad, SigmoidGrad and both cross-entropies;
  * then the whole backward pass of tests/ctests/mlp.gir and cnn.gir (the
  * graphs the end-to-end tests train), written with the same kernels. */
@@ -87,8 +88,8 @@ typedef struct Fwd {
 	pcc_kernel k;
 	const pcc_attrs *a;
 	int nin, nout;
-	pcc_buf *in[4], *out[2];
-	float *w[2];                /* NULL: that output does not count */
+	pcc_buf *in[6], *out[6];
+	float *w[6];                /* NULL: that output does not count */
 } Fwd;
 
 static double fwd_loss(void *ctx, uint64_t *sig)
@@ -163,19 +164,23 @@ static void test_matmul_grad(void)
 	}
 }
 
+/* Conv2D, or DepthwiseConv2dNative (dw), and its two backprops. */
 static void conv_case(const int64_t *xd, const int64_t *fd, const int64_t *yd,
-		      pcc_attrs a)
+		      pcc_attrs a, bool dw)
 {
 	pcc_rt *rt = rt1();
 	pcc_buf *x = ten(rt, 4, xd, NULL), *k = ten(rt, 4, fd, NULL);
 	fill(x, "x", -1, 1);
 	fill(k, "k", -1, 1);
-	Fwd f = {rt, PCC_K_Conv2D, &a, 2, 1, {x, k}, {ten(rt, 4, yd, NULL)}, {0}};
+	Fwd f = {rt, dw ? PCC_K_DepthwiseConv2dNative : PCC_K_Conv2D, &a, 2, 1,
+		 {x, k}, {ten(rt, 4, yd, NULL)}, {0}};
 	pcc_buf *dy = ten(rt, 4, yd, NULL);
 	weights(&f, 0, dy);
 	pcc_buf *dx = ten(rt, 4, xd, NULL), *dk = ten(rt, 4, fd, NULL);
-	run(rt, PCC_K_Conv2DBackpropInput, &a, 2, BUFS(k, dy), 1, BUFS(dx));
-	run(rt, PCC_K_Conv2DBackpropFilter, &a, 2, BUFS(x, dy), 1, BUFS(dk));
+	run(rt, dw ? PCC_K_DepthwiseConv2dNativeBackpropInput
+		   : PCC_K_Conv2DBackpropInput, &a, 2, BUFS(k, dy), 1, BUFS(dx));
+	run(rt, dw ? PCC_K_DepthwiseConv2dNativeBackpropFilter
+		   : PCC_K_Conv2DBackpropFilter, &a, 2, BUFS(x, dy), 1, BUFS(dk));
 	fd_input(&f, 0, dx);
 	fd_input(&f, 1, dk);
 	free(f.w[0]);
@@ -186,22 +191,81 @@ static void test_conv_grad(void)
 {
 	/* NHWC, SAME, stride 1 */
 	conv_case(DIMS(2, 5, 5, 3), DIMS(3, 3, 3, 2), DIMS(2, 5, 5, 2),
-		  (pcc_attrs){.padding = PCC_PAD_SAME});
+		  (pcc_attrs){.padding = PCC_PAD_SAME}, false);
 	/* NHWC, VALID, strides 2: (6-2)/2+1 = 3, (7-3)/2+1 = 3 */
 	conv_case(DIMS(1, 6, 7, 2), DIMS(2, 3, 2, 3), DIMS(1, 3, 3, 3),
-		  (pcc_attrs){.strides = {2, 2}});
+		  (pcc_attrs){.strides = {2, 2}}, false);
 	/* NCHW, SAME, strides 2: ceil(5/2) = 3, ceil(6/2) = 3 */
 	conv_case(DIMS(1, 3, 5, 6), DIMS(3, 2, 3, 2), DIMS(1, 2, 3, 3),
-		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_SAME, .strides = {2, 2}});
+		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_SAME, .strides = {2, 2}},
+		  false);
 	/* EXPLICIT pads (1, 2, 0, 1), dilation 2 (window 3):
 	 * 5+3-3+1 = 6, 5+1-3+1 = 4 */
 	conv_case(DIMS(1, 5, 5, 1), DIMS(2, 2, 1, 2), DIMS(1, 6, 4, 2),
 		  (pcc_attrs){.padding = PCC_PAD_EXPLICIT, .pads = {1, 2, 0, 1},
-			      .dilations = {2, 2}});
+			      .dilations = {2, 2}}, false);
 	/* SAME with dilation 2 and stride 2, NCHW */
 	conv_case(DIMS(2, 2, 6, 5), DIMS(3, 3, 2, 2), DIMS(2, 2, 3, 3),
 		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_SAME, .strides = {2, 2},
-			      .dilations = {2, 2}});
+			      .dilations = {2, 2}}, false);
+}
+
+/* Depthwise: filter [kh, kw, C, multiplier], OC = C · multiplier. */
+static void test_dwconv_grad(void)
+{
+	/* NHWC, SAME, stride 1, multiplier 2 */
+	conv_case(DIMS(2, 5, 5, 3), DIMS(3, 3, 3, 2), DIMS(2, 5, 5, 6),
+		  (pcc_attrs){.padding = PCC_PAD_SAME}, true);
+	/* NCHW, VALID, strides 2, multiplier 1: (6-2)/2+1 = 3, (7-3)/2+1 = 3 */
+	conv_case(DIMS(1, 2, 6, 7), DIMS(2, 3, 2, 1), DIMS(1, 2, 3, 3),
+		  (pcc_attrs){.nchw = 1, .strides = {2, 2}}, true);
+	/* NCHW, EXPLICIT pads (0, 1, 0, 1), stride 2 (MobileNetV2's downsampling
+	 * layers): (5+1-3)/2+1 = 2, (6+1-3)/2+1 = 3; multiplier 3 */
+	conv_case(DIMS(1, 2, 5, 6), DIMS(3, 3, 2, 3), DIMS(1, 6, 2, 3),
+		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_EXPLICIT,
+			      .pads = {0, 1, 0, 1}, .strides = {2, 2}}, true);
+	/* NHWC, SAME, dilation 2 */
+	conv_case(DIMS(1, 6, 5, 2), DIMS(2, 2, 2, 2), DIMS(1, 6, 5, 4),
+		  (pcc_attrs){.padding = PCC_PAD_SAME, .dilations = {2, 2}}, true);
+}
+
+/* FusedBatchNormV3 against FusedBatchNormGradV3: L = Σ w·y, by x, scale
+ * and offset; training (statistics of the batch: every x moves the mean
+ * and variance) and inference (the given statistics), NHWC and NCHW. */
+static void test_batchnorm_grad(void)
+{
+	for (int c = 0; c < 4; c++) {
+		int nchw = c & 1, inference = c >> 1;
+		pcc_rt *rt = rt1();
+		pcc_attrs a = {.nchw = nchw, .epsilon = 1e-3, .avg_factor = 0.1,
+			       .inference = inference};
+		const int64_t *xd = nchw ? DIMS(2, 3, 3, 2) : DIMS(2, 3, 2, 3);
+		pcc_buf *x = ten(rt, 4, xd, NULL), *v[4];
+		fill(x, "x", -2, 2);
+		for (int i = 0; i < 4; i++)
+			v[i] = ten(rt, 1, DIMS(3), NULL);
+		fill(v[0], "scale", 0.5, 2);
+		fill(v[1], "offset", -1, 1);
+		fill(v[2], "mean", -0.5, 0.5);
+		fill(v[3], "variance", 0.5, 2);
+		Fwd f = {rt, PCC_K_FusedBatchNormV3, &a, 5, 6,
+			 {x, v[0], v[1], v[2], v[3]}, {ten(rt, 4, xd, NULL)}, {0}};
+		for (int i = 1; i < 5; i++)
+			f.out[i] = ten(rt, 1, DIMS(3), NULL);
+		f.out[5] = ten(rt, 1, DIMS(0), NULL);
+		pcc_buf *dy = ten(rt, 4, xd, NULL);
+		weights(&f, 0, dy);
+		run(rt, f.k, &a, 5, f.in, 6, f.out);
+		pcc_buf *g[5] = {ten(rt, 4, xd, NULL), ten(rt, 1, DIMS(3), NULL),
+				 ten(rt, 1, DIMS(3), NULL), f.out[5], f.out[5]};
+		run(rt, PCC_K_FusedBatchNormGradV3, &a, 6,
+		    BUFS(dy, x, v[0], f.out[3], f.out[4], f.out[5]), 5, g);
+		fd_input(&f, 0, g[0]);
+		fd_input(&f, 1, g[1]);
+		fd_input(&f, 2, g[2]);
+		free(f.w[0]);
+		pcc_rt_free(rt);
+	}
 }
 
 static void pool_case(pcc_kernel k, const int64_t *xd, const int64_t *yd,
@@ -518,6 +582,8 @@ void suite_rt_grad(void)
 	CU_pSuite s = CU_add_suite("rt_grad", NULL, NULL);
 	CU_add_test(s, "MatMul gradients, four transpose cases", test_matmul_grad);
 	CU_add_test(s, "Conv2D backprops against finite differences", test_conv_grad);
+	CU_add_test(s, "DepthwiseConv2dNative backprops against finite differences", test_dwconv_grad);
+	CU_add_test(s, "FusedBatchNormGradV3 against finite differences", test_batchnorm_grad);
 	CU_add_test(s, "MaxPoolGrad, AvgPoolGrad against finite differences", test_pool_grad);
 	CU_add_test(s, "BiasAddGrad against finite differences", test_bias_grad);
 	CU_add_test(s, "ReluGrad, TanhGrad, SigmoidGrad", test_activation_grad);
