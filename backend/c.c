@@ -1521,6 +1521,21 @@ static const char *init_name(pcc_init k)
 	return n[k];
 }
 
+/* ", .key = {v0, ..., v7}" unless every value is 0 (a per-dimension
+ * array of pcc_attrs). */
+static void write_dims_attr(FILE *f, const char *key, const int64_t *v)
+{
+	bool any = false;
+	for (int i = 0; i < PCC_MAX_RANK; i++)
+		any |= v[i] != 0;
+	if (!any)
+		return;
+	fprintf(f, ", .%s = {", key);
+	for (int i = 0; i < PCC_MAX_RANK; i++)
+		fprintf(f, "%s%lld", i ? ", " : "", (long long)v[i]);
+	fputc('}', f);
+}
+
 static void write_attrs(FILE *f, const E *e, const Op *op, const pcc_attrs *a)
 {
 	(void)e;
@@ -1550,30 +1565,17 @@ static void write_attrs(FILE *f, const E *e, const Op *op, const pcc_attrs *a)
 			(long long)a->dilations[1]);
 	if (a->axis)
 		fprintf(f, ", .axis = %d", a->axis);
-	bool perm = false;
+	int64_t perm[PCC_MAX_RANK];
 	for (int i = 0; i < PCC_MAX_RANK; i++)
-		perm |= a->perm[i] != 0;
-	if (perm) {
-		fputs(", .perm = {", f);
-		for (int i = 0; i < PCC_MAX_RANK; i++)
-			fprintf(f, "%s%d", i ? ", " : "", a->perm[i]);
-		fputc('}', f);
-	}
+		perm[i] = a->perm[i];
+	write_dims_attr(f, "perm", perm);
 	if (a->axes)
 		fprintf(f, ", .axes = 0x%xu", a->axes);
 	if (a->alpha != 0)
 		fprintf(f, ", .alpha = %.17g", a->alpha);
 	if (a->use_nesterov)
 		fputs(", .use_nesterov = 1", f);
-	bool begin = false;
-	for (int i = 0; i < PCC_MAX_RANK; i++)
-		begin |= a->begin[i] != 0;
-	if (begin) {
-		fputs(", .begin = {", f);
-		for (int i = 0; i < PCC_MAX_RANK; i++)
-			fprintf(f, "%s%lld", i ? ", " : "", (long long)a->begin[i]);
-		fputc('}', f);
-	}
+	write_dims_attr(f, "begin", a->begin);
 	if (a->epsilon != 0)
 		fprintf(f, ", .epsilon = %.17g", a->epsilon);
 	if (a->avg_factor != 0)

@@ -341,6 +341,25 @@ void k_split(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		}
 }
 
+/* y[i] = x[Σ_d index_d(i)·st[d]], y's elements in order: Transpose's
+ * permuted strides, BroadcastTo's (0 along broadcast dimensions). */
+static void strided_copy(const pcc_buf *x, pcc_buf *y, const int64_t *st)
+{
+	size_t es = rt_dtype_size(x->dt);
+	int64_t ix = 0, cnt[PCC_MAX_RANK] = {0};
+	for (int64_t i = 0; i < y->numel; i++) {
+		memcpy((char *)y->data + (size_t)i * es,
+		       (const char *)x->data + (size_t)ix * es, es);
+		for (int d = y->rank - 1; d >= 0; d--) {
+			ix += st[d];
+			if (++cnt[d] < y->dims[d])
+				break;
+			ix -= st[d] * y->dims[d];
+			cnt[d] = 0;
+		}
+	}
+}
+
 void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		 int nout, pcc_buf *const *out)
 {
@@ -350,8 +369,7 @@ void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	int R = x->rank;
 	if (y->rank != R || y->dt != x->dt)
 		k_fail(k, a, "output rank or type differs from the input's");
-	int64_t xs[PCC_MAX_RANK], st[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0};
-	int64_t s = 1;
+	int64_t xs[PCC_MAX_RANK], st[PCC_MAX_RANK], s = 1;
 	for (int i = R - 1; i >= 0; i--) {
 		xs[i] = s;
 		s *= x->dims[i];
@@ -364,19 +382,7 @@ void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		seen |= 1u << p;
 		st[i] = xs[p];
 	}
-	size_t es = rt_dtype_size(x->dt);
-	int64_t ix = 0;
-	for (int64_t i = 0; i < y->numel; i++) {
-		memcpy((char *)y->data + (size_t)i * es,
-		       (const char *)x->data + (size_t)ix * es, es);
-		for (int d = R - 1; d >= 0; d--) {
-			ix += st[d];
-			if (++cnt[d] < y->dims[d])
-				break;
-			ix -= st[d] * y->dims[d];
-			cnt[d] = 0;
-		}
-	}
+	strided_copy(x, y, st);
 }
 
 /* out[i] = x[the element of x that broadcasts to out's index i]
@@ -389,21 +395,9 @@ void k_broadcast(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	pcc_buf *y = out[0];
 	if (x->dt != y->dt)
 		k_fail(k, a, "output type differs from the input's");
-	int64_t st[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0};
+	int64_t st[PCC_MAX_RANK];
 	bcast_strides(k, a, x, y, st);
-	size_t es = rt_dtype_size(x->dt);
-	int64_t ix = 0;
-	for (int64_t i = 0; i < y->numel; i++) {
-		memcpy((char *)y->data + (size_t)i * es,
-		       (const char *)x->data + (size_t)ix * es, es);
-		for (int d = y->rank - 1; d >= 0; d--) {
-			ix += st[d];
-			if (++cnt[d] < y->dims[d])
-				break;
-			ix -= st[d] * y->dims[d];
-			cnt[d] = 0;
-		}
-	}
+	strided_copy(x, y, st);
 }
 
 /* The box of the output's shape at a->begin: rows of the last dimension

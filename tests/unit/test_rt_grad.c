@@ -6,8 +6,9 @@
  * dilations, EXPLICIT, NHWC and NCHW), DepthwiseConv2dNative's backprops,
  * FusedBatchNormGradV3 (training and inference), MaxPoolGrad, AvgPoolGrad,
  * BiasAddGrad, ReluGrad, TanhGrad, SigmoidGrad and both cross-entropies;
- * then the whole backward pass of tests/ctests/mlp.gir and cnn.gir (the
- * graphs the end-to-end tests train), written with the same kernels. */
+ * then the whole backward pass of tests/ctests/mlp.gir, cnn.gir and
+ * bncnn.gir (the graphs the end-to-end tests train), written with the
+ * same kernels. */
 #include "rt_helpers.h"
 
 #include <string.h>
@@ -410,6 +411,17 @@ static uint64_t mask_hash(uint64_t h, const pcc_buf *b)
 	return h;
 }
 
+/* Σ of b's elements (the batch's losses). */
+static double total(const pcc_buf *b)
+{
+	float *l = get(b);
+	double s = 0;
+	for (int64_t i = 0; i < pcc_buf_numel(b); i++)
+		s += l[i];
+	free(l);
+	return s;
+}
+
 /* tests/ctests/mlp.gir's forward and backward pass. */
 typedef struct Mlp {
 	pcc_rt *rt;
@@ -429,12 +441,7 @@ static double mlp_loss(void *ctx, uint64_t *sig)
 	run(rt, PCC_K_SparseSoftmaxCrossEntropyWithLogits, NULL, 2,
 	    BUFS(m->y, m->labels), 2, BUFS(m->loss, m->dy));
 	*sig = mask_hash(0, m->h);
-	float *l = get(m->loss);
-	double s = 0;
-	for (int i = 0; i < 12; i++)
-		s += l[i];
-	free(l);
-	return s;
+	return total(m->loss);
 }
 
 static void test_mlp_backward(void)
@@ -511,12 +518,7 @@ static double cnn_loss(void *ctx, uint64_t *sig)
 	run(rt, PCC_K_MaxPoolGrad, &pool, 3, BUFS(c->r1, c->p1, c->ones), 1,
 	    BUFS(c->route));
 	*sig = mask_hash(mask_hash(mask_hash(0, c->z1), c->c2), c->route);
-	float *l = get(c->loss);
-	double s = 0;
-	for (int i = 0; i < 6; i++)
-		s += l[i];
-	free(l);
-	return s;
+	return total(c->loss);
 }
 
 static void test_cnn_backward(void)
@@ -577,6 +579,130 @@ static void test_cnn_backward(void)
 	pcc_rt_free(rt);
 }
 
+/* tests/ctests/bncnn.gir's forward and backward pass: batch norms in
+ * training mode, where every image moves every other's normalisation. */
+typedef struct BnCnn {
+	pcc_rt *rt;
+	pcc_buf *x, *labels, *k1, *g1, *o1, *dw, *g2, *o2, *wf, *bf, *m1, *v1,
+		*m2, *v2;
+	pcc_buf *c1, *bn1[6], *r1, *d1, *bn2[6], *r2, *pool, *y0, *y, *loss, *dy;
+} BnCnn;
+
+static const pcc_attrs bn1a = {.epsilon = 1e-3, .avg_factor = 0.1};
+static const pcc_attrs bn2a = {.epsilon = 1e-3, .avg_factor = 1};
+static const pcc_attrs dwa = {.padding = PCC_PAD_SAME, .strides = {2, 2}};
+
+static double bncnn_loss(void *ctx, uint64_t *sig)
+{
+	BnCnn *c = ctx;
+	pcc_rt *rt = c->rt;
+	run(rt, PCC_K_Conv2D, &same, 2, BUFS(c->x, c->k1), 1, BUFS(c->c1));
+	run(rt, PCC_K_FusedBatchNormV3, &bn1a, 5, BUFS(c->c1, c->g1, c->o1, c->m1,
+						      c->v1), 6, c->bn1);
+	run(rt, PCC_K_Relu, NULL, 1, c->bn1, 1, BUFS(c->r1));
+	run(rt, PCC_K_DepthwiseConv2dNative, &dwa, 2, BUFS(c->r1, c->dw), 1,
+	    BUFS(c->d1));
+	run(rt, PCC_K_FusedBatchNormV3, &bn2a, 5, BUFS(c->d1, c->g2, c->o2, c->m2,
+						      c->v2), 6, c->bn2);
+	run(rt, PCC_K_Relu, NULL, 1, c->bn2, 1, BUFS(c->r2));
+	run(rt, PCC_K_Mean, &(pcc_attrs){.axes = 6}, 1, BUFS(c->r2), 1,
+	    BUFS(c->pool));
+	run(rt, PCC_K_MatMul, NULL, 2, BUFS(c->pool, c->wf), 1, BUFS(c->y0));
+	run(rt, PCC_K_BiasAdd, NULL, 2, BUFS(c->y0, c->bf), 1, BUFS(c->y));
+	run(rt, PCC_K_SparseSoftmaxCrossEntropyWithLogits, NULL, 2,
+	    BUFS(c->y, c->labels), 2, BUFS(c->loss, c->dy));
+	*sig = mask_hash(mask_hash(0, c->bn1[0]), c->bn2[0]);
+	return total(c->loss);
+}
+
+static pcc_buf **bn_outs(pcc_rt *rt, pcc_buf **o, const int64_t *xd, int64_t C)
+{
+	o[0] = ten(rt, 4, xd, NULL);
+	for (int i = 1; i < 5; i++)
+		o[i] = ten(rt, 1, DIMS(C), NULL);
+	o[5] = ten(rt, 1, DIMS(0), NULL);
+	return o;
+}
+
+static void test_bncnn_backward(void)
+{
+	pcc_rt *rt = rt1();
+	BnCnn c = {.rt = rt};
+	c.x = seeded(rt, "x", PCC_INIT_INPUT, 4, DIMS(6, 8, 8, 2), PCC_F32, 0);
+	c.labels = seeded(rt, "labels", PCC_INIT_LABELS, 1, DIMS(6), PCC_I32, 3);
+	c.k1 = seeded(rt, "k1", PCC_INIT_PARAM, 4, DIMS(3, 3, 2, 4), PCC_F32, 0);
+	c.g1 = seeded(rt, "g1", PCC_INIT_PARAM, 1, DIMS(4), PCC_F32, 0);
+	/* Offsets of 2 keep most ReLU inputs away from the kink: normalised
+	 * values crowd around 0, where ±ε would change the masks too often. */
+	c.o1 = ten(rt, 1, DIMS(4), VALS(2, 2, 2, 2));
+	c.dw = seeded(rt, "dw", PCC_INIT_PARAM, 4, DIMS(3, 3, 4, 2), PCC_F32, 0);
+	c.g2 = seeded(rt, "g2", PCC_INIT_PARAM, 1, DIMS(8), PCC_F32, 0);
+	c.o2 = ten(rt, 1, DIMS(8), VALS(2, 2, 2, 2, 2, 2, 2, 2));
+	c.wf = seeded(rt, "wf", PCC_INIT_PARAM, 2, DIMS(8, 3), PCC_F32, 0);
+	c.bf = seeded(rt, "bf", PCC_INIT_PARAM, 1, DIMS(3), PCC_F32, 0);
+	c.m1 = ten(rt, 1, DIMS(4), VALS(0.5f, -0.25f, 0, 1));
+	c.v1 = ten(rt, 1, DIMS(4), VALS(1, 2, 0.5f, 1.5f));
+	c.m2 = ten(rt, 1, DIMS(8), NULL);
+	c.v2 = ten(rt, 1, DIMS(8), VALS(1, 1, 1, 1, 1, 1, 1, 1));
+	c.c1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	bn_outs(rt, c.bn1, DIMS(6, 8, 8, 4), 4);
+	c.r1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	c.d1 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	bn_outs(rt, c.bn2, DIMS(6, 4, 4, 8), 8);
+	c.r2 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	c.pool = ten(rt, 2, DIMS(6, 8), NULL);
+	c.y0 = ten(rt, 2, DIMS(6, 3), NULL);
+	c.y = ten(rt, 2, DIMS(6, 3), NULL);
+	c.loss = ten(rt, 1, DIMS(6), NULL);
+	c.dy = ten(rt, 2, DIMS(6, 3), NULL);
+	uint64_t sig;
+	bncnn_loss(&c, &sig);
+	/* The backward ops of bncnn.gir. */
+	pcc_buf *gbf = ten(rt, 1, DIMS(3), NULL), *gwf = ten(rt, 2, DIMS(8, 3), NULL);
+	pcc_buf *dpool = ten(rt, 2, DIMS(6, 8), NULL);
+	pcc_buf *dpool4 = ten(rt, 4, DIMS(6, 1, 1, 8), NULL);
+	pcc_buf *dsum = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	pcc_buf *dr2 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	pcc_buf *dbn2 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	pcc_buf *gbn2[5] = {ten(rt, 4, DIMS(6, 4, 4, 8), NULL), ten(rt, 1, DIMS(8), NULL),
+			    ten(rt, 1, DIMS(8), NULL), c.bn2[5], c.bn2[5]};
+	pcc_buf *gdw = ten(rt, 4, DIMS(3, 3, 4, 2), NULL);
+	pcc_buf *dr1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	pcc_buf *dbn1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	pcc_buf *gbn1[5] = {ten(rt, 4, DIMS(6, 8, 8, 4), NULL), ten(rt, 1, DIMS(4), NULL),
+			    ten(rt, 1, DIMS(4), NULL), c.bn1[5], c.bn1[5]};
+	pcc_buf *gk1 = ten(rt, 4, DIMS(3, 3, 2, 4), NULL);
+	pcc_buf *inv16 = ten(rt, 0, NULL, VALS(0.0625f));
+	run(rt, PCC_K_BiasAddGrad, NULL, 1, BUFS(c.dy), 1, BUFS(gbf));
+	run(rt, PCC_K_MatMul, &(pcc_attrs){.transpose_a = 1}, 2, BUFS(c.pool, c.dy),
+	    1, BUFS(gwf));
+	run(rt, PCC_K_MatMul, &(pcc_attrs){.transpose_b = 1}, 2, BUFS(c.dy, c.wf),
+	    1, BUFS(dpool));
+	run(rt, PCC_K_Reshape, NULL, 1, BUFS(dpool), 1, BUFS(dpool4));
+	run(rt, PCC_K_BroadcastTo, NULL, 1, BUFS(dpool4), 1, BUFS(dsum));
+	run(rt, PCC_K_Mul, NULL, 2, BUFS(dsum, inv16), 1, BUFS(dr2));
+	run(rt, PCC_K_ReluGrad, NULL, 2, BUFS(dr2, c.r2), 1, BUFS(dbn2));
+	run(rt, PCC_K_FusedBatchNormGradV3, &bn2a, 6, BUFS(dbn2, c.d1, c.g2,
+		c.bn2[3], c.bn2[4], c.bn2[5]), 5, gbn2);
+	run(rt, PCC_K_DepthwiseConv2dNativeBackpropFilter, &dwa, 2,
+	    BUFS(c.r1, gbn2[0]), 1, BUFS(gdw));
+	run(rt, PCC_K_DepthwiseConv2dNativeBackpropInput, &dwa, 2,
+	    BUFS(c.dw, gbn2[0]), 1, BUFS(dr1));
+	run(rt, PCC_K_ReluGrad, NULL, 2, BUFS(dr1, c.r1), 1, BUFS(dbn1));
+	run(rt, PCC_K_FusedBatchNormGradV3, &bn1a, 6, BUFS(dbn1, c.c1, c.g1,
+		c.bn1[3], c.bn1[4], c.bn1[5]), 5, gbn1);
+	run(rt, PCC_K_Conv2DBackpropFilter, &same, 2, BUFS(c.x, gbn1[0]), 1,
+	    BUFS(gk1));
+	pcc_buf *const p[] = {c.k1, c.g1, c.o1, c.dw, c.g2, c.o2, c.wf, c.bf};
+	pcc_buf *const g[] = {gk1, gbn1[1], gbn1[2], gdw, gbn2[1], gbn2[2], gwf, gbf};
+	for (int i = 0; i < 8; i++) {
+		float *gv = get(g[i]);
+		fd_check(p[i], gv, bncnn_loss, &c, FD_EPS_GRAPH);
+		free(gv);
+	}
+	pcc_rt_free(rt);
+}
+
 void suite_rt_grad(void)
 {
 	CU_pSuite s = CU_add_suite("rt_grad", NULL, NULL);
@@ -590,4 +716,5 @@ void suite_rt_grad(void)
 	CU_add_test(s, "cross-entropy backprops", test_xent_grad);
 	CU_add_test(s, "mlp.gir's backward pass", test_mlp_backward);
 	CU_add_test(s, "cnn.gir's backward pass", test_cnn_backward);
+	CU_add_test(s, "bncnn.gir's backward pass", test_bncnn_backward);
 }
