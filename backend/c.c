@@ -540,6 +540,51 @@ static bool window_attrs(E *e, const Op *op, pcc_attrs *at, bool pool)
 	return true;
 }
 
+/* FusedBatchNormV3 and its gradient: TensorFlow's defaults epsilon 1e-4,
+ * exponential_avg_factor 1, is_training true, NHWC. */
+static bool bn_attrs(E *e, const Op *op, pcc_attrs *at)
+{
+	const char *df = op_get_str(e->g, op, "data_format");
+	at->nchw = df && strncmp(df, "NCHW", 4) == 0;
+	if (df && !at->nchw && strncmp(df, "NHWC", 4) != 0)
+		return err(e, op, "data_format '%s' (NHWC or NCHW)", df);
+	static const char *const keys[] = {"epsilon", "exponential_avg_factor"};
+	double *dst[] = {&at->epsilon, &at->avg_factor};
+	const double dflt[] = {1e-4, 1};
+	for (int i = 0; i < 2; i++) {
+		const Value *v = op_get(e->g, op, keys[i]);
+		*dst[i] = dflt[i];
+		if (v && !val_number(v, dst[i]))
+			return err(e, op, "%s must be a number", keys[i]);
+	}
+	if (at->epsilon < 0)
+		return err(e, op, "epsilon must not be negative");
+	at->inference = !op_get_bool(e->g, op, "is_training", true);
+	return true;
+}
+
+/* Slice: begin into attrs; size (-1: to the end) must give the output. */
+static bool slice_attrs(E *e, const Op *op, pcc_attrs *at)
+{
+	const Input *x = data_in(op, 0);
+	const Type *t = x ? &x->src->out[x->idx] : NULL;
+	int64_t size[PCC_MAX_RANK];
+	int r = t ? t->rank : -1;
+	if (!t || static_ints(e, op, 1, at->begin, PCC_MAX_RANK) != r ||
+	    static_ints(e, op, 2, size, PCC_MAX_RANK) != r)
+		return err(e, op, "begin and size must be Consts of %d integers", r);
+	for (int i = 0; i < r; i++) {
+		int64_t want = size[i] == -1 ? t->dims[i] - at->begin[i] : size[i];
+		if (at->begin[i] < 0 || want < 0 || at->begin[i] + want > t->dims[i] ||
+		    want != op->out[0].dims[i])
+			return err(e, op, "begin %lld, size %lld of dimension %d (%lld) "
+				   "do not give the output's %lld",
+				   (long long)at->begin[i], (long long)size[i], i,
+				   (long long)t->dims[i], (long long)op->out[0].dims[i]);
+	}
+	return true;
+}
+
 static bool kernel_attrs(E *e, const Op *op, OpI *o)
 {
 	pcc_attrs *at = &o->at;
@@ -550,8 +595,12 @@ static bool kernel_attrs(E *e, const Op *op, OpI *o)
 		at->transpose_b = op_get_bool(e->g, op, "transpose_b", false);
 		return true;
 	case PCC_K_Conv2D: case PCC_K_Conv2DBackpropInput:
-	case PCC_K_Conv2DBackpropFilter:
+	case PCC_K_Conv2DBackpropFilter: case PCC_K_DepthwiseConv2dNative:
+	case PCC_K_DepthwiseConv2dNativeBackpropInput:
+	case PCC_K_DepthwiseConv2dNativeBackpropFilter:
 		return window_attrs(e, op, at, false);
+	case PCC_K_FusedBatchNormV3: case PCC_K_FusedBatchNormGradV3:
+		return bn_attrs(e, op, at);
 	case PCC_K_MaxPool: case PCC_K_MaxPoolGrad: case PCC_K_AvgPool:
 	case PCC_K_AvgPoolGrad:
 		return window_attrs(e, op, at, true);
@@ -562,6 +611,25 @@ static bool kernel_attrs(E *e, const Op *op, OpI *o)
 	}
 	case PCC_K_ConcatV2:
 		return static_axis(e, op, ndata(op) - 1, rank0, &at->axis);
+	case PCC_K_Slice:
+		return slice_attrs(e, op, at);
+	case PCC_K_GatherV2: {
+		const Input *x = data_in(op, 0);
+		if (op_get_int(e->g, op, "batch_dims", 0) != 0)
+			return err(e, op, "batch_dims %lld: the C runtime gathers with "
+				   "batch_dims 0 only", (long long)op_get_int(e->g, op,
+									 "batch_dims", 0));
+		return static_axis(e, op, 2, x ? x->src->out[x->idx].rank : 0,
+				   &at->axis);
+	}
+	case PCC_K_UnsortedSegmentSum: {
+		int64_t v;
+		if (static_ints(e, op, 2, &v, 1) != 1 || rank0 < 1 ||
+		    v != op->out[0].dims[0])
+			return err(e, op, "num_segments must be a Const integer giving "
+				   "the output's first dimension");
+		return true;
+	}
 	case PCC_K_Split: {
 		const Input *x = data_in(op, 1);
 		return static_axis(e, op, 0, x ? x->src->out[x->idx].rank : 0,
@@ -867,8 +935,11 @@ static bool is_sce(const Op *op)
 	       is_type(op, "SparseSoftmaxCrossEntropyWithLogits");
 }
 
-/* Classes of the integer placeholder p: the logits' width of the
- * cross-entropy ops that read it as labels, through data movement. */
+/* Classes of the integer placeholder p: the smallest of the logits' width
+ * of the cross-entropy ops that read it as labels, the size along axis of
+ * the params of the GatherV2s that read it as indices, and num_segments
+ * of the UnsortedSegmentSums that read it as segment_ids, through data
+ * movement. */
 static int64_t label_classes(E *e, const Op *p, uint32_t *mark, uint32_t *stack)
 {
 	static const char *const moves[] = {
@@ -887,11 +958,25 @@ static int64_t label_classes(E *e, const Op *p, uint32_t *mark, uint32_t *stack)
 			const Input *in = &c->in[u->use[k].slot];
 			if (in->ctrl || mark[c->id] == p->id + 1)
 				continue;
+			int64_t n = -1;
 			if (is_sce(c) && data_in(c, 1) == in) {
 				const Input *f = data_in(c, 0);
 				const Type *t = f ? &f->src->out[f->idx] : NULL;
-				if (t && t->rank == 2 && (classes < 0 || t->dims[1] < classes))
-					classes = t->dims[1];
+				n = t && t->rank == 2 ? t->dims[1] : -1;
+			} else if (is_type(c, "GatherV2") && data_in(c, 1) == in) {
+				const Input *f = data_in(c, 0);
+				const Type *t = f ? &f->src->out[f->idx] : NULL;
+				int64_t ax;
+				if (t && static_ints(e, c, 2, &ax, 1) == 1 && ax >= -t->rank &&
+				    ax < t->rank)
+					n = t->dims[ax < 0 ? ax + t->rank : ax];
+			} else if (is_type(c, "UnsortedSegmentSum") && data_in(c, 1) == in)
+				n = c->nout && c->out[0].rank ? c->out[0].dims[0] : -1;
+			else
+				n = -2;
+			if (n != -2) {
+				if (n > 0 && (classes < 0 || n < classes))
+					classes = n;
 				continue;
 			}
 			for (size_t m = 0; m < sizeof moves / sizeof moves[0]; m++)
@@ -1436,6 +1521,21 @@ static const char *init_name(pcc_init k)
 	return n[k];
 }
 
+/* ", .key = {v0, ..., v7}" unless every value is 0 (a per-dimension
+ * array of pcc_attrs). */
+static void write_dims_attr(FILE *f, const char *key, const int64_t *v)
+{
+	bool any = false;
+	for (int i = 0; i < PCC_MAX_RANK; i++)
+		any |= v[i] != 0;
+	if (!any)
+		return;
+	fprintf(f, ", .%s = {", key);
+	for (int i = 0; i < PCC_MAX_RANK; i++)
+		fprintf(f, "%s%lld", i ? ", " : "", (long long)v[i]);
+	fputc('}', f);
+}
+
 static void write_attrs(FILE *f, const E *e, const Op *op, const pcc_attrs *a)
 {
 	(void)e;
@@ -1465,21 +1565,23 @@ static void write_attrs(FILE *f, const E *e, const Op *op, const pcc_attrs *a)
 			(long long)a->dilations[1]);
 	if (a->axis)
 		fprintf(f, ", .axis = %d", a->axis);
-	bool perm = false;
+	int64_t perm[PCC_MAX_RANK];
 	for (int i = 0; i < PCC_MAX_RANK; i++)
-		perm |= a->perm[i] != 0;
-	if (perm) {
-		fputs(", .perm = {", f);
-		for (int i = 0; i < PCC_MAX_RANK; i++)
-			fprintf(f, "%s%d", i ? ", " : "", a->perm[i]);
-		fputc('}', f);
-	}
+		perm[i] = a->perm[i];
+	write_dims_attr(f, "perm", perm);
 	if (a->axes)
 		fprintf(f, ", .axes = 0x%xu", a->axes);
 	if (a->alpha != 0)
 		fprintf(f, ", .alpha = %.17g", a->alpha);
 	if (a->use_nesterov)
 		fputs(", .use_nesterov = 1", f);
+	write_dims_attr(f, "begin", a->begin);
+	if (a->epsilon != 0)
+		fprintf(f, ", .epsilon = %.17g", a->epsilon);
+	if (a->avg_factor != 0)
+		fprintf(f, ", .avg_factor = %.17g", a->avg_factor);
+	if (a->inference)
+		fputs(", .inference = 1", f);
 	fputs("},\n", f);
 }
 

@@ -101,7 +101,6 @@ moved() {
 	      exit bad }' "$1" "$2"
 }
 
-refgraph=""
 while read -r graph name args; do
 	case $graph in ''|\#*) continue ;; esac
 	tag="$graph/$name"
@@ -121,9 +120,10 @@ while read -r graph name args; do
 	fi
 	echo "$tag:"
 	sed 's/^/    /' "$x.sum"
-	if [ "$graph" != "$refgraph" ]; then
-		refgraph=$graph
-		ref=$x
+	# The graph's first plan is its reference (ref_GRAPH).
+	ref=$(eval "echo \${ref_$graph:-}")
+	if [ -z "$ref" ]; then
+		eval "ref_$graph=\$x"
 		check "$tag: the step moves every parameter by more than $MOVE" moved "$x.init" "$x.val"
 		sed 's/^/    /' "$t/log"
 		continue

@@ -77,6 +77,15 @@ double k_scalar(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b)
 	return elem(b, 0);
 }
 
+/* dst[i] = acc[i] rounded to float; frees acc. */
+float *k_to_float(double *acc, float *dst, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		dst[i] = (float)acc[i];
+	free(acc);
+	return dst;
+}
+
 /* ---- element-wise ------------------------------------------------------ */
 
 void k_unary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
@@ -332,6 +341,25 @@ void k_split(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		}
 }
 
+/* y[i] = x[Σ_d index_d(i)·st[d]], y's elements in order: Transpose's
+ * permuted strides, BroadcastTo's (0 along broadcast dimensions). */
+static void strided_copy(const pcc_buf *x, pcc_buf *y, const int64_t *st)
+{
+	size_t es = rt_dtype_size(x->dt);
+	int64_t ix = 0, cnt[PCC_MAX_RANK] = {0};
+	for (int64_t i = 0; i < y->numel; i++) {
+		memcpy((char *)y->data + (size_t)i * es,
+		       (const char *)x->data + (size_t)ix * es, es);
+		for (int d = y->rank - 1; d >= 0; d--) {
+			ix += st[d];
+			if (++cnt[d] < y->dims[d])
+				break;
+			ix -= st[d] * y->dims[d];
+			cnt[d] = 0;
+		}
+	}
+}
+
 void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		 int nout, pcc_buf *const *out)
 {
@@ -341,8 +369,7 @@ void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	int R = x->rank;
 	if (y->rank != R || y->dt != x->dt)
 		k_fail(k, a, "output rank or type differs from the input's");
-	int64_t xs[PCC_MAX_RANK], st[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0};
-	int64_t s = 1;
+	int64_t xs[PCC_MAX_RANK], st[PCC_MAX_RANK], s = 1;
 	for (int i = R - 1; i >= 0; i--) {
 		xs[i] = s;
 		s *= x->dims[i];
@@ -355,19 +382,106 @@ void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		seen |= 1u << p;
 		st[i] = xs[p];
 	}
+	strided_copy(x, y, st);
+}
+
+/* out[i] = x[the element of x that broadcasts to out's index i]
+ * (NumPy's rules), any element type. */
+void k_broadcast(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		 int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	if (x->dt != y->dt)
+		k_fail(k, a, "output type differs from the input's");
+	int64_t st[PCC_MAX_RANK];
+	bcast_strides(k, a, x, y, st);
+	strided_copy(x, y, st);
+}
+
+/* The box of the output's shape at a->begin: rows of the last dimension
+ * copied whole, any element type. */
+void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	     int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	int R = x->rank;
+	if (y->rank != R || y->dt != x->dt)
+		k_fail(k, a, "output rank or type differs from the input's");
+	int64_t xs[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0}, s = 1, ix = 0;
+	for (int i = R - 1; i >= 0; i--) {
+		if (a->begin[i] < 0 || a->begin[i] + y->dims[i] > x->dims[i])
+			k_fail(k, a, "the box [%lld, %lld) does not fit dimension %d "
+			       "of size %lld", (long long)a->begin[i],
+			       (long long)(a->begin[i] + y->dims[i]), i,
+			       (long long)x->dims[i]);
+		xs[i] = s;
+		s *= x->dims[i];
+		ix += a->begin[i] * xs[i];
+	}
+	if (y->numel == 0)
+		return;
 	size_t es = rt_dtype_size(x->dt);
-	int64_t ix = 0;
-	for (int64_t i = 0; i < y->numel; i++) {
+	int64_t row = R ? y->dims[R - 1] : 1;
+	for (int64_t i = 0; i < y->numel; i += row) {
 		memcpy((char *)y->data + (size_t)i * es,
-		       (const char *)x->data + (size_t)ix * es, es);
-		for (int d = R - 1; d >= 0; d--) {
-			ix += st[d];
+		       (const char *)x->data + (size_t)ix * es, (size_t)row * es);
+		for (int d = R - 2; d >= 0; d--) {
+			ix += xs[d];
 			if (++cnt[d] < y->dims[d])
 				break;
-			ix -= st[d] * y->dims[d];
+			ix -= xs[d] * y->dims[d];
 			cnt[d] = 0;
 		}
 	}
+}
+
+/* Index i of an integer tensor (i32 or i64). */
+static int64_t index_at(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b,
+			int64_t i)
+{
+	switch (b->dt) {
+	case PCC_I32: return ((const int32_t *)b->data)[i];
+	case PCC_I64: return ((const int64_t *)b->data)[i];
+	default: k_fail(k, a, "'%s' must hold i32 or i64 indices", b->name);
+	}
+}
+
+/* (params, indices), axis: out = params[:axis] + indices + params[axis+1:]
+ * in shape; an index outside [0, params.dims[axis]) is an error (as on
+ * TensorFlow's CPU).  Any element type. */
+void k_gather(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 2, nout, 1);
+	const pcc_buf *p = in[0], *ix = in[1];
+	pcc_buf *y = out[0];
+	int ax = a->axis;
+	bool ok = ax >= 0 && ax < p->rank && y->dt == p->dt &&
+		  y->rank == p->rank - 1 + ix->rank;
+	for (int i = 0; ok && i < y->rank; i++)
+		ok = y->dims[i] == (i < ax ? p->dims[i]
+				    : i < ax + ix->rank ? ix->dims[i - ax]
+				    : p->dims[i - ix->rank + 1]);
+	if (!ok)
+		k_fail(k, a, "the output is not params[:%d] + indices + "
+		       "params[%d:] in shape and type", ax, ax + 1);
+	int64_t outer, inner, N = p->dims[ax];
+	around(p, ax, &outer, &inner);
+	size_t es = rt_dtype_size(p->dt), len = (size_t)inner * es;
+	char *dst = y->data;
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < ix->numel; i++) {
+			int64_t j = index_at(k, a, ix, i);
+			if (j < 0 || j >= N)
+				k_fail(k, a, "index %lld (element %lld) is not in [0, %lld)",
+				       (long long)j, (long long)i, (long long)N);
+			memcpy(dst, (const char *)p->data + (size_t)(o * N + j) * len, len);
+			dst += len;
+		}
 }
 
 /* ---- reductions -------------------------------------------------------- */
@@ -425,6 +539,40 @@ void k_reduce(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	}
 	free(acc);
 	free(seen);
+}
+
+/* (data, segment_ids): out[s, ...] = Σ data[i..., ...] over the ids
+ * segment_ids[i...] = s; out is [num_segments] + data.dims[ids' rank:].
+ * Negative ids are dropped and ids >= num_segments are an error, as on
+ * TensorFlow's CPU; segments without ids are 0. */
+void k_segsum(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 2, nout, 1);
+	const pcc_buf *x = in[0], *ids = in[1];
+	pcc_buf *y = out[0];
+	k_f32(k, a, x);
+	k_f32(k, a, y);
+	int r = ids->rank;
+	bool ok = r <= x->rank && y->rank == x->rank - r + 1;
+	for (int i = 0; ok && i < r; i++)
+		ok = ids->dims[i] == x->dims[i];
+	for (int i = 1; ok && i < y->rank; i++)
+		ok = y->dims[i] == x->dims[r + i - 1];
+	if (!ok)
+		k_fail(k, a, "segment_ids must be a prefix of data's shape and the "
+		       "output [num_segments] + the rest of it");
+	int64_t S = y->dims[0], inner = S ? y->numel / S : 0;
+	double *acc = rt_alloc(sizeof(double) * (size_t)(y->numel + 1));
+	for (int64_t i = 0; i < ids->numel; i++) {
+		int64_t s = index_at(k, a, ids, i);
+		if (s >= S)
+			k_fail(k, a, "segment id %lld (element %lld) is not below %lld",
+			       (long long)s, (long long)i, (long long)S);
+		for (int64_t j = 0; s >= 0 && j < inner; j++)
+			acc[s * inner + j] += FP(x)[i * inner + j];
+	}
+	k_to_float(acc, FP(y), y->numel);
 }
 
 /* ---- MatMul ------------------------------------------------------------ */

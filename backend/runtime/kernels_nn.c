@@ -1,7 +1,8 @@
-/* kernels_nn.c — the CPU reference kernels for convolutions, pooling,
- * biases, softmax and the cross-entropy losses, in TensorFlow's
- * semantics: images NHWC or NCHW (pcc_attrs.nchw), filters always
- * [kh, kw, in, out], padding VALID, SAME (pad_before = total / 2, the
+/* kernels_nn.c — the CPU reference kernels for convolutions (regular and
+ * depthwise), pooling, batch normalisation, biases, softmax and the
+ * cross-entropy losses, in TensorFlow's semantics: images NHWC or NCHW
+ * (pcc_attrs.nchw), filters always [kh, kw, in, out] (depthwise: [kh, kw,
+ * in, multiplier]), padding VALID, SAME (pad_before = total / 2, the
  * extra cell after, as TensorFlow) or EXPLICIT, strides and dilations.
  * Sums accumulate in double. */
 #include "rt_internal.h"
@@ -18,6 +19,7 @@ typedef struct Geo {
 	int64_t OH, OW, OC;          /* the output side */
 	int64_t kh, kw, sh, sw, dh, dw;
 	int64_t pt, pl;              /* padding before, top and left */
+	int64_t mult;                /* depthwise: channel multiplier; 0: regular */
 } Geo;
 
 static void dims4(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b,
@@ -92,32 +94,33 @@ static inline int64_t res_at(const Geo *g, int64_t n, int64_t h, int64_t w,
 		       : ((n * g->OH + h) * g->OW + w) * g->OC + c;
 }
 
-/* Filter [kh, kw, in, out]: g = image-side channels C, out = OC. */
+/* Filter [kh, kw, in, out]: g = image-side channels C, out = OC; a
+ * depthwise filter [kh, kw, in, multiplier] with OC = C * multiplier. */
 static void check_filter(pcc_kernel k, const pcc_attrs *a, const pcc_buf *f,
 			 const Geo *g)
 {
-	if (f->rank != 4 || f->dims[2] != g->C || f->dims[3] != g->OC)
+	if (g->mult) {
+		if (f->rank != 4 || f->dims[2] != g->C || g->C * f->dims[3] != g->OC)
+			k_fail(k, a, "filter '%s' must be [kh, kw, %lld, m] with %lld "
+			       "* m = %lld output channels", f->name, (long long)g->C,
+			       (long long)g->C, (long long)g->OC);
+	} else if (f->rank != 4 || f->dims[2] != g->C || f->dims[3] != g->OC)
 		k_fail(k, a, "filter '%s' must be [kh, kw, %lld, %lld]", f->name,
 		       (long long)g->C, (long long)g->OC);
-}
-
-static float *to_float(double *acc, float *dst, int64_t n)
-{
-	for (int64_t i = 0; i < n; i++)
-		dst[i] = (float)acc[i];
-	free(acc);
-	return dst;
 }
 
 /* ---- convolutions --------------------------------------------------------- */
 
 enum { CONV_FWD, CONV_BI, CONV_BF };
 
-/* The one loop nest of the three convolution kernels: for every output
+/* The one loop nest of the six convolution kernels: for every output
  * cell and every tap of its window inside the image,
  *   FWD: out[cell] += x[tap] · f,   BI: dx[tap] += dy[cell] · f,
  *   BF: df[f] += dy[cell] · x[tap]
- * into acc (double), indexed as the kernel's output. */
+ * into acc (double), indexed as the kernel's output.  A regular
+ * convolution's taps are every input channel; a depthwise one's output
+ * channel oc = c · mult + m reads input channel c only, and its filter
+ * [kh, kw, C, mult] flattens to [kh, kw, OC]. */
 static void conv_pass(const Geo *g, int mode, const float *X, const float *F,
 		      const float *DY, double *acc)
 {
@@ -135,9 +138,13 @@ static void conv_pass(const Geo *g, int mode, const float *X, const float *F,
 				int64_t iw = ow * g->sw - g->pl + fw * g->dw;
 				if (iw < 0 || iw >= g->W)
 					continue;
-				for (int64_t c = 0; c < g->C; c++) {
+				int64_t c0 = g->mult ? oc / g->mult : 0;
+				int64_t c1 = g->mult ? c0 + 1 : g->C;
+				for (int64_t c = c0; c < c1; c++) {
 					int64_t t = img_at(g, n, ih, iw, c);
-					int64_t fi = ((fh * g->kw + fw) * g->C + c) * g->OC + oc;
+					int64_t fi = g->mult
+						? (fh * g->kw + fw) * g->OC + oc
+						: ((fh * g->kw + fw) * g->C + c) * g->OC + oc;
 					switch (mode) {
 					case CONV_FWD: acc[cell] += (double)X[t] * F[fi]; break;
 					case CONV_BI: acc[t] += gy * F[fi]; break;
@@ -153,7 +160,7 @@ static void conv_pass(const Geo *g, int mode, const float *X, const float *F,
  * gradient; (input, out_backprop) -> the filter's gradient.  The output's
  * shape gives what the static sizes input said. */
 static void conv(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
-		 int nout, pcc_buf *const *out, int mode)
+		 int nout, pcc_buf *const *out, int mode, bool depthwise)
 {
 	k_arity(k, a, nin, 2, nout, 1);
 	k_f32(k, a, in[0]);
@@ -165,30 +172,51 @@ static void conv(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	if (f->rank != 4)
 		k_fail(k, a, "the filter must have rank 4");
 	Geo g = geo(k, a, img, res, f->dims[0], f->dims[1]);
+	g.mult = depthwise ? f->dims[3] : 0;
+	if (depthwise && g.mult < 1)
+		k_fail(k, a, "the channel multiplier must be positive");
 	check_filter(k, a, f, &g);
 	double *acc = rt_alloc(sizeof(double) * (size_t)(out[0]->numel + 1));
 	conv_pass(&g, mode, mode == CONV_BI ? NULL : FP(in[0]),
 		  mode == CONV_BF ? NULL : FP(f), mode == CONV_FWD ? NULL : FP(in[1]),
 		  acc);
-	to_float(acc, FP(out[0]), out[0]->numel);
+	k_to_float(acc, FP(out[0]), out[0]->numel);
 }
 
 void k_conv2d(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	      int nout, pcc_buf *const *out)
 {
-	conv(k, a, nin, in, nout, out, CONV_FWD);
+	conv(k, a, nin, in, nout, out, CONV_FWD, false);
 }
 
 void k_conv2d_bi(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		 int nout, pcc_buf *const *out)
 {
-	conv(k, a, nin, in, nout, out, CONV_BI);
+	conv(k, a, nin, in, nout, out, CONV_BI, false);
 }
 
 void k_conv2d_bf(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		 int nout, pcc_buf *const *out)
 {
-	conv(k, a, nin, in, nout, out, CONV_BF);
+	conv(k, a, nin, in, nout, out, CONV_BF, false);
+}
+
+void k_dwconv(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	conv(k, a, nin, in, nout, out, CONV_FWD, true);
+}
+
+void k_dwconv_bi(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		 int nout, pcc_buf *const *out)
+{
+	conv(k, a, nin, in, nout, out, CONV_BI, true);
+}
+
+void k_dwconv_bf(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		 int nout, pcc_buf *const *out)
+{
+	conv(k, a, nin, in, nout, out, CONV_BF, true);
 }
 
 /* ---- pooling ---------------------------------------------------------- */
@@ -294,7 +322,7 @@ static void pool(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	double *acc = rt_alloc(sizeof(double) * (size_t)(out[0]->numel + 1));
 	pool_pass(&g, mode, mode == POOL_AVG_GRAD ? NULL : FP(in[0]),
 		  dy ? FP(dy) : NULL, acc);
-	to_float(acc, FP(out[0]), out[0]->numel);
+	k_to_float(acc, FP(out[0]), out[0]->numel);
 }
 
 void k_maxpool(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
@@ -319,6 +347,153 @@ void k_avgpool_grad(pcc_kernel k, const pcc_attrs *a, int nin,
 		    pcc_buf *const *in, int nout, pcc_buf *const *out)
 {
 	pool(k, a, nin, in, nout, out, POOL_AVG_GRAD);
+}
+
+/* ---- batch normalisation ----------------------------------------------- */
+
+/* TensorFlow's FusedBatchNormV3 and FusedBatchNormGradV3 on the CPU, per
+ * channel c over the n = N·H·W elements x_i of that channel:
+ *   is_training: mean = Σx_i / n, var = Σ(x_i - mean)² / n (biased);
+ *   y = (x - mean) / sqrt(var + ε) · scale + offset;
+ *   batch_mean = (1 - f)·mean_in + f·mean, batch_variance = (1 - f)·
+ *   variance_in + f·var·n/(n - 1) (Bessel's correction; n - 1 is taken as
+ *   1 when n is 1), f = exponential_avg_factor (f = 1: no blend, the
+ *   inputs mean and variance may then be empty);
+ *   reserve_space_1 = mean, reserve_space_2 = var (the biased variance,
+ *   as TF's CPU kernel; cuDNN keeps the inverse std there instead),
+ *   reserve_space_3 is left as it is (empty in pcc's shapes).
+ *   Otherwise the given mean and variance normalise; batch_mean,
+ *   batch_variance and reserve_space_1/2 are copies of them.
+ * The gradient reads the mean and variance from reserve_space_1/2:
+ *   x̂ = (x - mean)·r, r = 1 / sqrt(var + ε); offset_backprop = Σdy,
+ *   scale_backprop = Σdy·x̂; x_backprop = scale·r·(dy - Σdy/n - x̂·Σdy·x̂/n)
+ *   when training, scale·r·dy otherwise (the statistics are constants).
+ *   reserve_space_4/5 are left as they are. */
+
+typedef struct Bn {
+	int64_t C, inner, n;         /* channel of element i: i / inner % C */
+} Bn;
+
+static Bn bn_shape(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x)
+{
+	int64_t N, H, W, C;
+	k_f32(k, a, x);
+	dims4(k, a, x, &N, &H, &W, &C);
+	return (Bn){C, a->nchw ? H * W : 1, N * H * W};
+}
+
+static void bn_vec(pcc_kernel k, const pcc_attrs *a, const pcc_buf *v,
+		   const Bn *b, bool may_be_empty)
+{
+	k_f32(k, a, v);
+	if (may_be_empty && v->numel == 0)
+		return;
+	if (v->rank != 1 || v->dims[0] != b->C)
+		k_fail(k, a, "'%s' must be [%lld]", v->name, (long long)b->C);
+}
+
+/* Per channel: Σx (or Σdy) into s1 and, given the mean, Σ(x - mean)² (or
+ * Σdy·(x - mean)) into s2. */
+static void bn_sums(const Bn *b, const float *X, const float *DY,
+		    const double *mean, int64_t numel, double *s1, double *s2)
+{
+	for (int64_t i = 0; i < numel; i++) {
+		int64_t c = i / b->inner % b->C;
+		s1[c] += DY ? DY[i] : X[i];
+		if (mean) {
+			double d = X[i] - mean[c];
+			s2[c] += DY ? DY[i] * d : d * d;
+		}
+	}
+}
+
+void k_fbn(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	   int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 5, nout, 6);
+	const pcc_buf *x = in[0];
+	Bn b = bn_shape(k, a, x);
+	bool train = !a->inference, blend = train && a->avg_factor != 1;
+	for (int i = 1; i < 5; i++)
+		bn_vec(k, a, in[i], &b, i >= 3 && train && !blend);
+	for (int i = 1; i < 5; i++)
+		bn_vec(k, a, out[i], &b, false);
+	k_same_shape(k, a, x, out[0]);
+	/* mean, var, and the sums Σx of the second pass (unused) */
+	double *mean = rt_alloc(sizeof(double) * (size_t)(3 * b.C + 1));
+	double *var = mean + b.C, *sx = var + b.C;
+	const float *X = FP(x);
+	if (train) {
+		bn_sums(&b, X, NULL, NULL, x->numel, mean, NULL);
+		for (int64_t c = 0; c < b.C; c++)
+			mean[c] /= (double)b.n;
+		bn_sums(&b, X, NULL, mean, x->numel, sx, var);
+		for (int64_t c = 0; c < b.C; c++)
+			var[c] /= (double)b.n;
+	} else
+		for (int64_t c = 0; c < b.C; c++) {
+			mean[c] = FP(in[3])[c];
+			var[c] = FP(in[4])[c];
+		}
+	const float *S = FP(in[1]), *O = FP(in[2]);
+	float *Y = FP(out[0]);
+	for (int64_t i = 0; i < x->numel; i++) {
+		int64_t c = i / b.inner % b.C;
+		Y[i] = (float)((X[i] - mean[c]) / sqrt(var[c] + a->epsilon) * S[c] + O[c]);
+	}
+	double f = a->avg_factor;
+	double corr = (double)b.n / (double)(b.n > 1 ? b.n - 1 : 1);
+	for (int64_t c = 0; c < b.C; c++) {
+		double bm = mean[c], bv = train ? var[c] * corr : var[c];
+		if (blend) {
+			bm = (1 - f) * FP(in[3])[c] + f * bm;
+			bv = (1 - f) * FP(in[4])[c] + f * bv;
+		}
+		FP(out[1])[c] = (float)bm;
+		FP(out[2])[c] = (float)bv;
+		FP(out[3])[c] = (float)mean[c];
+		FP(out[4])[c] = (float)var[c];
+	}
+	free(mean);
+}
+
+void k_fbn_grad(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+		int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 6, nout, 5);
+	const pcc_buf *dy = in[0], *x = in[1];
+	Bn b = bn_shape(k, a, x);
+	k_f32(k, a, dy);
+	k_same_shape(k, a, x, dy);
+	k_same_shape(k, a, x, out[0]);
+	for (int i = 2; i < 5; i++)
+		bn_vec(k, a, in[i], &b, false);
+	for (int i = 1; i < 3; i++)
+		bn_vec(k, a, out[i], &b, false);
+	double *mean = rt_alloc(sizeof(double) * (size_t)(4 * b.C + 1));
+	double *r = mean + b.C, *sdy = r + b.C, *sdyx = sdy + b.C;
+	for (int64_t c = 0; c < b.C; c++) {
+		mean[c] = FP(in[3])[c];
+		r[c] = 1 / sqrt(FP(in[4])[c] + a->epsilon);
+	}
+	const float *X = FP(x), *DY = FP(dy), *S = FP(in[2]);
+	/* sdyx = Σdy·(x - mean), then ·r: Σdy·x̂. */
+	bn_sums(&b, X, DY, mean, x->numel, sdy, sdyx);
+	for (int64_t c = 0; c < b.C; c++) {
+		sdyx[c] *= r[c];
+		FP(out[1])[c] = (float)sdyx[c];
+		FP(out[2])[c] = (float)sdy[c];
+	}
+	float *DX = FP(out[0]);
+	double n = (double)b.n;
+	for (int64_t i = 0; i < x->numel; i++) {
+		int64_t c = i / b.inner % b.C;
+		double g = DY[i];
+		if (!a->inference)
+			g -= sdy[c] / n + (X[i] - mean[c]) * r[c] * sdyx[c] / n;
+		DX[i] = (float)(S[c] * r[c] * g);
+	}
+	free(mean);
 }
 
 /* ---- biases ------------------------------------------------------------ */
@@ -369,7 +544,7 @@ void k_biasadd_grad(pcc_kernel k, const pcc_attrs *a, int nin,
 	const float *DY = FP(dy);
 	for (int64_t i = 0; i < dy->numel; i++)
 		acc[i / inner % C] += DY[i];
-	to_float(acc, FP(out[0]), C);
+	k_to_float(acc, FP(out[0]), C);
 }
 
 /* ---- softmax and cross-entropy ----------------------------------------- */

@@ -106,7 +106,8 @@ void pcc_allreduce(pcc_dev *d, pcc_coll *c, const pcc_buf *in, pcc_buf *out);
 enum { PCC_PAD_VALID, PCC_PAD_SAME, PCC_PAD_EXPLICIT };
 
 /* What a kernel needs besides its tensors; pcc resolves it at emit time
- * from the op's attributes and static inputs.  Zero is every default. */
+ * from the op's attributes and static inputs.  Zero is every default but
+ * epsilon and avg_factor, which pcc always writes for FusedBatchNorm*. */
 typedef struct pcc_attrs {
 	const char *op;           /* the op's name, for messages */
 	int transpose_a, transpose_b;       /* MatMul */
@@ -121,6 +122,10 @@ typedef struct pcc_attrs {
 	unsigned axes;            /* reductions: bit i = reduce dimension i */
 	double alpha;             /* LeakyRelu */
 	int use_nesterov;         /* ApplyMomentum */
+	int64_t begin[PCC_MAX_RANK];        /* Slice: the box's corner */
+	double epsilon;           /* FusedBatchNorm*: added to the variance */
+	double avg_factor;        /* FusedBatchNormV3: exponential_avg_factor */
+	int inference;            /* FusedBatchNorm*: is_training = false */
 } pcc_attrs;
 
 /* Runs kernel k on device d: in[0..nin) are the op's non-static inputs in

@@ -89,6 +89,8 @@ void k_arity(pcc_kernel k, const pcc_attrs *a, int nin, int want_in,
 void k_f32(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b);
 void k_same_shape(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
 		  const pcc_buf *y);
+/* dst[i] = acc[i] (a kernel's double accumulators) as float; frees acc. */
+float *k_to_float(double *acc, float *dst, int64_t n);
 /* A float scalar input (a Const such as alpha, lr). */
 double k_scalar(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b);
 

@@ -331,10 +331,57 @@ static void test_runtime_flags(void)
 	free(real);
 }
 
+/* The new kernels' attributes: FusedBatchNorm's epsilon, factor and
+ * mode (TensorFlow's defaults when absent), Slice's begin (size -1 to
+ * the end), GatherV2's axis; index placeholders seeded below the size
+ * they index; GatherV2 with batch_dims refused. */
+static void test_kernel_attrs(void)
+{
+	Out o = emit(CLUSTER "graph g {\n"
+		     "  %x = Placeholder() {@device = \"m0/gpu0\"} : f32[2,3,3,4]\n"
+		     "  %s = Const() {value = 1, @device = \"m0/gpu0\"} : f32[4]\n"
+		     "  %s3 = Const() {value = 1, @device = \"m0/gpu0\"} : f32[3]\n"
+		     "  %e = Const() {value = [], @device = \"m0/gpu0\"} : f32[0]\n"
+		     "  %bn = FusedBatchNormV3(%x, %s3, %s3, %e, %e) {epsilon = 0.001, "
+		     "data_format = \"NCHW\", @device = \"m0/gpu0\"} : "
+		     "(f32[2,3,3,4], f32[3], f32[3], f32[3], f32[3], f32[0])\n"
+		     "  %in = FusedBatchNormV3(%x, %s, %s, %s, %s) {is_training = false, "
+		     "exponential_avg_factor = 0.5, @device = \"m0/gpu0\"} : "
+		     "(f32[2,3,3,4], f32[4], f32[4], f32[4], f32[4], f32[0])\n"
+		     "  %b = Const() {value = [1, 0, 1, 2], @device = \"m0/gpu0\"} : i32[4]\n"
+		     "  %z = Const() {value = [-1, 2, -1, 1], @device = \"m0/gpu0\"} : i32[4]\n"
+		     "  %sl = Slice(%x, %b, %z) {@device = \"m0/gpu0\"} : f32[1,2,2,1]\n"
+		     "  %ix = Placeholder() {@device = \"m0/gpu0\"} : i64[5]\n"
+		     "  %ax = Const() {value = 1, @device = \"m0/gpu0\"} : i32[]\n"
+		     "  %ga = GatherV2(%x, %ix, %ax) {@device = \"m0/gpu0\"} : f32[2,5,3,4]\n"
+		     "}\n", 0, NULL);
+	CU_ASSERT(o.ok);
+	CU_ASSERT(has(o.code, "{.op = \"bn\", .nchw = 1, .epsilon = 0.001, "
+		      ".avg_factor = 1},"));
+	CU_ASSERT(has(o.code, "{.op = \"in\", .epsilon = 0.0001, .avg_factor = 0.5, "
+		      ".inference = 1},"));
+	CU_ASSERT(has(o.code, "{.op = \"sl\", .begin = {1, 0, 1, 2, 0, 0, 0, 0}},"));
+	CU_ASSERT(has(o.code, "{.op = \"ga\", .axis = 1},"));
+	CU_ASSERT(has(o.code, "{PCC_INIT_LABELS, \"ix\", -1, 0, 0, 3, NULL, 0}"));
+	CU_ASSERT(has(o.code, "pcc_launch(d, PCC_K_Slice, &attrs[2], 1, "));
+	done(&o);
+	o = emit(CLUSTER "graph g {\n"
+		 "  %x = Placeholder() {@device = \"m0/gpu0\"} : f32[3,4]\n"
+		 "  %ix = Placeholder() {@device = \"m0/gpu0\"} : i32[3,2]\n"
+		 "  %ax = Const() {value = 1, @device = \"m0/gpu0\"} : i32[]\n"
+		 "  %ga = GatherV2(%x, %ix, %ax) {batch_dims = 1, @device = \"m0/gpu0\"} : f32[3,2]\n"
+		 "}\n", 0, NULL);
+	CU_ASSERT_FALSE(o.ok);
+	CU_ASSERT(has(o.err, "op %ga (GatherV2): batch_dims 1: the C runtime gathers "
+		      "with batch_dims 0 only"));
+	done(&o);
+}
+
 void suite_emit_c(void)
 {
 	CU_pSuite s = CU_add_suite("emit_c", NULL, NULL);
 	CU_add_test(s, "refusals name the op", test_refusals);
+	CU_add_test(s, "the new kernels' attributes and refusals", test_kernel_attrs);
 	CU_add_test(s, "channels, relays, events", test_communication);
 	CU_add_test(s, "collectives in one order", test_collective_order);
 	CU_add_test(s, "readers of a parameter before its update", test_update_order);

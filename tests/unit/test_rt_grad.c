@@ -3,10 +3,12 @@
  * random weights w (the upstream gradient), (L(x+ε) - L(x-ε)) / 2ε must
  * match the backprop kernel given w, element by element.  Covers MatMul's
  * four transpose cases, Conv2D's backprops (SAME, VALID, strides,
- * dilations, EXPLICIT, NHWC and NCHW), MaxPoolGrad, AvgPoolGrad,
+ * dilations, EXPLICIT, NHWC and NCHW), DepthwiseConv2dNative's backprops,
+ * FusedBatchNormGradV3 (training and inference), MaxPoolGrad, AvgPoolGrad,
  * BiasAddGrad, ReluGrad, TanhGrad, SigmoidGrad and both cross-entropies;
- * then the whole backward pass of tests/ctests/mlp.gir and cnn.gir (the
- * graphs the end-to-end tests train), written with the same kernels. */
+ * then the whole backward pass of tests/ctests/mlp.gir, cnn.gir and
+ * bncnn.gir (the graphs the end-to-end tests train), written with the
+ * same kernels. */
 #include "rt_helpers.h"
 
 #include <string.h>
@@ -87,8 +89,8 @@ typedef struct Fwd {
 	pcc_kernel k;
 	const pcc_attrs *a;
 	int nin, nout;
-	pcc_buf *in[4], *out[2];
-	float *w[2];                /* NULL: that output does not count */
+	pcc_buf *in[6], *out[6];
+	float *w[6];                /* NULL: that output does not count */
 } Fwd;
 
 static double fwd_loss(void *ctx, uint64_t *sig)
@@ -163,19 +165,23 @@ static void test_matmul_grad(void)
 	}
 }
 
+/* Conv2D, or DepthwiseConv2dNative (dw), and its two backprops. */
 static void conv_case(const int64_t *xd, const int64_t *fd, const int64_t *yd,
-		      pcc_attrs a)
+		      pcc_attrs a, bool dw)
 {
 	pcc_rt *rt = rt1();
 	pcc_buf *x = ten(rt, 4, xd, NULL), *k = ten(rt, 4, fd, NULL);
 	fill(x, "x", -1, 1);
 	fill(k, "k", -1, 1);
-	Fwd f = {rt, PCC_K_Conv2D, &a, 2, 1, {x, k}, {ten(rt, 4, yd, NULL)}, {0}};
+	Fwd f = {rt, dw ? PCC_K_DepthwiseConv2dNative : PCC_K_Conv2D, &a, 2, 1,
+		 {x, k}, {ten(rt, 4, yd, NULL)}, {0}};
 	pcc_buf *dy = ten(rt, 4, yd, NULL);
 	weights(&f, 0, dy);
 	pcc_buf *dx = ten(rt, 4, xd, NULL), *dk = ten(rt, 4, fd, NULL);
-	run(rt, PCC_K_Conv2DBackpropInput, &a, 2, BUFS(k, dy), 1, BUFS(dx));
-	run(rt, PCC_K_Conv2DBackpropFilter, &a, 2, BUFS(x, dy), 1, BUFS(dk));
+	run(rt, dw ? PCC_K_DepthwiseConv2dNativeBackpropInput
+		   : PCC_K_Conv2DBackpropInput, &a, 2, BUFS(k, dy), 1, BUFS(dx));
+	run(rt, dw ? PCC_K_DepthwiseConv2dNativeBackpropFilter
+		   : PCC_K_Conv2DBackpropFilter, &a, 2, BUFS(x, dy), 1, BUFS(dk));
 	fd_input(&f, 0, dx);
 	fd_input(&f, 1, dk);
 	free(f.w[0]);
@@ -186,22 +192,81 @@ static void test_conv_grad(void)
 {
 	/* NHWC, SAME, stride 1 */
 	conv_case(DIMS(2, 5, 5, 3), DIMS(3, 3, 3, 2), DIMS(2, 5, 5, 2),
-		  (pcc_attrs){.padding = PCC_PAD_SAME});
+		  (pcc_attrs){.padding = PCC_PAD_SAME}, false);
 	/* NHWC, VALID, strides 2: (6-2)/2+1 = 3, (7-3)/2+1 = 3 */
 	conv_case(DIMS(1, 6, 7, 2), DIMS(2, 3, 2, 3), DIMS(1, 3, 3, 3),
-		  (pcc_attrs){.strides = {2, 2}});
+		  (pcc_attrs){.strides = {2, 2}}, false);
 	/* NCHW, SAME, strides 2: ceil(5/2) = 3, ceil(6/2) = 3 */
 	conv_case(DIMS(1, 3, 5, 6), DIMS(3, 2, 3, 2), DIMS(1, 2, 3, 3),
-		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_SAME, .strides = {2, 2}});
+		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_SAME, .strides = {2, 2}},
+		  false);
 	/* EXPLICIT pads (1, 2, 0, 1), dilation 2 (window 3):
 	 * 5+3-3+1 = 6, 5+1-3+1 = 4 */
 	conv_case(DIMS(1, 5, 5, 1), DIMS(2, 2, 1, 2), DIMS(1, 6, 4, 2),
 		  (pcc_attrs){.padding = PCC_PAD_EXPLICIT, .pads = {1, 2, 0, 1},
-			      .dilations = {2, 2}});
+			      .dilations = {2, 2}}, false);
 	/* SAME with dilation 2 and stride 2, NCHW */
 	conv_case(DIMS(2, 2, 6, 5), DIMS(3, 3, 2, 2), DIMS(2, 2, 3, 3),
 		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_SAME, .strides = {2, 2},
-			      .dilations = {2, 2}});
+			      .dilations = {2, 2}}, false);
+}
+
+/* Depthwise: filter [kh, kw, C, multiplier], OC = C · multiplier. */
+static void test_dwconv_grad(void)
+{
+	/* NHWC, SAME, stride 1, multiplier 2 */
+	conv_case(DIMS(2, 5, 5, 3), DIMS(3, 3, 3, 2), DIMS(2, 5, 5, 6),
+		  (pcc_attrs){.padding = PCC_PAD_SAME}, true);
+	/* NCHW, VALID, strides 2, multiplier 1: (6-2)/2+1 = 3, (7-3)/2+1 = 3 */
+	conv_case(DIMS(1, 2, 6, 7), DIMS(2, 3, 2, 1), DIMS(1, 2, 3, 3),
+		  (pcc_attrs){.nchw = 1, .strides = {2, 2}}, true);
+	/* NCHW, EXPLICIT pads (0, 1, 0, 1), stride 2 (MobileNetV2's downsampling
+	 * layers): (5+1-3)/2+1 = 2, (6+1-3)/2+1 = 3; multiplier 3 */
+	conv_case(DIMS(1, 2, 5, 6), DIMS(3, 3, 2, 3), DIMS(1, 6, 2, 3),
+		  (pcc_attrs){.nchw = 1, .padding = PCC_PAD_EXPLICIT,
+			      .pads = {0, 1, 0, 1}, .strides = {2, 2}}, true);
+	/* NHWC, SAME, dilation 2 */
+	conv_case(DIMS(1, 6, 5, 2), DIMS(2, 2, 2, 2), DIMS(1, 6, 5, 4),
+		  (pcc_attrs){.padding = PCC_PAD_SAME, .dilations = {2, 2}}, true);
+}
+
+/* FusedBatchNormV3 against FusedBatchNormGradV3: L = Σ w·y, by x, scale
+ * and offset; training (statistics of the batch: every x moves the mean
+ * and variance) and inference (the given statistics), NHWC and NCHW. */
+static void test_batchnorm_grad(void)
+{
+	for (int c = 0; c < 4; c++) {
+		int nchw = c & 1, inference = c >> 1;
+		pcc_rt *rt = rt1();
+		pcc_attrs a = {.nchw = nchw, .epsilon = 1e-3, .avg_factor = 0.1,
+			       .inference = inference};
+		const int64_t *xd = nchw ? DIMS(2, 3, 3, 2) : DIMS(2, 3, 2, 3);
+		pcc_buf *x = ten(rt, 4, xd, NULL), *v[4];
+		fill(x, "x", -2, 2);
+		for (int i = 0; i < 4; i++)
+			v[i] = ten(rt, 1, DIMS(3), NULL);
+		fill(v[0], "scale", 0.5, 2);
+		fill(v[1], "offset", -1, 1);
+		fill(v[2], "mean", -0.5, 0.5);
+		fill(v[3], "variance", 0.5, 2);
+		Fwd f = {rt, PCC_K_FusedBatchNormV3, &a, 5, 6,
+			 {x, v[0], v[1], v[2], v[3]}, {ten(rt, 4, xd, NULL)}, {0}};
+		for (int i = 1; i < 5; i++)
+			f.out[i] = ten(rt, 1, DIMS(3), NULL);
+		f.out[5] = ten(rt, 1, DIMS(0), NULL);
+		pcc_buf *dy = ten(rt, 4, xd, NULL);
+		weights(&f, 0, dy);
+		run(rt, f.k, &a, 5, f.in, 6, f.out);
+		pcc_buf *g[5] = {ten(rt, 4, xd, NULL), ten(rt, 1, DIMS(3), NULL),
+				 ten(rt, 1, DIMS(3), NULL), f.out[5], f.out[5]};
+		run(rt, PCC_K_FusedBatchNormGradV3, &a, 6,
+		    BUFS(dy, x, v[0], f.out[3], f.out[4], f.out[5]), 5, g);
+		fd_input(&f, 0, g[0]);
+		fd_input(&f, 1, g[1]);
+		fd_input(&f, 2, g[2]);
+		free(f.w[0]);
+		pcc_rt_free(rt);
+	}
 }
 
 static void pool_case(pcc_kernel k, const int64_t *xd, const int64_t *yd,
@@ -346,6 +411,17 @@ static uint64_t mask_hash(uint64_t h, const pcc_buf *b)
 	return h;
 }
 
+/* Σ of b's elements (the batch's losses). */
+static double total(const pcc_buf *b)
+{
+	float *l = get(b);
+	double s = 0;
+	for (int64_t i = 0; i < pcc_buf_numel(b); i++)
+		s += l[i];
+	free(l);
+	return s;
+}
+
 /* tests/ctests/mlp.gir's forward and backward pass. */
 typedef struct Mlp {
 	pcc_rt *rt;
@@ -365,12 +441,7 @@ static double mlp_loss(void *ctx, uint64_t *sig)
 	run(rt, PCC_K_SparseSoftmaxCrossEntropyWithLogits, NULL, 2,
 	    BUFS(m->y, m->labels), 2, BUFS(m->loss, m->dy));
 	*sig = mask_hash(0, m->h);
-	float *l = get(m->loss);
-	double s = 0;
-	for (int i = 0; i < 12; i++)
-		s += l[i];
-	free(l);
-	return s;
+	return total(m->loss);
 }
 
 static void test_mlp_backward(void)
@@ -447,12 +518,7 @@ static double cnn_loss(void *ctx, uint64_t *sig)
 	run(rt, PCC_K_MaxPoolGrad, &pool, 3, BUFS(c->r1, c->p1, c->ones), 1,
 	    BUFS(c->route));
 	*sig = mask_hash(mask_hash(mask_hash(0, c->z1), c->c2), c->route);
-	float *l = get(c->loss);
-	double s = 0;
-	for (int i = 0; i < 6; i++)
-		s += l[i];
-	free(l);
-	return s;
+	return total(c->loss);
 }
 
 static void test_cnn_backward(void)
@@ -513,15 +579,142 @@ static void test_cnn_backward(void)
 	pcc_rt_free(rt);
 }
 
+/* tests/ctests/bncnn.gir's forward and backward pass: batch norms in
+ * training mode, where every image moves every other's normalisation. */
+typedef struct BnCnn {
+	pcc_rt *rt;
+	pcc_buf *x, *labels, *k1, *g1, *o1, *dw, *g2, *o2, *wf, *bf, *m1, *v1,
+		*m2, *v2;
+	pcc_buf *c1, *bn1[6], *r1, *d1, *bn2[6], *r2, *pool, *y0, *y, *loss, *dy;
+} BnCnn;
+
+static const pcc_attrs bn1a = {.epsilon = 1e-3, .avg_factor = 0.1};
+static const pcc_attrs bn2a = {.epsilon = 1e-3, .avg_factor = 1};
+static const pcc_attrs dwa = {.padding = PCC_PAD_SAME, .strides = {2, 2}};
+
+static double bncnn_loss(void *ctx, uint64_t *sig)
+{
+	BnCnn *c = ctx;
+	pcc_rt *rt = c->rt;
+	run(rt, PCC_K_Conv2D, &same, 2, BUFS(c->x, c->k1), 1, BUFS(c->c1));
+	run(rt, PCC_K_FusedBatchNormV3, &bn1a, 5, BUFS(c->c1, c->g1, c->o1, c->m1,
+						      c->v1), 6, c->bn1);
+	run(rt, PCC_K_Relu, NULL, 1, c->bn1, 1, BUFS(c->r1));
+	run(rt, PCC_K_DepthwiseConv2dNative, &dwa, 2, BUFS(c->r1, c->dw), 1,
+	    BUFS(c->d1));
+	run(rt, PCC_K_FusedBatchNormV3, &bn2a, 5, BUFS(c->d1, c->g2, c->o2, c->m2,
+						      c->v2), 6, c->bn2);
+	run(rt, PCC_K_Relu, NULL, 1, c->bn2, 1, BUFS(c->r2));
+	run(rt, PCC_K_Mean, &(pcc_attrs){.axes = 6}, 1, BUFS(c->r2), 1,
+	    BUFS(c->pool));
+	run(rt, PCC_K_MatMul, NULL, 2, BUFS(c->pool, c->wf), 1, BUFS(c->y0));
+	run(rt, PCC_K_BiasAdd, NULL, 2, BUFS(c->y0, c->bf), 1, BUFS(c->y));
+	run(rt, PCC_K_SparseSoftmaxCrossEntropyWithLogits, NULL, 2,
+	    BUFS(c->y, c->labels), 2, BUFS(c->loss, c->dy));
+	*sig = mask_hash(mask_hash(0, c->bn1[0]), c->bn2[0]);
+	return total(c->loss);
+}
+
+static pcc_buf **bn_outs(pcc_rt *rt, pcc_buf **o, const int64_t *xd, int64_t C)
+{
+	o[0] = ten(rt, 4, xd, NULL);
+	for (int i = 1; i < 5; i++)
+		o[i] = ten(rt, 1, DIMS(C), NULL);
+	o[5] = ten(rt, 1, DIMS(0), NULL);
+	return o;
+}
+
+static void test_bncnn_backward(void)
+{
+	pcc_rt *rt = rt1();
+	BnCnn c = {.rt = rt};
+	c.x = seeded(rt, "x", PCC_INIT_INPUT, 4, DIMS(6, 8, 8, 2), PCC_F32, 0);
+	c.labels = seeded(rt, "labels", PCC_INIT_LABELS, 1, DIMS(6), PCC_I32, 3);
+	c.k1 = seeded(rt, "k1", PCC_INIT_PARAM, 4, DIMS(3, 3, 2, 4), PCC_F32, 0);
+	c.g1 = seeded(rt, "g1", PCC_INIT_PARAM, 1, DIMS(4), PCC_F32, 0);
+	/* Offsets of 2 keep most ReLU inputs away from the kink: normalised
+	 * values crowd around 0, where ±ε would change the masks too often. */
+	c.o1 = ten(rt, 1, DIMS(4), VALS(2, 2, 2, 2));
+	c.dw = seeded(rt, "dw", PCC_INIT_PARAM, 4, DIMS(3, 3, 4, 2), PCC_F32, 0);
+	c.g2 = seeded(rt, "g2", PCC_INIT_PARAM, 1, DIMS(8), PCC_F32, 0);
+	c.o2 = ten(rt, 1, DIMS(8), VALS(2, 2, 2, 2, 2, 2, 2, 2));
+	c.wf = seeded(rt, "wf", PCC_INIT_PARAM, 2, DIMS(8, 3), PCC_F32, 0);
+	c.bf = seeded(rt, "bf", PCC_INIT_PARAM, 1, DIMS(3), PCC_F32, 0);
+	c.m1 = ten(rt, 1, DIMS(4), VALS(0.5f, -0.25f, 0, 1));
+	c.v1 = ten(rt, 1, DIMS(4), VALS(1, 2, 0.5f, 1.5f));
+	c.m2 = ten(rt, 1, DIMS(8), NULL);
+	c.v2 = ten(rt, 1, DIMS(8), VALS(1, 1, 1, 1, 1, 1, 1, 1));
+	c.c1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	bn_outs(rt, c.bn1, DIMS(6, 8, 8, 4), 4);
+	c.r1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	c.d1 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	bn_outs(rt, c.bn2, DIMS(6, 4, 4, 8), 8);
+	c.r2 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	c.pool = ten(rt, 2, DIMS(6, 8), NULL);
+	c.y0 = ten(rt, 2, DIMS(6, 3), NULL);
+	c.y = ten(rt, 2, DIMS(6, 3), NULL);
+	c.loss = ten(rt, 1, DIMS(6), NULL);
+	c.dy = ten(rt, 2, DIMS(6, 3), NULL);
+	uint64_t sig;
+	bncnn_loss(&c, &sig);
+	/* The backward ops of bncnn.gir. */
+	pcc_buf *gbf = ten(rt, 1, DIMS(3), NULL), *gwf = ten(rt, 2, DIMS(8, 3), NULL);
+	pcc_buf *dpool = ten(rt, 2, DIMS(6, 8), NULL);
+	pcc_buf *dpool4 = ten(rt, 4, DIMS(6, 1, 1, 8), NULL);
+	pcc_buf *dsum = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	pcc_buf *dr2 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	pcc_buf *dbn2 = ten(rt, 4, DIMS(6, 4, 4, 8), NULL);
+	pcc_buf *gbn2[5] = {ten(rt, 4, DIMS(6, 4, 4, 8), NULL), ten(rt, 1, DIMS(8), NULL),
+			    ten(rt, 1, DIMS(8), NULL), c.bn2[5], c.bn2[5]};
+	pcc_buf *gdw = ten(rt, 4, DIMS(3, 3, 4, 2), NULL);
+	pcc_buf *dr1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	pcc_buf *dbn1 = ten(rt, 4, DIMS(6, 8, 8, 4), NULL);
+	pcc_buf *gbn1[5] = {ten(rt, 4, DIMS(6, 8, 8, 4), NULL), ten(rt, 1, DIMS(4), NULL),
+			    ten(rt, 1, DIMS(4), NULL), c.bn1[5], c.bn1[5]};
+	pcc_buf *gk1 = ten(rt, 4, DIMS(3, 3, 2, 4), NULL);
+	pcc_buf *inv16 = ten(rt, 0, NULL, VALS(0.0625f));
+	run(rt, PCC_K_BiasAddGrad, NULL, 1, BUFS(c.dy), 1, BUFS(gbf));
+	run(rt, PCC_K_MatMul, &(pcc_attrs){.transpose_a = 1}, 2, BUFS(c.pool, c.dy),
+	    1, BUFS(gwf));
+	run(rt, PCC_K_MatMul, &(pcc_attrs){.transpose_b = 1}, 2, BUFS(c.dy, c.wf),
+	    1, BUFS(dpool));
+	run(rt, PCC_K_Reshape, NULL, 1, BUFS(dpool), 1, BUFS(dpool4));
+	run(rt, PCC_K_BroadcastTo, NULL, 1, BUFS(dpool4), 1, BUFS(dsum));
+	run(rt, PCC_K_Mul, NULL, 2, BUFS(dsum, inv16), 1, BUFS(dr2));
+	run(rt, PCC_K_ReluGrad, NULL, 2, BUFS(dr2, c.r2), 1, BUFS(dbn2));
+	run(rt, PCC_K_FusedBatchNormGradV3, &bn2a, 6, BUFS(dbn2, c.d1, c.g2,
+		c.bn2[3], c.bn2[4], c.bn2[5]), 5, gbn2);
+	run(rt, PCC_K_DepthwiseConv2dNativeBackpropFilter, &dwa, 2,
+	    BUFS(c.r1, gbn2[0]), 1, BUFS(gdw));
+	run(rt, PCC_K_DepthwiseConv2dNativeBackpropInput, &dwa, 2,
+	    BUFS(c.dw, gbn2[0]), 1, BUFS(dr1));
+	run(rt, PCC_K_ReluGrad, NULL, 2, BUFS(dr1, c.r1), 1, BUFS(dbn1));
+	run(rt, PCC_K_FusedBatchNormGradV3, &bn1a, 6, BUFS(dbn1, c.c1, c.g1,
+		c.bn1[3], c.bn1[4], c.bn1[5]), 5, gbn1);
+	run(rt, PCC_K_Conv2DBackpropFilter, &same, 2, BUFS(c.x, gbn1[0]), 1,
+	    BUFS(gk1));
+	pcc_buf *const p[] = {c.k1, c.g1, c.o1, c.dw, c.g2, c.o2, c.wf, c.bf};
+	pcc_buf *const g[] = {gk1, gbn1[1], gbn1[2], gdw, gbn2[1], gbn2[2], gwf, gbf};
+	for (int i = 0; i < 8; i++) {
+		float *gv = get(g[i]);
+		fd_check(p[i], gv, bncnn_loss, &c, FD_EPS_GRAPH);
+		free(gv);
+	}
+	pcc_rt_free(rt);
+}
+
 void suite_rt_grad(void)
 {
 	CU_pSuite s = CU_add_suite("rt_grad", NULL, NULL);
 	CU_add_test(s, "MatMul gradients, four transpose cases", test_matmul_grad);
 	CU_add_test(s, "Conv2D backprops against finite differences", test_conv_grad);
+	CU_add_test(s, "DepthwiseConv2dNative backprops against finite differences", test_dwconv_grad);
+	CU_add_test(s, "FusedBatchNormGradV3 against finite differences", test_batchnorm_grad);
 	CU_add_test(s, "MaxPoolGrad, AvgPoolGrad against finite differences", test_pool_grad);
 	CU_add_test(s, "BiasAddGrad against finite differences", test_bias_grad);
 	CU_add_test(s, "ReluGrad, TanhGrad, SigmoidGrad", test_activation_grad);
 	CU_add_test(s, "cross-entropy backprops", test_xent_grad);
 	CU_add_test(s, "mlp.gir's backward pass", test_mlp_backward);
 	CU_add_test(s, "cnn.gir's backward pass", test_cnn_backward);
+	CU_add_test(s, "bncnn.gir's backward pass", test_bncnn_backward);
 }

@@ -113,6 +113,128 @@ static void test_conv2d_backprops(void)
 	pcc_rt_free(rt);
 }
 
+/* Depthwise, multiplier 2, VALID: x 3x3 with channel 0 = 1..9 and
+ * channel 1 = ones; filters (c, m): (0,0) [[1,2],[3,4]] (test_conv2d's:
+ * 37, 47, 67, 77), (0,1) [[1,0],[0,0]] (the window's top-left: 1, 2, 4,
+ * 5), (1,0) all ones (4), (1,1) [[0,0],[0,1]] (1); output channel
+ * c * 2 + m.  Backprops: dy 1 at output (0,0), every channel, gives the
+ * filter gradient x's top-left 2x2 window per (c, m); dy 1 at output
+ * (1,1), channel (0,0) only, puts filter (0,0) on x's bottom-right 2x2 of
+ * channel 0. */
+static void test_depthwise(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 4, DIMS(1, 3, 3, 2), VALS(1, 1, 2, 1, 3, 1, 4, 1, 5,
+						     1, 6, 1, 7, 1, 8, 1, 9, 1));
+	pcc_buf *f = ten(rt, 4, DIMS(2, 2, 2, 2), VALS(1, 1, 1, 0, 2, 0, 1, 0, 3,
+						     0, 1, 0, 4, 0, 1, 1));
+	pcc_buf *y = ten(rt, 4, DIMS(1, 2, 2, 4), NULL);
+	run(rt, PCC_K_DepthwiseConv2dNative, NULL, 2, BUFS(x, f), 1, BUFS(y));
+	expect(y, VALS(37, 1, 4, 1, 47, 2, 4, 1, 67, 4, 4, 1, 77, 5, 4, 1), EPS);
+	pcc_buf *dy = ten(rt, 4, DIMS(1, 2, 2, 4), VALS(1, 1, 1, 1, 0, 0, 0, 0, 0,
+						      0, 0, 0, 0, 0, 0, 0));
+	pcc_buf *df = ten(rt, 4, DIMS(2, 2, 2, 2), NULL);
+	run(rt, PCC_K_DepthwiseConv2dNativeBackpropFilter, NULL, 2, BUFS(x, dy), 1,
+	    BUFS(df));
+	expect(df, VALS(1, 1, 1, 1, 2, 2, 1, 1, 4, 4, 1, 1, 5, 5, 1, 1), EPS);
+	float d1[16] = {0};
+	d1[12] = 1;
+	pcc_buf_write(dy, d1);
+	pcc_buf *dx = ten(rt, 4, DIMS(1, 3, 3, 2), NULL);
+	run(rt, PCC_K_DepthwiseConv2dNativeBackpropInput, NULL, 2, BUFS(f, dy), 1,
+	    BUFS(dx));
+	expect(dx, VALS(0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 3, 0, 4, 0), EPS);
+	/* NCHW, SAME, stride 2, multiplier 1, one channel: Conv2D's answer
+	 * (test_conv2d: 37, 21, 23, 9). */
+	pcc_buf *xc = ten(rt, 4, DIMS(1, 1, 3, 3), VALS(1, 2, 3, 4, 5, 6, 7, 8, 9));
+	pcc_buf *fc = ten(rt, 4, DIMS(2, 2, 1, 1), VALS(1, 2, 3, 4));
+	pcc_buf *yc = ten(rt, 4, DIMS(1, 1, 2, 2), NULL);
+	run(rt, PCC_K_DepthwiseConv2dNative, &(pcc_attrs){.nchw = 1,
+		.padding = PCC_PAD_SAME, .strides = {2, 2}}, 2, BUFS(xc, fc), 1,
+	    BUFS(yc));
+	expect(yc, VALS(37, 21, 23, 9), EPS);
+	pcc_rt_free(rt);
+}
+
+/* Batch normalisation of 4 pixels, 2 channels, epsilon 0:
+ *   channel 0: 1, 5, 1, 5: mean 3, biased variance 4, x̂ = -1, 1, -1, 1;
+ *     scale 2, offset 10: y = 8, 12, 8, 12;
+ *   channel 1: 0, 0, 2, 2: mean 1, variance 1, x̂ = -1, -1, 1, 1;
+ *     scale 3, offset -1: y = -4, -4, 2, 2.
+ * batch_variance is Bessel-corrected (·4/3): 16/3, 4/3; blended with
+ * factor 0.5 and the inputs mean [1, 3], variance [2, 2]: mean [2, 2],
+ * variance [1 + 8/3, 1 + 2/3].  reserve_space_1/2: mean [3, 1], biased
+ * variance [4, 1].  Inference with mean [3, 1], variance [3, 0] and
+ * epsilon 1 normalises alike.
+ * Gradient (training), dy channel 0: 1, 2, 3, 4 (Σdy 10, Σdy·x̂ 2),
+ * r = 1/2: dx = 2·½·(dy - 10/4 - x̂·2/4) = -1, -1, 1, 1; channel 1:
+ * 0, 0, 0, 4 (Σdy 4, Σdy·x̂ 4), r = 1: dx = 3·(dy - 1 - x̂) = 0, 0, -6, 6.
+ * Inference: dx = scale·r·dy = 1, 2, 3, 4 and 0, 0, 0, 12; the scale
+ * and offset gradients are the same: [2, 4], [10, 4]. */
+static void test_batchnorm(void)
+{
+	for (int nchw = 0; nchw < 2; nchw++) {
+		pcc_rt *rt = rt1();
+		pcc_attrs a = {.nchw = nchw, .avg_factor = 0.5};
+		const int64_t *d = DIMS(1, 2, 2, 2);
+		pcc_buf *x = ten(rt, 4, d, nchw ? VALS(1, 5, 1, 5, 0, 0, 2, 2)
+						: VALS(1, 0, 5, 0, 1, 2, 5, 2));
+		pcc_buf *sc = ten(rt, 1, DIMS(2), VALS(2, 3));
+		pcc_buf *of = ten(rt, 1, DIMS(2), VALS(10, -1));
+		pcc_buf *m = ten(rt, 1, DIMS(2), VALS(1, 3));
+		pcc_buf *v = ten(rt, 1, DIMS(2), VALS(2, 2));
+		pcc_buf *o[6];
+		o[0] = ten(rt, 4, d, NULL);
+		for (int i = 1; i < 5; i++)
+			o[i] = ten(rt, 1, DIMS(2), NULL);
+		o[5] = ten(rt, 1, DIMS(0), NULL);
+		const float *y = nchw ? VALS(8, 12, 8, 12, -4, -4, 2, 2)
+				      : VALS(8, -4, 12, -4, 8, 2, 12, 2);
+		run(rt, PCC_K_FusedBatchNormV3, &a, 5, BUFS(x, sc, of, m, v), 6, o);
+		expect(o[0], y, EPS);
+		expect(o[1], VALS(2, 2), EPS);
+		expect(o[2], VALS(1 + 8.0f / 3, 1 + 2.0f / 3), EPS);
+		expect(o[3], VALS(3, 1), EPS);
+		expect(o[4], VALS(4, 1), EPS);
+		/* factor 1: no blend; the mean and variance may be empty */
+		pcc_buf *none = ten(rt, 1, DIMS(0), NULL);
+		run(rt, PCC_K_FusedBatchNormV3, &(pcc_attrs){.nchw = nchw, .avg_factor = 1},
+		    5, BUFS(x, sc, of, none, none), 6, o);
+		expect(o[0], y, EPS);
+		expect(o[1], VALS(3, 1), EPS);
+		expect(o[2], VALS(16.0f / 3, 4.0f / 3), EPS);
+
+		pcc_buf *dy = ten(rt, 4, d, nchw ? VALS(1, 2, 3, 4, 0, 0, 0, 4)
+						 : VALS(1, 0, 2, 0, 3, 0, 4, 4));
+		pcc_buf *g[5];
+		g[0] = ten(rt, 4, d, NULL);
+		g[1] = ten(rt, 1, DIMS(2), NULL);
+		g[2] = ten(rt, 1, DIMS(2), NULL);
+		g[3] = g[4] = none;
+		run(rt, PCC_K_FusedBatchNormGradV3, &a, 6,
+		    BUFS(dy, x, sc, o[3], o[4], o[5]), 5, g);
+		expect(g[0], nchw ? VALS(-1, -1, 1, 1, 0, 0, -6, 6)
+				  : VALS(-1, 0, -1, 0, 1, -6, 1, 6), EPS);
+		expect(g[1], VALS(2, 4), EPS);
+		expect(g[2], VALS(10, 4), EPS);
+
+		pcc_attrs inf = {.nchw = nchw, .inference = 1, .epsilon = 1};
+		pcc_buf *pm = ten(rt, 1, DIMS(2), VALS(3, 1));
+		pcc_buf *pv = ten(rt, 1, DIMS(2), VALS(3, 0));
+		run(rt, PCC_K_FusedBatchNormV3, &inf, 5, BUFS(x, sc, of, pm, pv), 6, o);
+		expect(o[0], y, EPS);
+		expect(o[1], VALS(3, 1), EPS);
+		expect(o[2], VALS(3, 0), EPS);
+		run(rt, PCC_K_FusedBatchNormGradV3, &inf, 6,
+		    BUFS(dy, x, sc, pm, pv, o[5]), 5, g);
+		expect(g[0], nchw ? VALS(1, 2, 3, 4, 0, 0, 0, 12)
+				  : VALS(1, 0, 2, 0, 3, 0, 4, 12), EPS);
+		expect(g[1], VALS(2, 4), EPS);
+		expect(g[2], VALS(10, 4), EPS);
+		pcc_rt_free(rt);
+	}
+}
+
 static void test_bias(void)
 {
 	pcc_rt *rt = rt1();
@@ -314,6 +436,75 @@ static void test_split_concat(void)
 	pcc_rt_free(rt);
 }
 
+/* Slice of [[0..3],[4..7],[8..11]] at [1, 1], size [2, -1]:
+ * [[5,6,7],[9,10,11]]; of x[a][b][c] = 6a + 2b + c ([2,3,2]) at [1, 0, 1]
+ * size [1, 2, 1]: x[1][0][1] = 7, x[1][1][1] = 9. */
+static void test_slice(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(3, 4), VALS(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11));
+	pcc_buf *y = ten(rt, 2, DIMS(2, 3), NULL);
+	run(rt, PCC_K_Slice, &(pcc_attrs){.begin = {1, 1}}, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(5, 6, 7, 9, 10, 11), 0);
+	pcc_buf *x3 = ten(rt, 3, DIMS(2, 3, 2), VALS(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11));
+	pcc_buf *y3 = ten(rt, 3, DIMS(1, 2, 1), NULL);
+	run(rt, PCC_K_Slice, &(pcc_attrs){.begin = {1, 0, 1}}, 1, BUFS(x3), 1,
+	    BUFS(y3));
+	expect(y3, VALS(7, 9), 0);
+	pcc_rt_free(rt);
+}
+
+/* GatherV2 of [[1,2],[3,4],[5,6]] at i32 [[2,0],[1,1]], axis 0:
+ * [[[5,6],[1,2]],[[3,4],[3,4]]]; of [[1,2,3],[4,5,6]] at i64 [2,0],
+ * axis 1: [[3,1],[6,4]]. */
+static void test_gather(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *p = ten(rt, 2, DIMS(3, 2), VALS(1, 2, 3, 4, 5, 6));
+	pcc_buf *i = iten(rt, PCC_I32, 2, DIMS(2, 2), (const int64_t[]){2, 0, 1, 1});
+	pcc_buf *y = ten(rt, 3, DIMS(2, 2, 2), NULL);
+	run(rt, PCC_K_GatherV2, NULL, 2, BUFS(p, i), 1, BUFS(y));
+	expect(y, VALS(5, 6, 1, 2, 3, 4, 3, 4), 0);
+	pcc_buf *p1 = ten(rt, 2, DIMS(2, 3), VALS(1, 2, 3, 4, 5, 6));
+	pcc_buf *i1 = iten(rt, PCC_I64, 1, DIMS(2), (const int64_t[]){2, 0});
+	pcc_buf *y1 = ten(rt, 2, DIMS(2, 2), NULL);
+	run(rt, PCC_K_GatherV2, &(pcc_attrs){.axis = 1}, 2, BUFS(p1, i1), 1,
+	    BUFS(y1));
+	expect(y1, VALS(3, 1, 6, 4), 0);
+	pcc_rt_free(rt);
+}
+
+/* UnsortedSegmentSum of rows [1,2], [3,4], [5,6], [7,8] by ids 2, 0, 2, -1
+ * into 3 segments: [[3,4],[0,0],[6,8]] (the row of id -1 dropped); of
+ * [2,2,1] = 1..4 by [[1,1],[0,1]] into 2: [[3],[1+2+4]]. */
+static void test_segment_sum(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(4, 2), VALS(1, 2, 3, 4, 5, 6, 7, 8));
+	pcc_buf *ids = iten(rt, PCC_I32, 1, DIMS(4), (const int64_t[]){2, 0, 2, -1});
+	pcc_buf *y = ten(rt, 2, DIMS(3, 2), VALS(9, 9, 9, 9, 9, 9));
+	run(rt, PCC_K_UnsortedSegmentSum, NULL, 2, BUFS(x, ids), 1, BUFS(y));
+	expect(y, VALS(3, 4, 0, 0, 6, 8), 0);
+	pcc_buf *x2 = ten(rt, 3, DIMS(2, 2, 1), VALS(1, 2, 3, 4));
+	pcc_buf *id2 = iten(rt, PCC_I64, 2, DIMS(2, 2), (const int64_t[]){1, 1, 0, 1});
+	pcc_buf *y2 = ten(rt, 2, DIMS(2, 1), NULL);
+	run(rt, PCC_K_UnsortedSegmentSum, NULL, 2, BUFS(x2, id2), 1, BUFS(y2));
+	expect(y2, VALS(3, 7), 0);
+	pcc_rt_free(rt);
+}
+
+/* BroadcastTo of [[1],[2],[3]] to [2,3,2]: each row's value twice, the
+ * whole twice. */
+static void test_broadcast_to(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 2, DIMS(3, 1), VALS(1, 2, 3));
+	pcc_buf *y = ten(rt, 3, DIMS(2, 3, 2), NULL);
+	run(rt, PCC_K_BroadcastTo, NULL, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3), 0);
+	pcc_rt_free(rt);
+}
+
 /* [[1,2,3],[4,5,6]] with perm [1,0] is [[1,4],[2,5],[3,6]]; a [2,2,3]
  * tensor x[a][b][c] = 100a + 10b + c with perm [2,0,1] is y[c][a][b]. */
 static void test_transpose(void)
@@ -501,6 +692,8 @@ void suite_rt_kernels(void)
 	CU_add_test(s, "Conv2D: VALID, SAME, strides, dilations, EXPLICIT", test_conv2d);
 	CU_add_test(s, "Conv2D: channels in NHWC and NCHW", test_conv2d_channels);
 	CU_add_test(s, "Conv2D backprops", test_conv2d_backprops);
+	CU_add_test(s, "DepthwiseConv2dNative and its backprops", test_depthwise);
+	CU_add_test(s, "FusedBatchNormV3 and its gradient, NHWC and NCHW", test_batchnorm);
 	CU_add_test(s, "BiasAdd and BiasAddGrad, NHWC and NCHW", test_bias);
 	CU_add_test(s, "element-wise ops and their gradients", test_elementwise);
 	CU_add_test(s, "broadcasting, AddN", test_broadcast);
@@ -508,6 +701,10 @@ void suite_rt_kernels(void)
 	CU_add_test(s, "pooling with SAME padding", test_pool_same);
 	CU_add_test(s, "softmax and cross-entropy", test_softmax_xent);
 	CU_add_test(s, "Split, SplitV, ConcatV2, Reshape", test_split_concat);
+	CU_add_test(s, "Slice", test_slice);
+	CU_add_test(s, "GatherV2, i32 and i64 indices", test_gather);
+	CU_add_test(s, "UnsortedSegmentSum", test_segment_sum);
+	CU_add_test(s, "BroadcastTo", test_broadcast_to);
 	CU_add_test(s, "Transpose", test_transpose);
 	CU_add_test(s, "reductions", test_reduce);
 	CU_add_test(s, "SGD, momentum, Adam", test_optimizers);
