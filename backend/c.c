@@ -158,6 +158,59 @@ static bool err(E *e, const Op *op, const char *fmt, ...)
 	return false;
 }
 
+/* Source order, then op id. */
+static int cmp_op_loc(const Op *a, const Op *b)
+{
+	if (a->loc.line != b->loc.line)
+		return a->loc.line < b->loc.line ? -1 : 1;
+	if (a->loc.col != b->loc.col)
+		return a->loc.col < b->loc.col ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int cmp_by_type(const void *pa, const void *pb)
+{
+	const Op *a = *(const Op *const *)pa, *b = *(const Op *const *)pb;
+	int c = strcmp(a->type, b->type);
+	return c ? c : cmp_op_loc(a, b);
+}
+
+typedef struct NoKernel {
+	const Op *first;          /* the type's first op in the source */
+	size_t count;             /* ops of the type */
+} NoKernel;
+
+static int cmp_nokernel(const void *pa, const void *pb)
+{
+	return cmp_op_loc(((const NoKernel *)pa)->first,
+			  ((const NoKernel *)pb)->first);
+}
+
+/* The ops without a kernel, reported once per op type at its first op in
+ * the source, with how many ops have that type: a replicated zoo model
+ * would otherwise bury the message under one copy per replica.  Sorts
+ * nok[0..n) in place; O(n log n). */
+static void report_no_kernel(E *e, const Op **nok, size_t n)
+{
+	if (!n)
+		return;
+	qsort(nok, n, sizeof *nok, cmp_by_type);
+	NoKernel *t = arena_alloc(e->a, sizeof *t * n);
+	size_t nt = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (nt && strcmp(nok[i]->type, t[nt - 1].first->type) == 0)
+			t[nt - 1].count++;
+		else
+			t[nt++] = (NoKernel){nok[i], 1};
+	}
+	qsort(t, nt, sizeof *t, cmp_nokernel);
+	for (size_t i = 0; i < nt; i++)
+		err(e, t[i].first, "the C runtime has no kernel for op type '%s' "
+		    "(%zu op%s of this type; its kernels: backend/runtime/"
+		    "pcc_kernels.def)", t[i].first->type, t[i].count,
+		    t[i].count == 1 ? "" : "s");
+}
+
 static const char *origin(const E *e, const Op *op)
 {
 	const char *s = op_ann_str(e->g, op, ANN_ORIGIN);
@@ -349,6 +402,11 @@ static bool classify(E *e)
 	int *kern = arena_alloc(e->a, sizeof(int) * (size_t)(nopc + 1));
 	for (int i = 0; i < nopc; i++)
 		kern[i] = -2;
+	/* Op types without a kernel: reported once each, at their first op,
+	 * with how many ops have that type (a replicated zoo model would
+	 * otherwise bury the message under one copy per replica). */
+	const Op **nok = arena_alloc(e->a, sizeof *nok * ((size_t)g->nops + 1));
+	size_t nnok = 0;
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
 		OpI *o = &e->oi[i];
@@ -392,15 +450,15 @@ static bool classify(E *e)
 			if (k == -2)
 				k = kern[op->opcode] = kernel_of(op);
 			if (k < 0) {
-				ok = err(e, op, "the C runtime has no kernel for op type "
-					 "'%s' (its kernels: backend/runtime/"
-					 "pcc_kernels.def)", op->type);
+				nok[nnok++] = op;
+				ok = false;
 				continue;
 			}
 			o->kern = k;
 			o->kind = fl & OPF_UPDATE ? K_UPDATE : K_KERNEL;
 		}
 	}
+	report_no_kernel(e, nok, nnok);
 	if (!ok)
 		return false;
 	/* Program devices: the cluster's devices that hold ops, in its order. */

@@ -113,7 +113,24 @@ static void test_refusals(void)
 	CU_ASSERT_FALSE(o.ok);
 	CU_ASSERT_EQUAL(o.code[0], 0);
 	CU_ASSERT(has(o.err, "t.gir:8:3: error: --emit=c: op %y (Softplus): the C "
-		      "runtime has no kernel for op type 'Softplus'"));
+		      "runtime has no kernel for op type 'Softplus' (1 op of this type;"));
+	done(&o);
+	/* One message per op type, at its first op in the source, counting
+	 * the rest: three Softplus and one Softsign give two errors. */
+	o = emit(CLUSTER "graph g {\n"
+		 "  %x = Placeholder() {@device = \"m0/gpu0\"} : f32[4]\n"
+		 "  %s = Softsign(%x) {@device = \"m0/gpu0\"} : f32[4]\n"
+		 "  %a = Softplus(%x) {@device = \"m0/gpu0\"} : f32[4]\n"
+		 "  %b = Softplus(%a) {@device = \"m0/gpu1\"} : f32[4]\n"
+		 "  %c = Softplus(%b) {@device = \"m0/gpu0\"} : f32[4]\n}\n", 0, NULL);
+	CU_ASSERT_FALSE(o.ok);
+	CU_ASSERT(has(o.err, "t.gir:8:3: error: --emit=c: op %s (Softsign): the C "
+		      "runtime has no kernel for op type 'Softsign' (1 op of this type;"));
+	CU_ASSERT(has(o.err, "t.gir:9:3: error: --emit=c: op %a (Softplus): the C "
+		      "runtime has no kernel for op type 'Softplus' (3 ops of this type;"));
+	CU_ASSERT_PTR_NULL(strstr(o.err, "op %b (Softplus)"));
+	CU_ASSERT_PTR_NULL(strstr(o.err, "op %c (Softplus)"));
+	CU_ASSERT(strstr(o.err, "Softsign") < strstr(o.err, "op %a (Softplus)"));
 	done(&o);
 	o = emit(CLUSTER "graph g {\n"
 		 "  %x = Placeholder() : f32[4]\n}\n", 0, NULL);
