@@ -33,10 +33,13 @@
  * O((V + E) log k) in practice; the rest O((V + E) + V D + V log V). */
 #include "taskgraph.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <metis.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct Mg {
 	idx_t n, *xadj, *adj, *adjw;
@@ -130,15 +133,50 @@ static void mg_targets(Mg *g, const TaskGraph *t, const double *speed,
 		g->tp[(k - 1) * ncon + c] += 1 - sum[c];
 }
 
+/* libmetis printf()s to standard output when a recursive bisection
+ * meets an empty part ("***Cannot bisect a graph with 0 vertices!",
+ * e.g. a 10-node graph into 16 parts), which would corrupt a plan
+ * written with -o -.  The partition it returns is still valid (some parts
+ * empty), so the message is only noise: standard output points at
+ * /dev/null for the call.  Returns the saved descriptor, or -1 when
+ * nothing was redirected (then the call runs as is). */
+static int stdout_mute(void)
+{
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO);
+	if (saved < 0)
+		return -1;
+	int nul = open("/dev/null", O_WRONLY);
+	if (nul < 0 || dup2(nul, STDOUT_FILENO) < 0) {
+		if (nul >= 0)
+			close(nul);
+		close(saved);
+		return -1;
+	}
+	close(nul);
+	return saved;
+}
+
+static void stdout_unmute(int saved)
+{
+	if (saved < 0)
+		return;
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+}
+
 static bool mg_run(Mg *g, const TaskGraph *t, const PlaceOpts *o, int ncon)
 {
 	idx_t nc = ncon, np = t->ndev, cut = 0, opts[METIS_NOPTIONS];
 	METIS_SetDefaultOptions(opts);
 	opts[METIS_OPTION_SEED] = (idx_t)(o->seed & 0x7fffffff);
 	opts[METIS_OPTION_NUMBERING] = 0;
+	int saved = stdout_mute();
 	int rc = METIS_PartGraphKway(&g->n, &nc, g->xadj, g->adj, g->vw, NULL,
 				     g->adjw, &np, g->tp, NULL, opts, &cut,
 				     g->part);
+	stdout_unmute(saved);
 	return rc == METIS_OK;
 }
 
