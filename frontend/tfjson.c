@@ -540,8 +540,14 @@ static void read_weights(JCtx *c, json_object *manifest)
 		if (!nd->name || !nd->has_tensor || nd->tshape.rank < 0)
 			continue;
 		int64_t ne = 1;
-		for (int k = 0; k < nd->tshape.rank && ne <= TF_MAX_CONST_VALUES; k++)
-			ne *= nd->tshape.dims[k] < 0 ? TF_MAX_CONST_VALUES + 1 : nd->tshape.dims[k];
+		for (int k = 0; k < nd->tshape.rank && ne <= TF_MAX_CONST_VALUES; k++) {
+			int64_t d = nd->tshape.dims[k];
+			/* unknown or too large: no values wanted (and no overflow) */
+			if (d < 0 || (d > 0 && ne > TF_MAX_CONST_VALUES / d))
+				ne = TF_MAX_CONST_VALUES + 1;
+			else
+				ne *= d;
+		}
 		/* a value already read is TensorFlow's "no values: zeros"; the
 		 * shard's data replaces it */
 		if (ne > TF_MAX_CONST_VALUES)

@@ -5,7 +5,9 @@
 # and compare with the graph's single-device reference:
 #   - the same initial values (--init --values: identical text);
 #   - every updated parameter and graph output within TOL (relative above
-#     1) of the reference, element by element (--values);
+#     1) of the reference, element by element (--values=NV: at most NV
+#     elements of each, evenly spaced, so ResNet-18's 11.7 M parameters
+#     print 62 * NV lines, not 11.7 M);
 #   - and, for the reference, that the step moves every parameter by more
 #     than MOVE somewhere, so that TOL could tell a wrong gradient.
 # Then: a small plan with a hand-computed answer, emit-time errors (unsupported op, unplaced op, a deadlocking
@@ -19,6 +21,7 @@ PCC=$ROOT/$B/pcc
 CC=${CC:-cc}
 TOL=1e-4
 MOVE=5e-3
+NV=4096
 CWARN="-std=c11 -Wall -Wextra -Werror -O1"
 pass=0 fail=0
 t=$(mktemp -d)
@@ -111,8 +114,8 @@ while read -r graph name args; do
 	# shellcheck disable=SC2086
 	if ! $CC $CWARN "$c" $FLAGS -o "$x" >"$t/log" 2>&1; then bad "$tag: compile"; continue; fi
 	ok
-	if "$x" >"$x.sum" 2>"$t/log" && "$x" --values >"$x.val" 2>>"$t/log" &&
-	   "$x" --init --values >"$x.init" 2>>"$t/log" && [ ! -s "$t/log" ]; then
+	if "$x" >"$x.sum" 2>"$t/log" && "$x" --values=$NV >"$x.val" 2>>"$t/log" &&
+	   "$x" --init --values=$NV >"$x.init" 2>>"$t/log" && [ ! -s "$t/log" ]; then
 		ok
 	else
 		bad "$tag: run"
@@ -140,6 +143,26 @@ sync() {
 	"$t/sync" | diff -u tests/ctests/sync.expected -
 }
 check "sync.gir: the answer worked out by hand" sync
+
+# ---- --values=N: N evenly spaced elements, indices floor(k * size / N) ----
+# Against --values of mlp's reference (every element): with N = 3, each
+# result's lines are its elements floor(k * n / 3), k = 0, 1, 2 (all of them
+# when n <= 3); with N at least the size, every element; N = 0 is refused.
+values_n() {
+	x=$ref_mlp
+	"$x" --values >"$t/all" && "$x" --values=3 >"$t/three" &&
+	"$x" --values=100000000 | cmp - "$t/all" || return 1
+	"$x" --values=0 >/dev/null 2>"$t/err" && return 1
+	grep -q -- "--values=N: expected a positive number, not '0'" "$t/err" || return 1
+	awk 'NR == FNR { n[$1]++; v[$1 " " $2] = $3; next }
+	     { got[$1] = got[$1] " " $2
+	       if (v[$1 " " $2] != $3) { print "value differs: " $0; bad = 1 } }
+	     END { for (r in n) { m = n[r] < 3 ? n[r] : 3; want = ""
+			for (k = 0; k < m; k++) want = want " " int(k * n[r] / m)
+			if (got[r] != want) { print r ": indices" got[r] ", want" want; bad = 1 } }
+		   exit bad }' "$t/all" "$t/three"
+}
+check "--values=N prints N evenly spaced elements" values_n
 
 # ---- emit-time errors: a message naming the op, exit 1, no output -----------
 C4=examples/clusters/hetero-4.yaml

@@ -236,15 +236,20 @@ typedef struct pcc_program {
 
 /* Runs one training step of p and prints one line per result:
  * "NAME SUM L2" (%.9g).  Options: --values (every element, "NAME INDEX
- * VALUE"), --init (the parameters' initial values; no step), --help.
+ * VALUE"), --values=N (at most N elements of each result, evenly spaced:
+ * indices floor(k * size / N)), --init (the parameters' initial values; no
+ * step), --help.
  * Returns the exit status: 0, 1 (copies of a parameter differ), 2 (usage),
  * 3 (an error running the step). */
 int pcc_main(const pcc_program *p, int argc, char **argv);
 
 /* What pcc_main does, for embedding and tests: set up, run one step (or
- * none when step is 0), write the results to out (values: every element).
- * Returns 0, or 1 when copies of a parameter differ. */
-int pcc_program_run(const pcc_program *p, int step, int values, FILE *out);
+ * none when step is 0), write the results to out: summaries when values
+ * is 0, every element when it is negative, else at most `values` elements
+ * of each result, evenly spaced.  Returns 0, or 1 when copies of a
+ * parameter differ. */
+int pcc_program_run(const pcc_program *p, int step, int64_t values,
+		    FILE *out);
 
 #ifdef __cplusplus
 }
