@@ -402,9 +402,7 @@ static bool classify(E *e)
 	int *kern = arena_alloc(e->a, sizeof(int) * (size_t)(nopc + 1));
 	for (int i = 0; i < nopc; i++)
 		kern[i] = -2;
-	/* Op types without a kernel: reported once each, at their first op,
-	 * with how many ops have that type (a replicated zoo model would
-	 * otherwise bury the message under one copy per replica). */
+	/* ops without a kernel, for report_no_kernel */
 	const Op **nok = arena_alloc(e->a, sizeof *nok * ((size_t)g->nops + 1));
 	size_t nnok = 0;
 	for (uint32_t i = 0; i < g->nops; i++) {

@@ -341,12 +341,14 @@ void k_split(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		}
 }
 
-/* y[i] = x[Σ_d index_d(i)·st[d]], y's elements in order: Transpose's
- * permuted strides, BroadcastTo's (0 along broadcast dimensions). */
-static void strided_copy(const pcc_buf *x, pcc_buf *y, const int64_t *st)
+/* y[i] = x[base + Σ_d index_d(i)·st[d]], y's elements in order:
+ * Transpose's permuted strides, BroadcastTo's (0 along broadcast
+ * dimensions), Slice's (x's own, from the box's corner). */
+static void strided_copy(const pcc_buf *x, pcc_buf *y, const int64_t *st,
+			 int64_t base)
 {
 	size_t es = rt_dtype_size(x->dt);
-	int64_t ix = 0, cnt[PCC_MAX_RANK] = {0};
+	int64_t ix = base, cnt[PCC_MAX_RANK] = {0};
 	for (int64_t i = 0; i < y->numel; i++) {
 		memcpy((char *)y->data + (size_t)i * es,
 		       (const char *)x->data + (size_t)ix * es, es);
@@ -382,7 +384,7 @@ void k_transpose(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		seen |= 1u << p;
 		st[i] = xs[p];
 	}
-	strided_copy(x, y, st);
+	strided_copy(x, y, st, 0);
 }
 
 /* out[i] = x[the element of x that broadcasts to out's index i]
@@ -397,11 +399,10 @@ void k_broadcast(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		k_fail(k, a, "output type differs from the input's");
 	int64_t st[PCC_MAX_RANK];
 	bcast_strides(k, a, x, y, st);
-	strided_copy(x, y, st);
+	strided_copy(x, y, st, 0);
 }
 
-/* The box of the output's shape at a->begin: rows of the last dimension
- * copied whole, any element type. */
+/* The box of the output's shape at a->begin, any element type. */
 void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	     int nout, pcc_buf *const *out)
 {
@@ -411,7 +412,7 @@ void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	int R = x->rank;
 	if (y->rank != R || y->dt != x->dt)
 		k_fail(k, a, "output rank or type differs from the input's");
-	int64_t xs[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0}, s = 1, ix = 0;
+	int64_t xs[PCC_MAX_RANK], s = 1, corner = 0;
 	for (int i = R - 1; i >= 0; i--) {
 		if (a->begin[i] < 0 || a->begin[i] + y->dims[i] > x->dims[i])
 			k_fail(k, a, "the box [%lld, %lld) does not fit dimension %d "
@@ -420,23 +421,9 @@ void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 			       (long long)x->dims[i]);
 		xs[i] = s;
 		s *= x->dims[i];
-		ix += a->begin[i] * xs[i];
+		corner += a->begin[i] * xs[i];
 	}
-	if (y->numel == 0)
-		return;
-	size_t es = rt_dtype_size(x->dt);
-	int64_t row = R ? y->dims[R - 1] : 1;
-	for (int64_t i = 0; i < y->numel; i += row) {
-		memcpy((char *)y->data + (size_t)i * es,
-		       (const char *)x->data + (size_t)ix * es, (size_t)row * es);
-		for (int d = R - 2; d >= 0; d--) {
-			ix += xs[d];
-			if (++cnt[d] < y->dims[d])
-				break;
-			ix -= xs[d] * y->dims[d];
-			cnt[d] = 0;
-		}
-	}
+	strided_copy(x, y, xs, corner);
 }
 
 /* Index i of an integer tensor (i32 or i64). */

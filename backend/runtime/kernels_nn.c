@@ -392,14 +392,15 @@ static void bn_vec(pcc_kernel k, const pcc_attrs *a, const pcc_buf *v,
 		k_fail(k, a, "'%s' must be [%lld]", v->name, (long long)b->C);
 }
 
-/* Per channel: Σx (or Σdy) into s1 and, given the mean, Σ(x - mean)² (or
- * Σdy·(x - mean)) into s2. */
+/* Per channel: Σx (or Σdy) into s1 unless it is NULL and, given the
+ * mean, Σ(x - mean)² (or Σdy·(x - mean)) into s2. */
 static void bn_sums(const Bn *b, const float *X, const float *DY,
 		    const double *mean, int64_t numel, double *s1, double *s2)
 {
 	for (int64_t i = 0; i < numel; i++) {
 		int64_t c = i / b->inner % b->C;
-		s1[c] += DY ? DY[i] : X[i];
+		if (s1)
+			s1[c] += DY ? DY[i] : X[i];
 		if (mean) {
 			double d = X[i] - mean[c];
 			s2[c] += DY ? DY[i] * d : d * d;
@@ -419,15 +420,14 @@ void k_fbn(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	for (int i = 1; i < 5; i++)
 		bn_vec(k, a, out[i], &b, false);
 	k_same_shape(k, a, x, out[0]);
-	/* mean, var, and the sums Σx of the second pass (unused) */
-	double *mean = rt_alloc(sizeof(double) * (size_t)(3 * b.C + 1));
-	double *var = mean + b.C, *sx = var + b.C;
+	double *mean = rt_alloc(sizeof(double) * (size_t)(2 * b.C + 1));
+	double *var = mean + b.C;
 	const float *X = FP(x);
 	if (train) {
 		bn_sums(&b, X, NULL, NULL, x->numel, mean, NULL);
 		for (int64_t c = 0; c < b.C; c++)
 			mean[c] /= (double)b.n;
-		bn_sums(&b, X, NULL, mean, x->numel, sx, var);
+		bn_sums(&b, X, NULL, mean, x->numel, NULL, var);
 		for (int64_t c = 0; c < b.C; c++)
 			var[c] /= (double)b.n;
 	} else
