@@ -5,6 +5,9 @@
 #   sh tools/setup-debian.sh --tf-models  also jq and npm (make check-tf-models)
 #   sh tools/setup-debian.sh --torch      also PyTorch (make check-torch, make models;
 #                                         tools/torch2gir-setup.sh)
+#   sh tools/setup-debian.sh --tf         also TensorFlow's CPU build from PyPI, pinned
+#                                         (tools/requirements-tf.txt) in a venv that
+#                                         tools/tfpython runs (tools/tf-setup.sh)
 # Options combine.  Runs apt-get as root (or through sudo); does nothing if
 # all is present.  The TensorFlow backend's tests need protoc
 # (protobuf-compiler) and Node.js with the TensorFlow.js packages pinned in
@@ -15,13 +18,14 @@ pkgs="gcc libc6-dev make flex bison libyaml-dev libjson-c-dev libcunit1-dev libm
 pkgs="$pkgs libxml2-utils librsvg2-bin protobuf-compiler"
 # Node.js from Debian unless a node is already installed
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
-torch=
+torch= tf=
 for a in "$@"; do
 	case $a in
 	--fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;
 	--tf-models) pkgs="$pkgs jq npm" ;;
 	--torch) torch=1 ;;
-	*) echo "usage: setup-debian.sh [--fuzz] [--tf-models] [--torch]" >&2; exit 2 ;;
+	--tf) tf=1; pkgs="$pkgs python3-venv" ;;
+	*) echo "usage: setup-debian.sh [--fuzz] [--tf-models] [--torch] [--tf]" >&2; exit 2 ;;
 	esac
 done
 missing=""
@@ -40,6 +44,7 @@ if [ -n "$missing" ]; then
 	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 [ -z "$torch" ] || sh "$(dirname "$0")/torch2gir-setup.sh"
+[ -z "$tf" ] || sh "$(dirname "$0")/tf-setup.sh"
 # TensorFlow.js for tests/run-tfjs.sh, exactly as locked
 tfjs="$(dirname "$0")/../tests/tfjs"
 if [ ! -d "$tfjs/node_modules/@tensorflow/tfjs-converter" ]; then
