@@ -7,6 +7,7 @@
 #   make check-torch  tools/torch2gir's tests (PyTorch)
 #   make models       regenerate examples/models/ with tools/torch2gir
 #   make bench        performance figures (never pass/fail)
+#   make bench-published  simulated vs published GPU training throughput
 #   make docs-pictures  docs/img/: a plan drawn by every picture backend
 #   make tsan         run a distributed plan's generated C under ThreadSanitizer
 #   make install PREFIX=/usr/local
@@ -55,7 +56,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures bench-plans ctests tsan check-tf-models check-torch models
+        fuzz-build viz docs-pictures bench-plans bench-published ctests tsan check-tf-models check-torch models
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -211,6 +212,11 @@ fuzz: fuzz-build
 # ---- benchmarks: figures, not tests -------------------------------------
 bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
+
+# Simulated training throughput against published GPU measurements
+# (docs/cost-model.md, "Fidelity"); imports models with tools/torch2gir.
+bench-published: $(B)/pcc
+	/usr/bin/python3 bench/published.py $(B)
 
 # The planners side by side on the model and cluster zoos (docs/bench-plans.md).
 bench-plans: $(B)/pcc

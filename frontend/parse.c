@@ -495,9 +495,20 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			qty(st, it, UNIT_BYTE_RATE, &t.mem_bw);
 		else if (strcmp(it->key, "efficiency") == 0)
 			efficiency(st, it, &t);
+		else if (strcmp(it->key, "overhead") == 0)
+			t.overhead_given = qty(st, it, UNIT_SECONDS, &t.overhead) || true;
+		else if (strcmp(it->key, "mem_efficiency") == 0)
+			t.mem_eff_given = plain_number(st, it->val, it->vloc,
+						       "mem_efficiency",
+						       &t.mem_eff) || true;
+		else if (strcmp(it->key, "kernel_efficiency") == 0)
+			t.kern_eff_given = plain_number(st, it->val, it->vloc,
+							"kernel_efficiency",
+							&t.kern_eff) || true;
 		else
 			unknown_key(st, it, "device type",
-				    "flops, memory, mem_bw or efficiency");
+				    "flops, memory, mem_bw, efficiency, overhead, "
+				    "mem_efficiency or kernel_efficiency");
 	}
 	if (!flops)
 		diag_error(st->d, loc, "device type '%s' needs flops", name);

@@ -163,6 +163,45 @@ int cluster_add_type(Cluster *c, Arena *a, const DevType *t)
 	return c->ntypes - 1;
 }
 
+/* Named device types: data-sheet FP32 peak (or TF32 tensor-core peak
+ * where the name says so), memory and memory bandwidth, per GPU as
+ * frameworks see it (a K80 board is two GK210 GPUs; this is one of them).
+ * Sources in docs/cluster.md. */
+#define GiB 1073741824.0
+static const DevType catalog[] = {
+	{.name = "K80", .flops = 2.8e12, .memory = 12 * GiB, .mem_bw = 240e9,
+	 .kern_eff = 0.85, .kern_eff_given = true},
+	{.name = "P100", .flops = 10.6e12, .memory = 16 * GiB, .mem_bw = 732e9},
+	{.name = "P100-PCIe", .flops = 9.3e12, .memory = 16 * GiB, .mem_bw = 732e9},
+	{.name = "1080Ti", .flops = 11.3e12, .memory = 11 * GiB, .mem_bw = 484e9},
+	{.name = "V100", .flops = 15.7e12, .memory = 16 * GiB, .mem_bw = 900e9},
+	{.name = "V100-32G", .flops = 15.7e12, .memory = 32 * GiB, .mem_bw = 900e9},
+	{.name = "V100-PCIe", .flops = 14e12, .memory = 16 * GiB, .mem_bw = 900e9},
+	{.name = "T4", .flops = 8.1e12, .memory = 16 * GiB, .mem_bw = 320e9},
+	{.name = "2080Ti", .flops = 13.4e12, .memory = 11 * GiB, .mem_bw = 616e9},
+	{.name = "A100", .flops = 19.5e12, .memory = 40 * GiB, .mem_bw = 1555e9},
+	{.name = "A100-80G", .flops = 19.5e12, .memory = 80 * GiB, .mem_bw = 2039e9},
+	{.name = "A100-TF32", .flops = 156e12, .memory = 40 * GiB, .mem_bw = 1555e9},
+	{.name = "H100", .flops = 67e12, .memory = 80 * GiB, .mem_bw = 3.35e12},
+	{.name = "H100-TF32", .flops = 494.7e12, .memory = 80 * GiB, .mem_bw = 3.35e12},
+};
+#undef GiB
+#define NCATALOG (sizeof catalog / sizeof catalog[0])
+
+const DevType *devtype_named(const char *name)
+{
+	for (size_t i = 0; i < NCATALOG; i++)
+		if (strcmp(catalog[i].name, name) == 0)
+			return &catalog[i];
+	return NULL;
+}
+
+const char *devtype_names(void)
+{
+	return "K80, P100, P100-PCIe, 1080Ti, V100, V100-32G, V100-PCIe, T4, "
+	       "2080Ti, A100, A100-80G, A100-TF32, H100, H100-TF32";
+}
+
 static int find_machine_n(const Cluster *c, const char *name, size_t n)
 {
 	return ix_find(c, &c->mach_ix, (Key){name, n, 0, 0});
@@ -279,6 +318,15 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 		if (!nonneg(t->mem_bw))
 			ERR(t->loc, "device type '%s': mem_bw must be positive",
 			    t->name);
+		if (t->overhead_given && !nonneg(t->overhead))
+			ERR(t->loc, "device type '%s': overhead must not be "
+			    "negative", t->name);
+		if (t->mem_eff_given && !(t->mem_eff > 0 && t->mem_eff <= 1))
+			ERR(t->loc, "device type '%s': mem_efficiency must be "
+			    "in (0, 1]", t->name);
+		if (t->kern_eff_given && !pos(t->kern_eff))
+			ERR(t->loc, "device type '%s': kernel_efficiency must "
+			    "be positive", t->name);
 		for (int k = 0; t->eff_given && k < OC_COUNT; k++)
 			if (!(t->eff[k] > 0 && t->eff[k] <= 1)) {
 				ERR(t->loc, "device type '%s': efficiency must be "
@@ -479,6 +527,18 @@ void cluster_print(FILE *f, const Cluster *c)
 		if (t->mem_bw != 0) {
 			fputs(", mem_bw = ", f);
 			qty_print(f, t->mem_bw, UNIT_BYTE_RATE);
+		}
+		if (t->overhead_given) {
+			fputs(", overhead = ", f);
+			qty_print(f, t->overhead, UNIT_SECONDS);
+		}
+		if (t->mem_eff_given) {
+			fputs(", mem_efficiency = ", f);
+			num_print(f, t->mem_eff);
+		}
+		if (t->kern_eff_given) {
+			fputs(", kernel_efficiency = ", f);
+			num_print(f, t->kern_eff);
 		}
 		if (t->eff_given) {
 			fputs(", efficiency = ", f);

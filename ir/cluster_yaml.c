@@ -295,7 +295,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 	if (!want(r, n, YAML_MAPPING_NODE, "device_types"))
 		return;
 	static const char *const keys[] = {"flops", "memory", "mem_bw",
-					   "efficiency"};
+					   "efficiency", "overhead",
+					   "mem_efficiency", "kernel_efficiency"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -308,27 +309,56 @@ static void device_types(Rd *r, yaml_node_t *n)
 			err(r, k, "duplicate device type '%s'", name);
 			continue;
 		}
+		/* A named type (docs/cluster.md) supplies what is left out. */
+		const DevType *named = devtype_named(name);
 		DevType t = {.name = name, .loc = loc_of(r, k)};
+		if (named) {
+			t = *named;
+			t.name = name;
+			t.loc = loc_of(r, k);
+		}
 		for (int i = 0; i < OC_COUNT; i++)
 			t.eff[i] = 1;
 		if (!want(r, v, YAML_MAPPING_NODE, "a device type")) {
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[4];
-		fields(r, v, "a device type", keys, 4, f, NULL);
-		if (!f[0])
+		yaml_node_t *f[7];
+		fields(r, v, "a device type", keys, 7, f, NULL);
+		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
-		else
+		else if (f[0])
 			positive(r, f[0], UNIT_FLOP_RATE, "flops", &t.flops);
-		if (!f[1])
+		if (!f[1] && !named)
 			err(r, v, "device type '%s' is missing 'memory'", name);
-		else
+		else if (f[1])
 			positive(r, f[1], UNIT_BYTES, "memory", &t.memory);
 		if (f[2])
 			positive(r, f[2], UNIT_BYTE_RATE, "mem_bw", &t.mem_bw);
 		if (f[3])
 			efficiency(r, f[3], &t);
+		if (f[4]) {
+			t.overhead_given = true;
+			if (quantity(r, f[4], UNIT_SECONDS, "overhead",
+				     &t.overhead) && t.overhead < 0)
+				err(r, f[4], "overhead must not be negative, "
+				    "got '%.*s'", SHOW(f[4]));
+		}
+		if (f[5]) {
+			t.mem_eff_given = true;
+			if (quantity(r, f[5], UNIT_NONE, "mem_efficiency",
+				     &t.mem_eff) &&
+			    !(t.mem_eff > 0 && t.mem_eff <= 1))
+				err(r, f[5], "mem_efficiency must be in (0, 1], "
+				    "got '%.*s'", SHOW(f[5]));
+		}
+		if (f[6]) {
+			t.kern_eff_given = true;
+			if (quantity(r, f[6], UNIT_NONE, "kernel_efficiency",
+				     &t.kern_eff) && !(t.kern_eff > 0))
+				err(r, f[6], "kernel_efficiency must be positive, "
+				    "got '%.*s'", SHOW(f[6]));
+		}
 		cluster_add_type(r->c, r->a, &t);
 	}
 }
@@ -401,7 +431,12 @@ static void machines(Rd *r, yaml_node_t *n)
 				r->a, (const char *)f[1]->data.scalar.value,
 				f[1]->data.scalar.length);
 			mc.type = cluster_find_type(r->c, tn);
-			if (mc.type < 0) {
+			const DevType *named = devtype_named(tn);
+			if (mc.type < 0 && named) {
+				DevType t = *named;
+				t.loc = loc_of(r, f[1]);
+				mc.type = cluster_add_type(r->c, r->a, &t);
+			} else if (mc.type < 0) {
 				char known[200] = "";
 				size_t kl = 0;
 				for (int i = 0; i < r->c->ntypes; i++) {
@@ -414,8 +449,9 @@ static void machines(Rd *r, yaml_node_t *n)
 							      i ? ", " : "", t);
 				}
 				err(r, f[1], "unknown device type '%.*s' "
-				    "(known: %s)", SHOW(f[1]),
-				    r->c->ntypes ? known : "none");
+				    "(defined: %s; named: %s)", SHOW(f[1]),
+				    r->c->ntypes ? known : "none",
+				    devtype_names());
 			}
 		}
 		if (f[2])
@@ -551,8 +587,6 @@ static void top(Rd *r, yaml_node_t *root, const char *path)
 	}
 	if (f[1])
 		device_types(r, f[1]);
-	else
-		err(r, root, "missing 'device_types'");
 	if (f[2])
 		machines(r, f[2]);
 	else

@@ -16,10 +16,14 @@
 #include <string.h>
 #include <yaml.h>
 
-/* ---- efficiency defaults ----------------------------------------------- */
+/* ---- the calibrated analytic model -------------------------------------- */
 
-/* Fraction of peak FLOP/s an op class reaches when the cluster gives no
- * efficiency (docs/cost-model.md). */
+/* Every constant here is explained, with its source or fit, in
+ * docs/cost-model.md ("The analytic model" and "Calibration"). */
+
+/* Fraction of peak FLOP/s an op class reaches when its shape says
+ * nothing more (no known contraction) and the cluster gives no
+ * efficiency. */
 static const double default_eff[OC_COUNT] = {
 	[OC_MATMUL] = 0.70,
 	[OC_CONV] = 0.60,
@@ -28,6 +32,94 @@ static const double default_eff[OC_COUNT] = {
 	[OC_DATA] = 0.50,
 	[OC_OTHER] = 0.50,
 };
+
+/* Kernel classes: what the op's kernel does, by op kind and shape. */
+typedef enum Kernel {
+	K_GEMM,          /* matmul, batched matmul, 1x1 convolution */
+	K_WINOGRAD,      /* 3x3 convolution, stride 1, no dilation */
+	K_FFT,           /* a large window (5x5 and up): FFT, or direct
+			  * kernels that reuse each input many times */
+	K_CONV,          /* any other dense convolution (implicit GEMM) */
+	K_DEPTHWISE,     /* depthwise convolution */
+	K_OTHER,         /* no contraction: by the op class (default_eff) */
+	K_COUNT
+} Kernel;
+
+/* Fraction of peak FLOP/s of each kernel class at a large, square
+ * problem, in direct-convolution FLOPs per second: Winograd and FFT
+ * do fewer multiplications than the FLOP count says, so they exceed 1.
+ * A device type's kernel_efficiency scales them all. */
+static const double kernel_eff[K_COUNT] = {
+	[K_GEMM] = 0.60,
+	[K_WINOGRAD] = 1.80,
+	[K_FFT] = 1.30,
+	[K_CONV] = 0.50,
+	[K_DEPTHWISE] = 0.15,
+	[K_OTHER] = 0,           /* unused: default_eff by op class */
+};
+
+/* A contraction whose smallest GEMM dimension d is small cannot fill the
+ * GPU's tiles: efficiency x d / (d + GEMM_HALF_DIM). */
+#define GEMM_HALF_DIM 24.0
+
+/* Fixed time of every op that runs on a device: kernel launch plus the
+ * framework's executor, for a type that gives no 'overhead'. */
+#define OP_OVERHEAD_S 30e-6
+
+/* Achievable fraction of the data-sheet memory bandwidth, for a type that
+ * gives no 'mem_efficiency'. */
+#define MEM_EFF 0.75
+
+static Kernel kernel_of(const Graph *g, const Op *op, Contraction *c)
+{
+	if (!op_contraction(g, op, c))
+		return K_OTHER;
+	switch (c->kind) {
+	case CT_GEMM:
+		return K_GEMM;
+	case CT_DWCONV:
+		return K_DEPTHWISE;
+	case CT_CONV:
+		if (c->kh == 1 && c->kw == 1)
+			return K_GEMM;
+		if (c->kh == 3 && c->kw == 3 && c->stride == 1 &&
+		    c->dilation == 1)
+			return K_WINOGRAD;
+		if (c->kh * c->kw >= 25)
+			return K_FFT;
+		return K_CONV;
+	case CT_NONE:
+		break;
+	}
+	return K_OTHER;
+}
+
+/* The compute efficiency of op on t: the cluster's per-class figure when
+ * it gives one, else the kernel class's, scaled by the GEMM shape. */
+static double op_eff(const Graph *g, const Op *op, const DevType *t)
+{
+	OpClass cls = op_class(g, op);
+	if (t->eff_given && t->eff[cls] > 0)
+		return t->eff[cls];
+	Contraction c;
+	Kernel k = kernel_of(g, op, &c);
+	if (k == K_OTHER)
+		return default_eff[cls];
+	double d = c.m < c.n ? c.m : c.n;
+	d = c.k < d ? c.k : d;
+	double scale = t->kern_eff_given ? t->kern_eff : 1;
+	return scale * kernel_eff[k] * d / (d + GEMM_HALF_DIM);
+}
+
+double cost_overhead(const DevType *t)
+{
+	return t->overhead_given ? t->overhead : OP_OVERHEAD_S;
+}
+
+double cost_mem_eff(const DevType *t)
+{
+	return t->mem_eff_given ? t->mem_eff : MEM_EFF;
+}
 
 /* ---- profile ------------------------------------------------------------ */
 
@@ -491,16 +583,13 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype)
 	double flops = op_flops(g, op);
 	if (flops < 0)
 		flops = 0;
-	OpClass cls = op_class(g, op);
-	double eff = t->eff_given && t->eff[cls] > 0 ? t->eff[cls]
-						     : default_eff[cls];
-	double tc = t->flops > 0 ? flops / (t->flops * eff) : 0;
+	double tc = t->flops > 0 ? flops / (t->flops * op_eff(g, op, t)) : 0;
 	double tm = 0;
 	if (t->mem_bw > 0) {
 		double bytes = op_bytes_moved(g, op);
-		tm = bytes > 0 ? bytes / t->mem_bw : 0;
+		tm = bytes > 0 ? bytes / (t->mem_bw * cost_mem_eff(t)) : 0;
 	}
-	return tc > tm ? tc : tm;
+	return cost_overhead(t) + (tc > tm ? tc : tm);
 }
 
 /* ---- communication ------------------------------------------------------ */

@@ -417,6 +417,15 @@ typedef struct DevType {
 	double mem_bw;                      /* bytes/s */
 	double eff[OC_COUNT];               /* efficiency per op class, (0,1] */
 	bool eff_given;
+	double overhead;                    /* fixed time per op, s (kernel
+					     * launch + executor) */
+	bool overhead_given;                /* else the cost model's default */
+	double mem_eff;                     /* achievable fraction of mem_bw */
+	bool mem_eff_given;                 /* else the cost model's default */
+	double kern_eff;                    /* scales the kernel classes'
+					     * efficiencies (an architecture's
+					     * factor) */
+	bool kern_eff_given;                /* else 1 */
 	Loc loc;
 } DevType;
 
@@ -472,6 +481,11 @@ struct Cluster {
 Cluster *cluster_new(Arena *a, const char *name);
 int cluster_add_type(Cluster *c, Arena *a, const DevType *t);
 int cluster_find_type(const Cluster *c, const char *name);
+/* The named device types users may refer to without defining them
+ * (docs/cluster.md): the catalog entry called name, or NULL. */
+const DevType *devtype_named(const char *name);
+/* The catalog's names, comma-separated, for messages. */
+const char *devtype_names(void);
 int cluster_add_machine(Cluster *c, Arena *a, const Machine *m);
 void cluster_add_link(Cluster *c, Arena *a, const char *dev_a,
 		      const char *dev_b, double bw, double lat, Loc loc);
@@ -549,6 +563,19 @@ int op_infer(const Graph *g, const Op *op, Type *out, uint32_t nout,
 /* FLOPs of one execution (multiply-add = 2), from @flops when given,
  * else from the table; 0 for ops with no arithmetic; -1 if unknown. */
 double op_flops(const Graph *g, const Op *op);
+/* The contraction an op's kernel performs (op_contraction). */
+typedef enum ContractionKind { CT_NONE, CT_GEMM, CT_CONV, CT_DWCONV } ContractionKind;
+typedef struct Contraction {
+	ContractionKind kind;
+	double m, n, k;          /* GEMM (implicit GEMM for convolutions):
+				  * m x k times k x n; a batched matmul's
+				  * batch folds into m */
+	double kh, kw;           /* convolution window, else 0 */
+	double stride, dilation; /* largest of the op's strides, dilations */
+} Contraction;
+/* Fills c and returns true for matmuls and convolutions whose shapes are
+ * known (by the op table's FLOP kind), false otherwise. */
+bool op_contraction(const Graph *g, const Op *op, Contraction *c);
 /* Bytes an op reads and writes (inputs + outputs), for the bandwidth
  * term of the cost model. */
 double op_bytes_moved(const Graph *g, const Op *op);
@@ -602,6 +629,11 @@ void cost_memo_free(CostModel *m);
 /* Seconds to run op once on a device of type devtype (order: @cost,
  * profile, analytic max(flops/(peak*eff), bytes/mem_bw)). */
 double cost_op(const CostModel *m, const Op *op, int devtype);
+/* The analytic model's fixed time per op on t, and the fraction of t's
+ * memory bandwidth ops achieve: t's own figures or the defaults
+ * (docs/cost-model.md). */
+double cost_overhead(const DevType *t);
+double cost_mem_eff(const DevType *t);
 /* Seconds to move bytes from device a to device b (0 if a == b). */
 double cost_transfer(const CostModel *m, int a, int b, double bytes);
 /* Collectives over n devices; formulas in docs/cost-model.md. */

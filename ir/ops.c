@@ -2674,6 +2674,91 @@ double op_flops(const Graph *g, const Op *op)
 	return -1;
 }
 
+/* The contraction an op's kernel performs, for the cost model's kernel
+ * classes (docs/cost-model.md): GEMM dimensions and, for convolutions,
+ * the window and stride.  By the op table's FLOP kind, so an op added to
+ * ops.def with a matmul or convolution FLOP kind is classified with no
+ * further code. */
+bool op_contraction(const Graph *g, const Op *op, Contraction *c)
+{
+	memset(c, 0, sizeof *c);
+	const OpInfo *info = op_info(op->opcode);
+	if (!info)
+		return false;
+	const struct Fns *fn = &fns[op->opcode];
+	Ins s = ins_of(op);
+	const Type *x = in_type(&s, 0), *w = in_type(&s, 1), *o = out_type(op, 0);
+	double f[4], fl;
+	switch (fn->flops) {
+	case FL_MATMUL:
+	case FL_FMATMUL: {
+		bool ta = op_get_bool(g, op, "transpose_a", false);
+		bool tb = op_get_bool(g, op, "transpose_b", false);
+		if (!x || !w || x->rank != 2 || w->rank != 2)
+			return false;
+		c->kind = CT_GEMM;
+		c->m = dim_of(x, ta ? 1 : 0);
+		c->k = dim_of(x, ta ? 0 : 1);
+		c->n = dim_of(w, tb ? 0 : 1);
+		break;
+	}
+	case FL_BATCHMATMUL: {
+		bool ax = op_get_bool(g, op, "adj_x", false);
+		if (!x || x->rank < 2 || !o || o->rank < 2)
+			return false;
+		c->kind = CT_GEMM;
+		c->n = dim_of(o, o->rank - 1);
+		c->k = dim_of(x, ax ? x->rank - 2 : x->rank - 1);
+		c->m = c->n > 0 && numel_of(o) >= 0 ? numel_of(o) / c->n : -1;
+		break;
+	}
+	case FL_CONV2D:
+	case FL_CONV2D_BI:
+	case FL_FCONV2D:
+	case FL_DWCONV:
+	case FL_DWCONV_BI:
+	case FL_FDWCONV:
+		if (!w || w->rank != 4)
+			return false;
+		for (int i = 0; i < 4; i++)
+			f[i] = dim_of(w, i);
+		goto conv;
+	case FL_CONV2D_BF:
+	case FL_DWCONV_BF:
+		if (!bf_filter(g, op, &s, f))
+			return false;
+	conv: {
+		bool dw = fn->flops == FL_DWCONV || fn->flops == FL_DWCONV_BI ||
+			  fn->flops == FL_DWCONV_BF || fn->flops == FL_FDWCONV;
+		c->kind = dw ? CT_DWCONV : CT_CONV;
+		c->kh = f[0];
+		c->kw = f[1];
+		/* The implicit GEMM: k = the window times input channels,
+		 * n = output channels, m = output positions (batch x H x W),
+		 * from the FLOP count 2mnk (depthwise: 2 m C kh kw). */
+		c->k = dw ? f[0] * f[1] : f[0] * f[1] * f[2];
+		c->n = dw ? f[2] * f[3] : f[3];
+		int64_t v[4];
+		int nv = attr_ints(g, op, "strides", v, 4);
+		c->stride = 1;
+		for (int i = 0; i < nv; i++)
+			c->stride = (double)v[i] > c->stride ? (double)v[i] : c->stride;
+		nv = attr_ints(g, op, "dilations", v, 4);
+		c->dilation = 1;
+		for (int i = 0; i < nv; i++)
+			c->dilation = (double)v[i] > c->dilation ? (double)v[i]
+								 : c->dilation;
+		/* Depthwise FLOPs are 2 m C kh kw with m the output positions. */
+		fl = op_flops(g, op);
+		c->m = fl > 0 && c->k > 0 && c->n > 0 ? fl / (2 * c->k * c->n) : -1;
+		break;
+	}
+	default:
+		return false;
+	}
+	return c->m > 0 && c->n > 0 && c->k > 0;
+}
+
 double op_bytes_moved(const Graph *g, const Op *op)
 {
 	double b = 0;

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""bench/published.py BUILD_DIR — pcc's simulated training throughput held
+against published GPU measurements (make bench-published).
+
+Every row is a published training throughput (images/s) of a torchvision
+model on real GPUs.  The model is imported with tools/torch2gir at the
+published per-GPU batch size and optimizer, planned by pcc's data-parallel
+pipeline (-O0: place<algo=dp>) on a cluster shaped like the published
+machine (named device types, docs/cluster.md), and simulated; pcc's
+figure is count x batch / simulated iteration time.  Prints a Markdown
+table (docs/cost-model.md, "Fidelity") and the summary: median and
+largest |error| over all rows, over the rows the constants were chosen on
+("fit") and over the others ("held out"), and data-parallel scaling
+efficiency at 8 GPUs, published against simulated.  Figures, never
+pass/fail.
+
+    ROWS=fit  only the fit rows;  KEEP=DIR  keep the imported models there
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TF = ("tensorflow/tensorflow tensorflow/docs_src/performance/benchmarks.md "
+      "@5984ffef")
+DLE = ("NVIDIA/DeepLearningExamples TensorFlow/Classification/ConvNets/"
+       "resnet50v1.5/README.md @1d4211fe")
+
+# Machines shaped like the published ones: (named device type, link
+# bandwidth and latency between two GPUs of the box).  Sources and
+# assumptions: docs/cost-model.md, "Fidelity".
+MACHINES = {
+    "DGX-1 P100": ("P100", "20 GB/s", "2 us"),      # NVLink 1
+    "GCE K80": ("K80", "6 GB/s", "5 us"),           # PCIe 3, 2 GPUs a board
+    "DGX-1 V100": ("V100", "25 GB/s", "2 us"),      # NVLink 2
+    "DGX A100": ("A100-TF32", "300 GB/s", "2 us"),  # NVLink 3 + NVSwitch
+}
+
+# torchvision name, image size
+MODELS = {
+    "InceptionV3": ("inception_v3", 299),
+    "ResNet-50": ("resnet50", 224),
+    "ResNet-152": ("resnet152", 224),
+    "AlexNet": ("alexnet", 224),
+    "VGG16": ("vgg16", 224),
+    "ResNet-50 v1.5": ("resnet50", 224),
+}
+
+# Published rows: machine, model, per-GPU batch, optimizer, {GPUs: img/s},
+# precision, source and where in it.
+TABLES = [
+    ("DGX-1 P100", "InceptionV3", 64, "sgd", {1: 142, 2: 284, 4: 569, 8: 1131}),
+    ("DGX-1 P100", "ResNet-50", 64, "sgd", {1: 219, 2: 422, 4: 852, 8: 1734}),
+    ("DGX-1 P100", "ResNet-152", 64, "sgd", {1: 91.8, 2: 181, 4: 356, 8: 716}),
+    ("DGX-1 P100", "AlexNet", 512, "sgd", {1: 2987, 2: 5658, 4: 10509, 8: 17822}),
+    ("DGX-1 P100", "VGG16", 64, "sgd", {1: 154, 2: 295, 4: 584, 8: 1081}),
+    ("DGX-1 P100", "InceptionV3", 32, "sgd", {1: 128, 2: 259, 4: 520, 8: 995}),
+    ("DGX-1 P100", "ResNet-50", 32, "sgd", {1: 195, 2: 368, 4: 768, 8: 1485}),
+    ("DGX-1 P100", "ResNet-152", 32, "sgd", {1: 82.7, 2: 160, 4: 317, 8: 632}),
+    ("DGX-1 P100", "VGG16", 32, "sgd", {1: 144, 2: 281, 4: 549, 8: 820}),
+    ("GCE K80", "InceptionV3", 64, "sgd", {1: 30.5, 2: 57.8, 4: 116, 8: 227}),
+    ("GCE K80", "ResNet-50", 64, "sgd", {1: 51.9, 2: 99.0, 4: 195, 8: 387}),
+    ("GCE K80", "ResNet-152", 32, "sgd", {1: 20.0, 2: 38.2, 4: 75.8, 8: 148}),
+    ("GCE K80", "AlexNet", 512, "sgd", {1: 656, 2: 1209, 4: 2328, 8: 4640}),
+    ("GCE K80", "VGG16", 32, "sgd", {1: 35.4, 2: 64.8, 4: 120, 8: 234}),
+    ("GCE K80", "InceptionV3", 32, "sgd", {1: 29.3, 2: 55.0, 4: 109, 8: 216}),
+    ("GCE K80", "ResNet-50", 32, "sgd", {1: 49.5, 2: 95.4, 4: 183, 8: 362}),
+    ("DGX-1 V100", "ResNet-50 v1.5", 128, "momentum", {1: 412, 8: 3170}),
+    ("DGX A100", "ResNet-50 v1.5", 256, "momentum", {1: 909, 8: 7000}),
+]
+
+WHERE = {
+    "DGX-1 P100": TF + ", DGX-1 P100, training synthetic data",
+    "GCE K80": TF + ", Google Compute Engine K80, training synthetic data",
+    "DGX-1 V100": DLE + ", DGX-1 (8x V100 16G), FP32 + XLA",
+    "DGX A100": DLE + ", DGX A100 (8x A100 40GB), TF32 + XLA",
+}
+
+# The rows the constants of ir/cost.c were chosen on; every other row is
+# held out: single-GPU rows of ResNet-50, VGG16 and AlexNet on the P100
+# (ResNet-50 at two batch sizes) and on the K80.
+FIT = {("DGX-1 P100", "ResNet-50", 64, 1), ("DGX-1 P100", "ResNet-50", 32, 1),
+       ("DGX-1 P100", "VGG16", 64, 1), ("DGX-1 P100", "AlexNet", 512, 1),
+       ("GCE K80", "ResNet-50", 64, 1), ("GCE K80", "VGG16", 32, 1),
+       ("GCE K80", "AlexNet", 512, 1)}
+
+
+def die(msg):
+    print("bench/published.py: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def import_model(cache, model, batch):
+    name, size = MODELS[model]
+    path = os.path.join(cache, "%s-b%d.gir" % (name, batch))
+    if not os.path.exists(path):
+        # torch2gir has no momentum optimizer: SGD stands in (the update
+        # is one memory-bound op per parameter either way).
+        cmd = ["/usr/bin/python3", os.path.join(ROOT, "tools/torch2gir"),
+               name, "--batch", str(batch), "--optimizer", "sgd",
+               "--image-size", str(size), "-o", path]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            die("torch2gir %s failed:\n%s" % (name, r.stderr))
+    return path
+
+
+def cluster(tmp, machine, count):
+    dtype, bw, lat = MACHINES[machine]
+    path = os.path.join(tmp, "%s-%d.yaml" % (machine.replace(" ", "_"), count))
+    with open(path, "w") as f:
+        f.write("# %s, %d GPU(s)\nmachines:\n  - {name: m0, type: %s, "
+                "count: %d, link: {bandwidth: %s, latency: %s}}\n"
+                % (machine, count, dtype, count, bw, lat))
+    return path
+
+
+def simulate(pcc, gir, yaml, tmp):
+    stats = os.path.join(tmp, "stats.json")
+    r = subprocess.run([pcc, "-O0", "--cluster", yaml, gir, "--stats-json",
+                        stats, "-o", os.devnull], capture_output=True, text=True)
+    if r.returncode != 0:
+        die("pcc failed on %s with %s:\n%s" % (gir, yaml, r.stderr))
+    with open(stats) as f:
+        return json.load(f)["makespan_s"]
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    pcc = os.path.join(ROOT, build, "pcc")
+    if not os.access(pcc, os.X_OK):
+        die("build %s first" % pcc)
+    only_fit = os.environ.get("ROWS") == "fit"
+    keep = os.environ.get("KEEP")
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = keep or tmp
+        os.makedirs(cache, exist_ok=True)
+        rows = []
+        for machine, model, batch, opt, figs in TABLES:
+            for n, pub in sorted(figs.items()):
+                key = (machine, model, batch, n)
+                if only_fit and key not in FIT:
+                    continue
+                # pcc's data-parallel plan shards the graph's batch over
+                # the devices: the graph holds all n GPUs' images.
+                gir = import_model(cache, model, n * batch)
+                t = simulate(pcc, gir, cluster(tmp, machine, n), tmp)
+                sim = n * batch / t
+                rows.append(dict(machine=machine, model=model, batch=batch,
+                                 opt=opt, n=n, pub=pub, sim=sim,
+                                 err=(sim - pub) / pub, fit=key in FIT))
+    print("| model | GPU | GPUs | batch/GPU | optimizer | published img/s "
+          "(measured) | pcc img/s (simulated) | error | set | source |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %s | %d | %d | %s | %g | %.1f | %+.1f %% | %s | %s |"
+              % (r["model"], MACHINES[r["machine"]][0], r["n"], r["batch"],
+                 r["opt"], r["pub"], r["sim"], 100 * r["err"],
+                 "fit" if r["fit"] else "held out", WHERE[r["machine"]]))
+    print()
+
+    def summary(name, sel):
+        if not sel:
+            return
+        e = [abs(r["err"]) * 100 for r in sel]
+        print("- %s: %d rows, median |error| %.1f %%, max %.1f %%"
+              % (name, len(sel), statistics.median(e), max(e)))
+    summary("all rows", rows)
+    summary("fit rows", [r for r in rows if r["fit"]])
+    summary("held-out rows", [r for r in rows if not r["fit"]])
+    print()
+    print("Data-parallel scaling efficiency at the largest GPU count, "
+          "throughput(n) / (n x throughput(1)):")
+    print()
+    print("| model | GPU | batch/GPU | GPUs | published | pcc (simulated) "
+          "| difference |")
+    print("|---|---|---|---|---|---|---|")
+    for machine, model, batch, _, figs in TABLES:
+        one = [r for r in rows if (r["machine"], r["model"], r["batch"], r["n"])
+               == (machine, model, batch, 1)]
+        n = max(figs)
+        many = [r for r in rows if (r["machine"], r["model"], r["batch"], r["n"])
+                == (machine, model, batch, n)]
+        if not one or not many:
+            continue
+        pe = many[0]["pub"] / (n * one[0]["pub"]) * 100
+        se = many[0]["sim"] / (n * one[0]["sim"]) * 100
+        print("| %s | %s | %d | %d | %.1f %% | %.1f %% | %+.1f points |"
+              % (model, MACHINES[machine][0], batch, n, pe, se, se - pe))
+
+
+main()
