@@ -449,7 +449,7 @@ static void machines(Rd *r, yaml_node_t *n)
 							      i ? ", " : "", t);
 				}
 				err(r, f[1], "unknown device type '%.*s' "
-				    "(defined: %s; named: %s)", SHOW(f[1]),
+				    "(known: %s; named: %s)", SHOW(f[1]),
 				    r->c->ntypes ? known : "none",
 				    devtype_names());
 			}

@@ -224,6 +224,42 @@ static void test_print_and_clone(void)
 	arena_free(b);
 }
 
+/* Named device types: a machine may name one without defining it; a
+ * definition under a catalog name takes the catalog's figures for what
+ * it leaves out; the cost-model keys print and read back. */
+static void test_named_types(void)
+{
+	Arena *a = arena_new();
+	char *msgs;
+	Cluster *c = parse(a,
+		"device_types:\n"
+		"  V100: {memory: 32 GiB}\n"
+		"  mine: {flops: 1 TFLOPS, memory: 1 GiB, overhead: 12 us, "
+		"mem_efficiency: 0.5, kernel_efficiency: 0.9}\n"
+		"machines:\n"
+		"  - {name: a, type: K80, count: 2, link: {bandwidth: 6 GB/s}}\n"
+		"  - {name: b, type: V100}\n"
+		"  - {name: c, type: mine}\n"
+		"network: {bandwidth: 10 GB/s}\n", &msgs);
+	CU_ASSERT_STRING_EQUAL(msgs, "");
+	free(msgs);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(c->ntypes, 3);
+	char *s = print_str(c);
+	/* K80: one GK210 at base clock, 12 GiB, 240 GB/s, Kepler's 0.85. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(s,
+		"  type \"V100\" {flops = 15.7TFLOPS, memory = 32GiB, "
+		"mem_bw = 900GB/s}\n"
+		"  type \"mine\" {flops = 1TFLOPS, memory = 1GiB, overhead = 12us, "
+		"mem_efficiency = 0.5, kernel_efficiency = 0.9}\n"
+		"  type \"K80\" {flops = 2.8TFLOPS, memory = 12GiB, "
+		"mem_bw = 240GB/s, kernel_efficiency = 0.85}\n"));
+	free(s);
+	CU_ASSERT_PTR_NOT_NULL(devtype_named("H100"));
+	CU_ASSERT_PTR_NULL(devtype_named("V100-32GB"));
+	arena_free(a);
+}
+
 static void test_print_small(void)
 {
 	Arena *a = arena_new();
@@ -349,7 +385,8 @@ static void test_yaml_errors_inline(void)
 		"  " "  A: {flops: 1 TFLOPS, memory: 5 us}\n"
 		"  " "                               ^\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(msgs,
-		"t.yaml:4:21: error: unknown device type 'B' (known: A)"));
+		"t.yaml:4:21: error: unknown device type 'B' (known: A; "
+		"named: K80, P100, "));
 	free(msgs);
 
 	/* units without a space, bare numbers in base units, default name */
@@ -490,6 +527,7 @@ void suite_cluster(void)
 	CU_add_test(s, "tag testbed: devices, units, links", test_tag_testbed);
 	CU_add_test(s, "hetero-4: overrides, efficiency", test_hetero4_links);
 	CU_add_test(s, "print and clone", test_print_and_clone);
+	CU_add_test(s, "named device types", test_named_types);
 	CU_add_test(s, "print small cluster", test_print_small);
 	CU_add_test(s, "default cluster", test_default);
 	CU_add_test(s, "finalize errors", test_finalize_errors);

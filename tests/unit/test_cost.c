@@ -194,14 +194,87 @@ static void test_cost_analytic(void)
 	v->out[0] = type_make(g->arena, DT_F32, 2, (int64_t[]){784, 256});
 	NEAR(cost_op(&m, v, 0), 0);
 	/* FLOPs 2*64*784*256 = 25690112; bytes moved 4*(50176 + 200704 +
-	 * 16384) = 1069056.  GPU: compute 25690112 / (10e12 * 0.7) =
-	 * 3.670016e-6 > memory 1069056 / 900e9 = 1.18784e-6.  SLOW (eff 0.5,
-	 * 100 GB/s): compute 25690112 / 5e12 = 5.1380224e-6 < memory
-	 * 1069056 / 100e9 = 1.069056e-5. */
+	 * 16384) = 1069056.  GPU (no efficiency given: the kernel classes):
+	 * a GEMM, m = 64, k = 784, n = 256; its smallest dimension 64 gives
+	 * efficiency 0.6 * 64 / (64 + 24) = 0.43636..., so compute
+	 * 25690112 / (10e12 * 0.6 * 64/88) = 5.88731733e-6 > memory
+	 * 1069056 / (900e9 * 0.75) = 1.58378e-6; plus the 30 us overhead.
+	 * SLOW (efficiency 0.5 given, 100 GB/s): compute 25690112 / 5e12 =
+	 * 5.1380224e-6 < memory 1069056 / (100e9 * 0.75) = 1.425408e-5. */
 	CU_ASSERT_DOUBLE_EQUAL(op_flops(g, mm), 25690112.0, 0.5);
 	CU_ASSERT_DOUBLE_EQUAL(op_bytes_moved(g, mm), 1069056.0, 0.5);
-	NEAR(cost_op(&m, mm, 0), 25690112.0 / 7e12);
-	NEAR(cost_op(&m, mm, 1), 1069056.0 / 100e9);
+	NEAR(cost_op(&m, mm, 0), 30e-6 + 25690112.0 / (10e12 * 0.6 * 64 / 88));
+	NEAR(cost_op(&m, mm, 1), 30e-6 + 1069056.0 / 75e9);
+	/* A type's own overhead and mem_efficiency replace the defaults. */
+	DevType *slow = &g->cluster->types[1];
+	slow->overhead_given = slow->mem_eff_given = true;
+	slow->overhead = 5e-6;
+	slow->mem_eff = 0.5;
+	NEAR(cost_op(&m, mm, 1), 5e-6 + 1069056.0 / 50e9);
+	graph_free(g);
+}
+
+/* A convolution of batch 8 on 14x14x256 inputs with a KHxKW window,
+ * 256 output channels, stride S, NHWC. */
+static Op *mk_conv(Graph *g, const char *name, int kh, int kw, int s)
+{
+	char n[64];
+	snprintf(n, sizeof n, "%s_x", name);
+	Op *x = graph_add_op(g, n, "Placeholder", 0, 1);
+	x->out[0] = type_make(g->arena, DT_F32, 4, (int64_t[]){8, 14, 14, 256});
+	snprintf(n, sizeof n, "%s_w", name);
+	Op *w = graph_add_op(g, n, "Placeholder", 0, 1);
+	w->out[0] = type_make(g->arena, DT_F32, 4,
+			      (int64_t[]){kh, kw, 256, 256});
+	Op *c = graph_add_op(g, name, "Conv2D", 2, 1);
+	int64_t o = 14 / s;
+	c->out[0] = type_make(g->arena, DT_F32, 4, (int64_t[]){8, o, o, 256});
+	c->in[0] = (Input){x, 0, false};
+	c->in[1] = (Input){w, 0, false};
+	Value *st = val_list(g->arena, 4);
+	int64_t sv[4] = {1, s, s, 1};
+	for (int i = 0; i < 4; i++)
+		st->list.items[i] = val_int(g->arena, sv[i]);
+	op_set(g, c, "strides", st);
+	op_set(g, c, "padding", val_str(g->arena, "SAME"));
+	x->types_given = w->types_given = c->types_given = true;
+	return c;
+}
+
+static void test_cost_kernel_classes(void)
+{
+	Graph *g = graph_new("t");
+	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
+	/* Every convolution here is an implicit GEMM with m = 8*14*14 =
+	 * 1568 output positions (392 at stride 2), n = 256 output channels
+	 * and k = KH*KW*256; FLOPs 2mnk.  On GPU (10 TFLOP/s) the smallest
+	 * dimension is n = 256 in every case (m >= 392, k >= 256), so the
+	 * shape factor is 256 / (256 + 24) = 0.9142857.  Compute exceeds
+	 * memory traffic in each case (checked: 900 GB/s x 0.75). */
+	double f = 256.0 / 280.0, peak = 10e12, ovh = 30e-6;
+	/* 3x3, stride 1: Winograd, 1.8 of peak. */
+	Op *c3 = mk_conv(g, "c3", 3, 3, 1);
+	double fl3 = 2.0 * 1568 * 256 * 2304;
+	CU_ASSERT_DOUBLE_EQUAL(op_flops(g, c3), fl3, 0.5);
+	NEAR(cost_op(&m, c3, 0), ovh + fl3 / (peak * 1.8 * f));
+	/* 1x1: a GEMM, 0.6 of peak. */
+	Op *c1 = mk_conv(g, "c1", 1, 1, 1);
+	double fl1 = 2.0 * 1568 * 256 * 256;
+	NEAR(cost_op(&m, c1, 0), ovh + fl1 / (peak * 0.6 * f));
+	/* 3x3, stride 2: no Winograd, 0.5 of peak; m = 8*7*7 = 392. */
+	Op *c3s = mk_conv(g, "c3s", 3, 3, 2);
+	double fl3s = 2.0 * 392 * 256 * 2304;
+	NEAR(cost_op(&m, c3s, 0), ovh + fl3s / (peak * 0.5 * f));
+	/* 5x5: a large window, 1.3 of peak. */
+	Op *c5 = mk_conv(g, "c5", 5, 5, 1);
+	double fl5 = 2.0 * 1568 * 256 * 6400;
+	NEAR(cost_op(&m, c5, 0), ovh + fl5 / (peak * 1.3 * f));
+	/* kernel_efficiency scales the classes. */
+	DevType *t = &g->cluster->types[0];
+	t->kern_eff_given = true;
+	t->kern_eff = 0.5;
+	NEAR(cost_op(&m, c3, 0), ovh + fl3 / (peak * 0.9 * f));
 	graph_free(g);
 }
 
@@ -363,6 +436,7 @@ void suite_cost(void)
 	CU_add_test(s, "profile linear fit", test_cost_profile_fit);
 	CU_add_test(s, "profile errors", test_cost_profile_errors);
 	CU_add_test(s, "analytic roofline", test_cost_analytic);
+	CU_add_test(s, "kernel classes by shape", test_cost_kernel_classes);
 	CU_add_test(s, "transfer", test_cost_transfer);
 	CU_add_test(s, "collectives", test_cost_collectives);
 	CU_add_test(s, "memory", test_cost_mem);
