@@ -75,11 +75,14 @@ TABLES = [
 ]
 
 WHERE = {
-    "DGX-1 P100": TF + ", DGX-1 P100, training synthetic data",
-    "GCE K80": TF + ", Google Compute Engine K80, training synthetic data",
-    "DGX-1 V100": DLE + ", DGX-1 (8x V100 16G), FP32 + XLA",
-    "DGX A100": DLE + ", DGX A100 (8x A100 40GB), TF32 + XLA",
+    "DGX-1 P100": "TF, DGX-1 P100 synthetic",
+    "GCE K80": "TF, GCE K80 synthetic",
+    "DGX-1 V100": "DLE, DGX-1 V100 FP32+XLA",
+    "DGX A100": "DLE, DGX A100 TF32+XLA",
 }
+SOURCES = [("TF", TF + ", Training synthetic data tables (batch 32: "
+            "Other Results)"),
+           ("DLE", DLE + ", Training performance results")]
 
 # The rows the constants of ir/cost.c were chosen on; every other row is
 # held out: single-GPU rows of ResNet-50, VGG16 and AlexNet on the P100
@@ -162,6 +165,9 @@ def main():
               % (r["model"], MACHINES[r["machine"]][0], r["n"], r["batch"],
                  r["opt"], r["pub"], r["sim"], 100 * r["err"],
                  "fit" if r["fit"] else "held out", WHERE[r["machine"]]))
+    print()
+    for k, v in SOURCES:
+        print("- %s: %s" % (k, v))
     print()
 
     def summary(name, sel):
