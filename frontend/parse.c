@@ -480,6 +480,18 @@ static void efficiency(GirParser *st, const AItem *it, DevType *t)
 	}
 }
 
+static void collectives(GirParser *st, const AItem *it, DevType *t)
+{
+	const Value *v = it->val;
+	if ((v->kind == V_STR || v->kind == V_IDENT) &&
+	    (strcmp(v->s, "blocking") == 0 || strcmp(v->s, "overlap") == 0)) {
+		t->coll_blocking = strcmp(v->s, "blocking") == 0;
+		return;
+	}
+	diag_error(st->d, it->vloc, "collectives must be \"overlap\" or "
+		   "\"blocking\"");
+}
+
 void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 {
 	check_dups(st, al);
@@ -505,10 +517,13 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			t.kern_eff_given = plain_number(st, it->val, it->vloc,
 							"kernel_efficiency",
 							&t.kern_eff) || true;
+		else if (strcmp(it->key, "collectives") == 0)
+			collectives(st, it, &t);
 		else
 			unknown_key(st, it, "device type",
 				    "flops, memory, mem_bw, efficiency, overhead, "
-				    "mem_efficiency or kernel_efficiency");
+				    "mem_efficiency, kernel_efficiency or "
+				    "collectives");
 	}
 	if (!flops)
 		diag_error(st->d, loc, "device type '%s' needs flops", name);

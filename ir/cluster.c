@@ -540,6 +540,8 @@ void cluster_print(FILE *f, const Cluster *c)
 			fputs(", kernel_efficiency = ", f);
 			num_print(f, t->kern_eff);
 		}
+		if (t->coll_blocking)
+			fputs(", collectives = \"blocking\"", f);
 		if (t->eff_given) {
 			fputs(", efficiency = ", f);
 			bool same = true;

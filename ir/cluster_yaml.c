@@ -296,7 +296,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 		return;
 	static const char *const keys[] = {"flops", "memory", "mem_bw",
 					   "efficiency", "overhead",
-					   "mem_efficiency", "kernel_efficiency"};
+					   "mem_efficiency", "kernel_efficiency",
+					   "collectives"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -323,8 +324,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[7];
-		fields(r, v, "a device type", keys, 7, f, NULL);
+		yaml_node_t *f[8];
+		fields(r, v, "a device type", keys, 8, f, NULL);
 		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
 		else if (f[0])
@@ -358,6 +359,14 @@ static void device_types(Rd *r, yaml_node_t *n)
 				     &t.kern_eff) && !(t.kern_eff > 0))
 				err(r, f[6], "kernel_efficiency must be positive, "
 				    "got '%.*s'", SHOW(f[6]));
+		}
+		if (f[7] && want(r, f[7], YAML_SCALAR_NODE, "collectives")) {
+			const char *cv = (const char *)f[7]->data.scalar.value;
+			if (strcmp(cv, "blocking") == 0)
+				t.coll_blocking = true;
+			else if (strcmp(cv, "overlap") != 0)
+				err(r, f[7], "collectives must be 'overlap' or "
+				    "'blocking', got '%.*s'", SHOW(f[7]));
 		}
 		cluster_add_type(r->c, r->a, &t);
 	}

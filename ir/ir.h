@@ -426,6 +426,8 @@ typedef struct DevType {
 					     * efficiencies (an architecture's
 					     * factor) */
 	bool kern_eff_given;                /* else 1 */
+	bool coll_blocking;                 /* a collective holds the
+					     * device's compute (docs/simulator.md) */
 	Loc loc;
 } DevType;
 

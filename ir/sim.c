@@ -216,12 +216,25 @@ static void res_hold(Sim *s, int r, double finish, double dur, double bytes)
 
 static void advance(Sim *s, int r);
 
+/* Whether a collective on collective stream r also holds the compute of
+ * its device (the device type's 'collectives: blocking'). */
+static bool coll_blocks(const Sim *s, int r)
+{
+	return r >= s->ndev && r < 2 * s->ndev &&
+	       s->c->types[s->c->devs[r - s->ndev].type].coll_blocking;
+}
+
 /* Every member of collective c has arrived: start them together. */
 static void coll_start(Sim *s, Coll *c)
 {
 	double st = c->t;
-	for (uint32_t j = 0; j < c->n; j++)
-		st = res_ready(s, s->res0[s->cmem[c->first + j]], st);
+	for (uint32_t j = 0; j < c->n; j++) {
+		int r = s->res0[s->cmem[c->first + j]];
+		st = res_ready(s, r, st);
+		/* A blocking device's compute waits for the collective too. */
+		if (coll_blocks(s, r))
+			st = res_ready(s, r - s->ndev, st);
+	}
 	for (int l = 0; l < c->nlinks; l++)
 		st = res_ready(s, c->links[l], st);
 	double fin = st + c->dur;
@@ -233,6 +246,8 @@ static void coll_start(Sim *s, Coll *c)
 		int r = s->res0[i];
 		s->res_free[r] = fin;
 		s->res_busy[r] += c->dur;
+		if (coll_blocks(s, r))
+			s->res_free[r - s->ndev] = fin;
 		s->r->start[i] = st;
 		s->r->finish[i] = fin;
 		s->r->seq[i] = s->nseq++;

@@ -235,7 +235,8 @@ static void test_named_types(void)
 		"device_types:\n"
 		"  V100: {memory: 32 GiB}\n"
 		"  mine: {flops: 1 TFLOPS, memory: 1 GiB, overhead: 12 us, "
-		"mem_efficiency: 0.5, kernel_efficiency: 0.9}\n"
+		"mem_efficiency: 0.5, kernel_efficiency: 0.9, "
+		"collectives: blocking}\n"
 		"machines:\n"
 		"  - {name: a, type: K80, count: 2, link: {bandwidth: 6 GB/s}}\n"
 		"  - {name: b, type: V100}\n"
@@ -251,7 +252,8 @@ static void test_named_types(void)
 		"  type \"V100\" {flops = 15.7TFLOPS, memory = 32GiB, "
 		"mem_bw = 900GB/s}\n"
 		"  type \"mine\" {flops = 1TFLOPS, memory = 1GiB, overhead = 12us, "
-		"mem_efficiency = 0.5, kernel_efficiency = 0.9}\n"
+		"mem_efficiency = 0.5, kernel_efficiency = 0.9, "
+		"collectives = \"blocking\"}\n"
 		"  type \"K80\" {flops = 2.8TFLOPS, memory = 12GiB, "
 		"mem_bw = 240GB/s, kernel_efficiency = 0.85}\n"));
 	free(s);

@@ -452,6 +452,41 @@ static void test_sim_allreduce(void)
 	graph_free(g);
 }
 
+static void test_sim_allreduce_blocking(void)
+{
+	/* gpu0: g0 (1 ms) then w (2 ms, after g0) and u0 (1 ms, after the
+	 * AllReduce of g0 and g1); gpu1: g1 (1 ms), u1 (1 ms).  The ring
+	 * takes 1 ms from 1 ms.  Overlapping (the default), w runs during
+	 * [1, 3] beside the collective [1, 2]: u0 at [3, 4], makespan 4 ms.
+	 * With 'collectives: blocking' the collective also holds gpu0's
+	 * compute, so it and w run one after the other over [1, 4] and u0
+	 * ends at 5 ms. */
+	Graph *g = mk_graph(1, 2, 16e9);
+	Op *g0 = op(g, "g0", 1000000, 1, "m0/gpu0", 0);
+	Op *g1 = op(g, "g1", 1000000, 1, "m0/gpu1", 0);
+	Op *a0 = comm_op(g, "g0/ar0", "AllReduce", "m0/gpu0", g0);
+	Op *a1 = comm_op(g, "g0/ar1", "AllReduce", "m0/gpu1", g1);
+	set_coll(g, a0, 7, "ring");
+	set_coll(g, a1, 7, "ring");
+	Op *w = op(g, "w", 10, 2, "m0/gpu0", 1, g0);
+	Op *u0 = op(g, "u0", 10, 1, "m0/gpu0", 1, a0);
+	op(g, "u1", 10, 1, "m0/gpu1", 1, a1);
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.start[a0->id], 1 * MS);
+	NEAR(r.start[w->id], 1 * MS);
+	NEAR(r.makespan, 4 * MS);
+	sim_free(&r);
+	g->cluster->types[0].coll_blocking = true;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	CU_ASSERT_TRUE(r.finish[a0->id] <= r.start[w->id] + 1e-12 ||
+		       r.finish[w->id] <= r.start[a0->id] + 1e-12);
+	NEAR(r.finish[u0->id], 5 * MS);
+	NEAR(r.makespan, 5 * MS);
+	sim_free(&r);
+	graph_free(g);
+}
+
 static void test_sim_allreduce_order(void)
 {
 	/* Two collectives K1 (x) and K2 (y) over gpu0 and gpu1.  gpu0's
@@ -511,5 +546,6 @@ void suite_sim(void)
 	CU_add_test(s, "json", test_sim_json);
 	CU_add_test(s, "Transfer op on a link", test_sim_transfer_op);
 	CU_add_test(s, "AllReduce ring and hier", test_sim_allreduce);
+	CU_add_test(s, "AllReduce holding a blocking device", test_sim_allreduce_blocking);
 	CU_add_test(s, "AllReduce order and errors", test_sim_allreduce_order);
 }
