@@ -32,13 +32,19 @@ DLE = ("NVIDIA/DeepLearningExamples TensorFlow/Classification/ConvNets/"
        "resnet50v1.5/README.md @1d4211fe")
 
 # Machines shaped like the published ones: (named device type, link
-# bandwidth and latency between two GPUs of the box).  Sources and
+# bandwidth and latency between two GPUs of the box, how collectives
+# share the GPU).  tf_cnn_benchmarks (TensorFlow 1.x, 2017) aggregates
+# gradients inside the step's graph, so the all-reduce holds the GPU
+# ('blocking'); NVIDIA's ResNet-50 runs Horovod, which all-reduces in the
+# background while the backward pass goes on ('overlap').  Sources and
 # assumptions: docs/cost-model.md, "Fidelity".
 MACHINES = {
-    "DGX-1 P100": ("P100", "20 GB/s", "2 us"),      # NVLink 1
-    "GCE K80": ("K80", "6 GB/s", "5 us"),           # PCIe 3, 2 GPUs a board
-    "DGX-1 V100": ("V100", "25 GB/s", "2 us"),      # NVLink 2
-    "DGX A100": ("A100-TF32", "300 GB/s", "2 us"),  # NVLink 3 + NVSwitch
+    "DGX-1 P100": ("P100", "20 GB/s", "2 us", "blocking"),     # NVLink 1
+    "GCE K80": ("K80", "6 GB/s", "5 us", "blocking"),          # PCIe 3
+    "AWS K80": ("K80", "6 GB/s", "5 us", "blocking"),          # p2.8xlarge
+    "AWS K80 x8": ("K80", "6 GB/s", "5 us", "blocking"),       # 8 of them
+    "DGX-1 V100": ("V100", "25 GB/s", "2 us", "overlap"),      # NVLink 2
+    "DGX A100": ("A100-TF32", "300 GB/s", "2 us", "overlap"),  # NVLink 3
 }
 
 # torchvision name, image size
@@ -70,6 +76,23 @@ TABLES = [
     ("GCE K80", "VGG16", 32, "sgd", {1: 35.4, 2: 64.8, 4: 120, 8: 234}),
     ("GCE K80", "InceptionV3", 32, "sgd", {1: 29.3, 2: 55.0, 4: 109, 8: 216}),
     ("GCE K80", "ResNet-50", 32, "sgd", {1: 49.5, 2: 95.4, 4: 183, 8: 362}),
+    ("AWS K80", "InceptionV3", 64, "sgd", {1: 30.8, 2: 58.7, 4: 117, 8: 230}),
+    ("AWS K80", "ResNet-50", 64, "sgd", {1: 51.5, 2: 98.0, 4: 195, 8: 384}),
+    ("AWS K80", "ResNet-152", 32, "sgd", {1: 19.7, 2: 37.6, 4: 74.9, 8: 149}),
+    ("AWS K80", "AlexNet", 512, "sgd", {1: 684, 2: 1244, 4: 2479, 8: 4853}),
+    ("AWS K80", "VGG16", 32, "sgd", {1: 36.3, 2: 69.4, 4: 141, 8: 260}),
+    ("AWS K80", "InceptionV3", 32, "sgd", {1: 29.9, 2: 57.5, 4: 114, 8: 216}),
+    ("AWS K80", "ResNet-50", 32, "sgd", {1: 49.0, 2: 94.1, 4: 184, 8: 355}),
+    ("AWS K80 x8", "InceptionV3", 64, "sgd",
+     {1: 29.7, 8: 229, 16: 459, 32: 902, 64: 1783}),
+    ("AWS K80 x8", "ResNet-50", 64, "sgd",
+     {1: 52.4, 8: 378, 16: 751, 32: 1388, 64: 2744}),
+    ("AWS K80 x8", "ResNet-152", 32, "sgd",
+     {1: 19.4, 8: 146, 16: 291, 32: 565, 64: 981}),
+    ("AWS K80 x8", "InceptionV3", 32, "sgd",
+     {1: 29.2, 8: 219, 16: 427, 32: 820, 64: 1608}),
+    ("AWS K80 x8", "ResNet-50", 32, "sgd",
+     {1: 48.4, 8: 333, 16: 667, 32: 1180, 64: 2315}),
     ("DGX-1 V100", "ResNet-50 v1.5", 128, "momentum", {1: 412, 8: 3170}),
     ("DGX A100", "ResNet-50 v1.5", 256, "momentum", {1: 909, 8: 7000}),
 ]
@@ -77,6 +100,8 @@ TABLES = [
 WHERE = {
     "DGX-1 P100": "TF, DGX-1 P100 synthetic",
     "GCE K80": "TF, GCE K80 synthetic",
+    "AWS K80": "TF, EC2 p2.8xlarge K80 synthetic",
+    "AWS K80 x8": "TF, EC2 distributed K80 synthetic",
     "DGX-1 V100": "DLE, DGX-1 V100 FP32+XLA",
     "DGX A100": "DLE, DGX A100 TF32+XLA",
 }
@@ -114,12 +139,17 @@ def import_model(cache, model, batch):
 
 
 def cluster(tmp, machine, count):
-    dtype, bw, lat = MACHINES[machine]
+    dtype, bw, lat, coll = MACHINES[machine]
     path = os.path.join(tmp, "%s-%d.yaml" % (machine.replace(" ", "_"), count))
+    per = min(count, 8)
     with open(path, "w") as f:
-        f.write("# %s, %d GPU(s)\nmachines:\n  - {name: m0, type: %s, "
-                "count: %d, link: {bandwidth: %s, latency: %s}}\n"
-                % (machine, count, dtype, count, bw, lat))
+        f.write("# %s, %d GPU(s)\ndevice_types:\n  %s: {collectives: %s}\n"
+                "machines:\n" % (machine, count, dtype, coll))
+        for k in range((count + per - 1) // per):
+            f.write("  - {name: m%d, type: %s, count: %d, link: {bandwidth: "
+                    "%s, latency: %s}}\n" % (k, dtype, per, bw, lat))
+        # p2.8xlarge: 10 Gbit/s Ethernet; the latency is our assumption.
+        f.write("network: {bandwidth: 10 Gbps, latency: 10 us}\n")
     return path
 
 

@@ -169,8 +169,8 @@ int cluster_add_type(Cluster *c, Arena *a, const DevType *t)
  * Sources in docs/cluster.md. */
 #define GiB 1073741824.0
 static const DevType catalog[] = {
-	{.name = "K80", .flops = 2.8e12, .memory = 12 * GiB, .mem_bw = 240e9,
-	 .kern_eff = 0.85, .kern_eff_given = true},
+	{.name = "K80", .flops = 4.37e12, .memory = 12 * GiB, .mem_bw = 240e9,
+	 .kern_eff = 0.55, .kern_eff_given = true},
 	{.name = "P100", .flops = 10.6e12, .memory = 16 * GiB, .mem_bw = 732e9},
 	{.name = "P100-PCIe", .flops = 9.3e12, .memory = 16 * GiB, .mem_bw = 732e9},
 	{.name = "1080Ti", .flops = 11.3e12, .memory = 11 * GiB, .mem_bw = 484e9},
