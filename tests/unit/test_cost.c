@@ -211,6 +211,16 @@ static void test_cost_analytic(void)
 	slow->overhead = 5e-6;
 	slow->mem_eff = 0.5;
 	NEAR(cost_op(&m, mm, 1), 5e-6 + 1069056.0 / 50e9);
+	/* A measured profile overrides the model op by op: mm on GPU takes
+	 * its measured time (which contains the launch: no overhead is
+	 * added); SLOW, which the profile does not name, keeps the model. */
+	const char *y = "ops:\n  mm: {GPU: 1 ms}\n";
+	Diag d;
+	diag_init(&d, stderr, "p.yaml", y, strlen(y));
+	m.prof = profile_parse(g->arena, "p.yaml", y, strlen(y), &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m.prof);
+	NEAR(cost_op(&m, mm, 0), 1e-3);
+	NEAR(cost_op(&m, mm, 1), 5e-6 + 1069056.0 / 50e9);
 	graph_free(g);
 }
 
