@@ -52,6 +52,8 @@ typedef struct Place {
 	int64_t *begin, *size;   /* [n] batch shards, or NULL (not split) */
 	int part;                /* id of the shard list, or -1 */
 	bool dup;                /* replicas compute whole values */
+	int micro;               /* pipelined: micro-batches (replica r
+				  * computes micro-batch r / (n / micro)) */
 	Op **rep;                /* [n] the op of each replica */
 	const char *sync;        /* a replicated update's @sync, or NULL */
 } Place;
@@ -633,6 +635,9 @@ static void read_place(Comm *m, Op *op)
 		p->dup = op_ann(g, op, ANN_DUP) && op_ann(g, op, ANN_DUP)->kind == V_BOOL &&
 			 op_ann(g, op, ANN_DUP)->b;
 		p->sync = sync;
+		Value *mv = op_ann(g, op, ANN_MICRO);
+		p->micro = mv && mv->kind == V_INT && mv->i > 1 && n % mv->i == 0
+			   ? (int)mv->i : 0;
 		int64_t B = m->b.batch;
 		if (B > 0 && n > 1 && !p->dup) {
 			p->begin = arena_alloc(a, sizeof(int64_t) * (size_t)n);
@@ -699,6 +704,7 @@ static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
 			pv->begin = pv->size = NULL;
 			pv->part = -1;
 			pv->dup = false;
+			pv->micro = 0;
 			pv->rep = arena_alloc(m->ctx->scratch,
 					      sizeof(Op *) * (size_t)pu->n);
 		}
@@ -756,6 +762,7 @@ static void drop_strategy(Graph *g, Op *op)
 	op_unset(g, op, ann_key(ANN_DUP));
 	op_unset(g, op, ann_key(ANN_SYNC));
 	op_unset(g, op, ann_key(ANN_PS));
+	op_unset(g, op, ann_key(ANN_MICRO));
 }
 
 /* Does replica work shrink with the shard (any input or output sliced)? */
@@ -894,6 +901,12 @@ static void materialise(Comm *m, Op *op)
 		pr->list.items[0] = val_int(g->arena, r);
 		pr->list.items[1] = val_int(g->arena, p->n);
 		op_set_ann(g, x, ANN_REPLICA, pr);
+		if (p->micro) {
+			Value *mb = val_list(g->arena, 2);
+			mb->list.items[0] = val_int(g->arena, r / (p->n / p->micro));
+			mb->list.items[1] = val_int(g->arena, p->micro);
+			op_set_ann(g, x, ANN_MICROBATCH, mb);
+		}
 		if (sl) {
 			Value *sh = val_list(g->arena, 2);
 			sh->list.items[0] = val_int(g->arena, p->begin[r]);
