@@ -99,4 +99,12 @@ bool write_gir_file(const char *path, const Graph *g);
 bool write_file_atomic(const char *path,
 		       bool (*emit)(FILE *f, const void *arg), const void *arg);
 
+/* ---- order.c ------------------------------------------------------------ */
+/* PipeDream-flush's 1F1B schedule of S stages and m micro-batches, each
+ * forward taking tf and each backward tb on every stage: the start of
+ * forward j on stage s in fstart[s*m + j], of backward j in bstart[s*m + j]
+ * (each S*m entries). */
+void pipeline_1f1b(int S, int m, double tf, double tb, double *fstart,
+		   double *bstart);
+
 #endif
