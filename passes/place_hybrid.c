@@ -33,7 +33,8 @@
  * of consecutive groups, kept when better.
  *
  * Finally the candidates (the search's result, data parallelism, the
- * model-parallel start; at -O2 every placer of placers.def) are
+ * model-parallel start; at -O2 every placer of placers.def and the
+ * pipeline placer) are
  * materialised with the comm pass on a copy of the graph and simulated
  * with the full simulator; the fastest that fits in memory is written.
  * So the result is never slower than those baselines by the simulator's
@@ -906,6 +907,12 @@ typedef struct Cand {
 	int dp;                  /* 1: dp, 2: dp-prop */
 } Cand;
 
+/* The pipeline placer's candidate (place_pipeline.c), by name. */
+static bool is_pipe(const Cand *k)
+{
+	return strcmp(k->name, "pipeline") == 0;
+}
+
 /* Writes candidate k's strategy on g. */
 static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		 const Cand *k)
@@ -913,6 +920,13 @@ static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 	if (k->st) {
 		write_plan(g, ps, k->st);
 		return EXIT_OK;
+	}
+	if (is_pipe(k)) {
+		PassCtx c = *ctx;
+		c.g = g;
+		c.report = NULL;
+		c.best_effort = true;
+		return place_pipeline(&c, t);
 	}
 	if (k->dp) {
 		PassCtx c = *ctx;
@@ -968,7 +982,13 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 		SimResult r;
 		Diag d;
 		diag_init(&d, stderr, "place", NULL, 0);
-		if (pass_comm(&c) == EXIT_OK && sim_run(h, &m, &r, &d) == EXIT_OK) {
+		/* A pipeline runs in order's 1F1B schedule, not ready order. */
+		bool ok = pass_comm(&c) == EXIT_OK;
+		if (ok && is_pipe(k)) {
+			c.pass = "order";
+			ok = pass_order(&c) == EXIT_OK;
+		}
+		if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
 			span = r.makespan;
 			*oom = r.oom;
 			*peak_over = 0;
@@ -1090,6 +1110,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++)
 			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
 				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
+		/* Pipeline parallelism (place_pipeline.c): its own search, then
+		 * judged here like every other candidate. */
+		cands[nc++] = (Cand){"pipeline", NULL, NULL, 0};
 	}
 	/* Materialised size: data parallelism replicates (nearly) every op
 	 * on every device. */
