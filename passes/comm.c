@@ -313,7 +313,7 @@ static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 		return s->r;
 	Graph *g = m->g;
 	const char *org = origin_of(m, u);
-	Op *op;
+	Op *op = NULL;
 	if (kind == OK_SPLIT) {
 		/* ConcatV2(pieces..., axis) along the batch dimension, in the
 		 * view's shape when the slices are contiguous only there. */
@@ -341,6 +341,24 @@ static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 			s->r = w;
 			return w;
 		}
+	} else if (p->micro && p->n > 2) {
+		/* Gradient accumulation over micro-batches: a chain of
+		 * two-input AddNs in micro-batch order, so each micro-batch's
+		 * partial sum is added (and freed) as soon as it is ready
+		 * rather than all m being held for one AddN. */
+		Input *pieces = arena_alloc(m->ctx->scratch,
+					    sizeof(Input) * (size_t)p->n);
+		gather(m, u, k, d, pieces);
+		Input acc = pieces[0];
+		for (int r = 1; r < p->n; r++) {
+			op = new_op(m, arena_printf(g->arena, "%s/sum", u->name),
+				    "AddN", 2, 1, d, org);
+			op->in[0] = acc;
+			op->in[1] = pieces[r];
+			op->out[0] = u->out[k];
+			acc = (Input){op, 0, false};
+		}
+		m->nsum++;
 	} else {
 		op = new_op(m, arena_printf(g->arena, "%s/sum", u->name), "AddN",
 			    (uint32_t)p->n, 1, d, org);
