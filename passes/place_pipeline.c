@@ -26,8 +26,9 @@
  * in a fixed device list L) minimises the fill-and-drain time Σ stage
  * times + Σ 2 × boundary transfers of one micro-batch, with every stage
  * and transfer under a cap C and every stage within its device's memory:
- * weights and optimizer state, plus activations × min(k, m) / m (1F1B's
- * stash), plus its largest temporary / m.  Stages take devices in L's
+ * weights, their accumulated and partial gradients and the optimizer
+ * state, plus activations × min(k, m) / m (1F1B's stash), plus its
+ * largest temporary / m.  Stages take devices in L's
  * order (machines by aggregate speed, then their devices), skipping any,
  * so each device holds at most one stage and stage sizes follow device
  * speed.  The estimate of a plan is fill-and-drain + (m - 1) × its
@@ -163,7 +164,7 @@ static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
 	 * batch: remember which is which in the top bit. */
 	for (uint32_t v = 0; v < n; v++)
 		if (role[v] == ROLE_PARAM || role[v] == ROLE_UPDATE)
-			pos[v] |= 0x80000000u;
+			pos[v] |= role[v] == ROLE_PARAM ? 0xc0000000u : 0x80000000u;
 	free(order);
 	free(role);
 }
@@ -184,7 +185,7 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 		double x = 0;
 		for (int d = 0; d < t->ndev; d++)
 			x += tg_cost(t, v, d);
-		w[pos[v] & 0x7fffffffu] += x / t->ndev;
+		w[pos[v] & 0x3fffffffu] += x / t->ndev;
 		total += x / t->ndev;
 	}
 	uint32_t *pseg = xmalloc(sizeof(uint32_t) * ((size_t)nf + 1));
@@ -207,7 +208,7 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	pm->xb = xcalloc((size_t)S + 2, sizeof(double));
 	double *tc = xcalloc((size_t)nt + 1, sizeof(double));
 	for (uint32_t v = 0; v < n; v++) {
-		int s = (int)pseg[pos[v] & 0x7fffffffu];
+		int s = (int)pseg[pos[v] & 0x3fffffffu];
 		pm->seg[v] = s;
 		for (int ty = 0; ty < nt; ty++) {
 			/* Cost on a device of type ty: any device of it. */
@@ -217,7 +218,11 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 			tc[ty] = d < t->ndev ? tg_cost(t, v, d) : 0;
 			pm->cost[(size_t)(s + 1) * (size_t)nt + (size_t)ty] += tc[ty];
 		}
-		if (pos[v] & 0x80000000u)
+		/* A parameter's gradient: the running sum and the partial
+		 * sum being added (comm's AddN chain). */
+		if (pos[v] & 0x40000000u)
+			pm->wmem[s + 1] += 3 * t->mem_perm[v];
+		else if (pos[v] & 0x80000000u)
 			pm->wmem[s + 1] += t->mem_perm[v];
 		else
 			pm->amem[s + 1] += t->mem_perm[v];
