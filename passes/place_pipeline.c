@@ -48,7 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NFINAL = 3 };
+enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NFINAL = 3, MAXOPS = 4000000 };
 
 typedef struct PPlan {
 	int S, m;
@@ -515,12 +515,20 @@ static int plan_cmp(const void *pa, const void *pb)
 	return a->m - b->m;
 }
 
-static int opt_int(PassCtx *ctx, const char *key)
+/* Option key: 0 for auto, else an integer in [1, max]; -1 (reported)
+ * for anything else. */
+static int opt_int(PassCtx *ctx, const char *key, long max)
 {
 	const char *s = pass_opt(ctx, key);
 	if (!s || strcmp(s, "auto") == 0)
 		return 0;
-	return (int)strtol(s, NULL, 10);
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s && !*end && v >= 1 && v <= max)
+		return (int)v;
+	fprintf(stderr, "pcc: error: place<algo=pipeline>: %s=%s: expected auto "
+		"or an integer from 1 to %ld\n", key, s, max);
+	return -1;
 }
 
 int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
@@ -530,10 +538,8 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	TaskGraph *t = tg_from_graph(g, ctx->cost, false, ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;
-	int want_s = opt_int(ctx, "stages"), want_m = opt_int(ctx, "micro");
-	if (want_s < 0 || want_s > MAXS || want_m < 0 || want_m > 4096) {
-		fprintf(stderr, "pcc: error: place<algo=pipeline>: stages must be "
-			"1..%d and micro 1..4096 (or auto)\n", MAXS);
+	int want_s = opt_int(ctx, "stages", MAXS), want_m = opt_int(ctx, "micro", 4096);
+	if (want_s < 0 || want_m < 0) {
 		tg_free(t);
 		return EXIT_USAGE;
 	}
@@ -553,13 +559,18 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 		tg_free(t);
 		return EXIT_USAGE;
 	}
+	/* m: at most the batch, and the materialised plan (about ops × m)
+	 * within MAXOPS, so judging it stays cheap at any graph size. */
 	static const int ms[] = {1, 2, 4, 8, 16, 32};
 	int nm = 0, mlist[8];
+	double live = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		live += !g->ops[i]->dead;
 	if (want_m)
 		mlist[nm++] = want_m;
 	else
 		for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-			if (ms[i] <= batch || ms[i] == 1)
+			if (ms[i] == 1 || (ms[i] <= batch && live * ms[i] <= MAXOPS))
 				mlist[nm++] = ms[i];
 	/* Caps: a geometric grid from the even split of the work over all
 	 * devices to the whole model on the slowest, and no cap. */
