@@ -272,8 +272,7 @@ static bool pair_ann(const Graph *g, const Op *op, AnnKey k, int64_t *a,
 	return true;
 }
 
-/* The 1F1B order of a pipelined plan; -1 when the plan is not one. */
-static int order_pipeline(PassCtx *ctx, const CostModel *m)
+int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro)
 {
 	Graph *g = ctx->g;
 	int S = 0, M = 0;
@@ -331,8 +330,23 @@ static int order_pipeline(PassCtx *ctx, const CostModel *m)
 	free(k);
 	free(fs);
 	free(bs);
+	*stages = S;
+	*micro = M;
+	return EXIT_OK;
+}
+
+/* The 1F1B order of a pipelined plan, and its simulated times; -1 when
+ * the plan is not one. */
+static int order_pipeline(PassCtx *ctx, const CostModel *m)
+{
+	Graph *g = ctx->g;
+	int S, M;
+	int rc = order_1f1b(ctx, m, &S, &M);
+	if (rc)
+		return rc;
+
 	SimResult r;
-	int rc = sim_run(g, m, &r, ctx->diag);
+	rc = sim_run(g, m, &r, ctx->diag);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < g->nops; i++) {

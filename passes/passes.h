@@ -106,5 +106,9 @@ bool write_file_atomic(const char *path,
  * (each S*m entries). */
 void pipeline_1f1b(int S, int m, double tf, double tb, double *fstart,
 		   double *bstart);
+/* Writes the 1F1B @order of a pipelined plan (ops with @stage and
+ * @microbatch; docs/passes.md, order), without simulating it: EXIT_OK
+ * with its stage and micro-batch counts, -1 when ctx->g is not one. */
+int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro);
 
 #endif

@@ -985,8 +985,9 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 		/* A pipeline runs in order's 1F1B schedule, not ready order. */
 		bool ok = pass_comm(&c) == EXIT_OK;
 		if (ok && is_pipe(k)) {
+			int S, M;
 			c.pass = "order";
-			ok = pass_order(&c) == EXIT_OK;
+			ok = order_1f1b(&c, &m, &S, &M) <= EXIT_OK;
 		}
 		if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
 			span = r.makespan;

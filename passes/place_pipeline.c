@@ -48,11 +48,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NFINAL = 3, MAXOPS = 4000000 };
+/* NFINAL1 plans whose stages have one device each and NFINAL2 with a
+ * data-parallel stage are judged by the simulator (the estimate ranks
+ * plans of one kind better than it compares the kinds). */
+enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NFINAL1 = 3, NFINAL2 = 2,
+       MAXOPS = 4000000 };
 
 typedef struct PPlan {
 	int S, m;
-	int dev[MAXS];
+	int dev[MAXS];           /* first device of each stage */
+	int nd[MAXS];            /* its devices: L[li], L[li + 1], ... */
+	int li[MAXS];
 	int cut[MAXS + 1];       /* stage s: segments [cut[s], cut[s+1]) */
 	double est;
 } PPlan;
@@ -63,6 +69,9 @@ typedef struct PModel {
 	int *L;                  /* [nl]: device list */
 	double *cost;            /* [(nseg + 1) * ntype]: prefix sums */
 	double *wmem, *amem;     /* [nseg + 1]: prefix sums */
+	double *pmem;            /* [nseg + 1]: parameter bytes, prefix sums */
+	int *rest;               /* [nl]: devices from L[i] to the end of its
+				  * machine in L */
 	double *tmem;            /* [nseg]: largest temporary */
 	double *xf, *xb;         /* [nseg + 1]: bytes crossing the cut before
 				  * segment p, forward and backward */
@@ -76,17 +85,6 @@ static double stage_time(const PModel *pm, int p, int q, int d, int m)
 	int ty = pm->t->c->devs[d].type;
 	return (pm->cost[(size_t)q * (size_t)pm->ntype + (size_t)ty] -
 		pm->cost[(size_t)p * (size_t)pm->ntype + (size_t)ty]) / m;
-}
-
-/* Bytes stage [p, q) keeps when k stages (itself included) remain. */
-static double stage_mem(const PModel *pm, int p, int q, int k, int m)
-{
-	double tm = 0;
-	for (int s = p; s < q; s++)
-		tm = fmax(tm, pm->tmem[s]);
-	int inflight = k < m ? k : m;
-	return pm->wmem[q] - pm->wmem[p] +
-	       (pm->amem[q] - pm->amem[p]) * inflight / m + tm / m;
 }
 
 /* One micro-batch's transfer across the cut before segment q, from L[i]
@@ -203,6 +201,7 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	pm->cost = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
 	pm->wmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->amem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->pmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->tmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->xf = xcalloc((size_t)S + 2, sizeof(double));
 	pm->xb = xcalloc((size_t)S + 2, sizeof(double));
@@ -220,8 +219,10 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 		}
 		/* A parameter's gradient: the running sum and the partial
 		 * sum being added (comm's AddN chain). */
-		if (pos[v] & 0x40000000u)
+		if (pos[v] & 0x40000000u) {
 			pm->wmem[s + 1] += 3 * t->mem_perm[v];
+			pm->pmem[s + 1] += t->mem_perm[v];
+		}
 		else if (pos[v] & 0x80000000u)
 			pm->wmem[s + 1] += t->mem_perm[v];
 		else
@@ -234,6 +235,7 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 				pm->cost[(size_t)s * (size_t)nt + (size_t)ty];
 		pm->wmem[s + 1] += pm->wmem[s];
 		pm->amem[s + 1] += pm->amem[s];
+		pm->pmem[s + 1] += pm->pmem[s];
 	}
 	/* Bytes across each cut (difference arrays); parameters' edges are
 	 * sent once, not per micro-batch: left out. */
@@ -281,6 +283,10 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 			pm->L[j] = pm->L[j - 1];
 			pm->L[j - 1] = x;
 		}
+	pm->rest = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
+	for (int i = t->ndev; i-- > 0;)
+		pm->rest[i] = i + 1 < t->ndev && c->devs[pm->L[i + 1]].machine ==
+			      c->devs[pm->L[i]].machine ? pm->rest[i + 1] + 1 : 1;
 	free(speed);
 	free(mspeed);
 	free(tc);
@@ -295,6 +301,8 @@ static void model_free(PModel *pm)
 	free(pm->cost);
 	free(pm->wmem);
 	free(pm->amem);
+	free(pm->pmem);
+	free(pm->rest);
 	free(pm->tmem);
 	free(pm->xf);
 	free(pm->xb);
@@ -302,78 +310,100 @@ static void model_free(PModel *pm)
 }
 
 /* The DP for m micro-batches under cap C: f[k][p][i] = least fill-and-
- * drain time of segments [p, nseg) in k stages, the first on L[i].
- * Reconstructs, for every k, the best plan into out[k] (est = INFINITY
- * when none). */
-static void dp_run(PModel *pm, int m, double C, int maxS, PPlan *out)
+ * drain time of segments [p, nseg) in k stages, the first on L[i] alone
+ * or data-parallel on L[i ..] to the end of its machine (a machine has
+ * one device type: time / b, activations / b each; gradients of the b
+ * replicas meet on L[i] once per iteration; only when multi).
+ * Reconstructs, for every k,
+ * the best plan into out[k] (est = INFINITY when none). */
+static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
+		   bool multi, PPlan *out)
 {
 	int P = pm->nseg, nl = pm->nl;
 	size_t sz = (size_t)(maxS + 1) * (size_t)(P + 1) * (size_t)nl;
+	size_t gsz = (size_t)(P + 1) * (size_t)nl * (size_t)(nl + 1);
 	double *f = xmalloc(sizeof(double) * sz);
-	int *nq = xmalloc(sizeof(int) * sz), *nj = xmalloc(sizeof(int) * sz);
-	double *gq = xmalloc(sizeof(double) * (size_t)(P + 1) * (size_t)nl);
-	int *gj = xmalloc(sizeof(int) * (size_t)(P + 1) * (size_t)nl);
-#define F(k, p, i) f[((size_t)(k) * (size_t)(P + 1) + (size_t)(p)) * (size_t)nl + (size_t)(i)]
+	int *nq = xmalloc(sizeof(int) * sz), *nb = xmalloc(sizeof(int) * sz);
+	int *nj = xmalloc(sizeof(int) * sz);
+	/* sm[q][i][e]: the best continuation after a stage starting on L[i]
+	 * that ends at cut q, by a stage starting on L[j], j >= e; sj: j. */
+	double *sm = xmalloc(sizeof(double) * gsz);
+	int *sj = xmalloc(sizeof(int) * gsz);
 #define IX(k, p, i) (((size_t)(k) * (size_t)(P + 1) + (size_t)(p)) * (size_t)nl + (size_t)(i))
+#define GX(q, i, e) (((size_t)(q) * (size_t)nl + (size_t)(i)) * (size_t)(nl + 1) + (size_t)(e))
 	for (size_t x = 0; x < sz; x++)
 		f[x] = INFINITY;
+	int64_t mb = batch / m;                 /* rows of the least micro-batch */
 	for (int k = 1; k <= maxS; k++) {
-		/* gq[q][i]: best continuation after a stage on L[i] ending at
-		 * cut q, with k - 1 stages. */
 		if (k > 1)
 			for (int q = 1; q < P; q++)
 				for (int i = 0; i < nl; i++) {
-					double best = INFINITY;
-					int bj = -1;
-					for (int j = i + 1; j < nl; j++) {
-						double x = F(k - 1, q, j);
-						if (!isfinite(x))
-							continue;
-						double ct = cut_time(pm, q, i, j, m);
-						if (ct > C)
-							continue;
-						if (x + 2 * ct < best) {
-							best = x + 2 * ct;
-							bj = j;
+					sm[GX(q, i, nl)] = INFINITY;
+					sj[GX(q, i, nl)] = -1;
+					for (int j = nl; j-- > 0;) {
+						double x = f[IX(k - 1, q, j)], best = sm[GX(q, i, j + 1)];
+						int bj = sj[GX(q, i, j + 1)];
+						if (isfinite(x)) {
+							double ct = cut_time(pm, q, i, j, m);
+							if (ct <= C && x + 2 * ct < best) {
+								best = x + 2 * ct;
+								bj = j;
+							}
 						}
+						sm[GX(q, i, j)] = best;
+						sj[GX(q, i, j)] = bj;
 					}
-					gq[(size_t)q * (size_t)nl + (size_t)i] = best;
-					gj[(size_t)q * (size_t)nl + (size_t)i] = bj;
-					pm->work += nl - i;
+					pm->work += nl;
 				}
 		for (int p = 0; p < P; p++)
 			for (int i = 0; i < nl; i++) {
 				int d = pm->L[i];
 				double cap = tg_mem_cap(pm->t, d);
 				double best = INFINITY;
-				int bq = -1, bj = -1;
-				for (int q = p + 1; q <= P; q++) {
-					pm->work++;
-					double st = stage_time(pm, p, q, d, m);
-					if (st > C)
-						break;
-					if (stage_mem(pm, p, q, k, m) > cap)
-						break;
-					double rest;
-					int j = -1;
-					if (k == 1) {
-						if (q < P)
-							continue;
-						rest = 0;
-					} else {
-						if (q == P)
-							continue;
-						rest = gq[(size_t)q * (size_t)nl + (size_t)i];
-						j = gj[(size_t)q * (size_t)nl + (size_t)i];
-					}
-					if (st + rest < best) {
-						best = st + rest;
-						bq = q;
-						bj = j;
+				int bq = -1, bb = 1, bj = -1;
+				for (int o = 0; o < 2; o++) {
+					int b = o ? pm->rest[i] : 1;
+					if ((o && (b == 1 || !multi)) || b > mb)
+						continue;
+					double tm = 0;
+					for (int q = p + 1; q <= P; q++) {
+						pm->work++;
+						tm = fmax(tm, pm->tmem[q - 1]);
+						double st = stage_time(pm, p, q, d, m) / b;
+						if (st > C)
+							break;
+						int inflight = k < m ? k : m;
+						double mem = pm->wmem[q] - pm->wmem[p] +
+							     ((pm->amem[q] - pm->amem[p]) *
+							      inflight + tm) / m / b;
+						if (mem > cap)
+							break;
+						double sync = b > 1 ? 2 * (b - 1) *
+							tg_comm(pm->t, d, pm->L[i + 1],
+								pm->pmem[q] - pm->pmem[p]) : 0;
+						double rest;
+						int j = -1;
+						if (k == 1) {
+							if (q < P)
+								continue;
+							rest = 0;
+						} else {
+							if (q == P || i + b > nl)
+								continue;
+							rest = sm[GX(q, i, i + b)];
+							j = sj[GX(q, i, i + b)];
+						}
+						if (st + sync + rest < best) {
+							best = st + sync + rest;
+							bq = q;
+							bb = b;
+							bj = j;
+						}
 					}
 				}
-				F(k, p, i) = best;
+				f[IX(k, p, i)] = best;
 				nq[IX(k, p, i)] = bq;
+				nb[IX(k, p, i)] = bb;
 				nj[IX(k, p, i)] = bj;
 			}
 	}
@@ -383,8 +413,8 @@ static void dp_run(PModel *pm, int m, double C, int maxS, PPlan *out)
 		int bi = -1;
 		double best = INFINITY;
 		for (int i = 0; i < nl; i++)
-			if (F(k, 0, i) < best) {
-				best = F(k, 0, i);
+			if (f[IX(k, 0, i)] < best) {
+				best = f[IX(k, 0, i)];
 				bi = i;
 			}
 		if (bi < 0)
@@ -394,10 +424,14 @@ static void dp_run(PModel *pm, int m, double C, int maxS, PPlan *out)
 		int p = 0, i = bi;
 		double bottleneck = 0;
 		for (int s = 0; s < k; s++) {
-			int q = nq[IX(k - s, p, i)], j = nj[IX(k - s, p, i)];
+			int q = nq[IX(k - s, p, i)], b = nb[IX(k - s, p, i)];
+			int j = nj[IX(k - s, p, i)];
 			pl->dev[s] = pm->L[i];
+			pl->li[s] = i;
+			pl->nd[s] = b;
 			pl->cut[s] = p;
-			bottleneck = fmax(bottleneck, stage_time(pm, p, q, pm->L[i], m));
+			bottleneck = fmax(bottleneck,
+					  stage_time(pm, p, q, pm->L[i], m) / b);
 			if (j >= 0)
 				bottleneck = fmax(bottleneck, cut_time(pm, q, i, j, m));
 			p = q;
@@ -406,13 +440,14 @@ static void dp_run(PModel *pm, int m, double C, int maxS, PPlan *out)
 		pl->cut[k] = P;
 		pl->est = best + (m - 1) * bottleneck;
 	}
-#undef F
 #undef IX
+#undef GX
 	free(f);
 	free(nq);
+	free(nb);
 	free(nj);
-	free(gq);
-	free(gj);
+	free(sm);
+	free(sj);
 }
 
 /* Writes plan pl on g: @stage, and @replicas (the stage's device m
@@ -422,16 +457,23 @@ static void write_pipeline(Graph *g, const TaskGraph *t, const PModel *pm,
 {
 	BatchInfo b;
 	batch_analyze(g, &b);
-	int m = pl->m;
-	if (b.batch < m)
+	int m = pl->m, maxd = 1;
+	for (int s = 0; s < pl->S; s++)
+		maxd = pl->nd[s] > maxd ? pl->nd[s] : maxd;
+	if (b.batch < (int64_t)m * maxd)
 		m = 1;
-	int64_t *shares = xmalloc(sizeof(int64_t) * (size_t)(m + 1));
-	double *ones = xmalloc(sizeof(double) * (size_t)(m + 1));
-	int *devs = xmalloc(sizeof(int) * (size_t)(m + 1));
-	for (int j = 0; j < m; j++)
+	/* Micro-batch j has msz[j] rows in every stage; a data-parallel
+	 * stage splits it evenly over its devices. */
+	int64_t *msz = xmalloc(sizeof(int64_t) * (size_t)(m + 1));
+	int64_t *shares = xmalloc(sizeof(int64_t) * (size_t)(m * maxd + 1));
+	double *ones = xmalloc(sizeof(double) * (size_t)(m + maxd + 1));
+	int *devs = xmalloc(sizeof(int) * (size_t)(m * maxd + 1));
+	for (int j = 0; j < m + maxd; j++)
 		ones[j] = 1;
 	if (m > 1)
-		plan_shares(b.batch, m, ones, shares);
+		plan_shares(b.batch, m, ones, msz);
+	else
+		msz[0] = b.batch;
 	for (uint32_t i = 0; i < g->nops && i < t->nops; i++) {
 		Op *op = g->ops[i];
 		uint32_t v = t->op_node[i];
@@ -454,12 +496,20 @@ static void write_pipeline(Graph *g, const TaskGraph *t, const PModel *pm,
 			batched |= batch_okind(&b, op, k) != OK_FULL;
 		for (uint32_t k = 0; k < op->nin; k++)
 			batched |= b.idim[b.inbase[i] + k] >= 0;
-		if (m > 1 && b.replicable[i] && batched &&
+		int nd = m > 1 || b.batch >= pl->nd[s] ? pl->nd[s] : 1;
+		if ((m > 1 || nd > 1) && b.batch > 0 && b.replicable[i] && batched &&
 		    !op_has_role(g, op, ROLE_UPDATE) && !op_has_role(g, op, ROLE_PARAM)) {
-			for (int j = 0; j < m; j++)
-				devs[j] = pl->dev[s];
-			plan_write_replicas(g, op, t->c, devs, shares, m);
-			op_set_ann(g, op, ANN_MICRO, val_int(g->arena, m));
+			for (int j = 0; j < m; j++) {
+				if (nd > 1)
+					plan_shares(msz[j], nd, ones, shares + j * nd);
+				else
+					shares[j] = msz[j];
+				for (int x = 0; x < nd; x++)
+					devs[j * nd + x] = pm->L[pl->li[s] + x];
+			}
+			plan_write_replicas(g, op, t->c, devs, shares, m * nd);
+			if (m > 1)
+				op_set_ann(g, op, ANN_MICRO, val_int(g->arena, m));
 		} else {
 			op_unset(g, op, ann_key(ANN_REPLICAS));
 			op_unset(g, op, ann_key(ANN_SHARES));
@@ -467,6 +517,7 @@ static void write_pipeline(Graph *g, const TaskGraph *t, const PModel *pm,
 				   val_str(g->arena, t->c->devs[pl->dev[s]].name));
 		}
 	}
+	free(msz);
 	free(shares);
 	free(ones);
 	free(devs);
@@ -495,7 +546,9 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 	c.pass = "comm";
 	if (pass_comm(&c) == EXIT_OK) {
 		c.pass = "order";
-		if (pass_order(&c) == EXIT_OK && sim_run(h, &m, &r, &d) == EXIT_OK) {
+		int S, M;
+		if (order_1f1b(&c, &m, &S, &M) <= EXIT_OK &&
+		    sim_run(h, &m, &r, &d) == EXIT_OK) {
 			span = r.makespan;
 			*oom = r.oom;
 			sim_free(&r);
@@ -582,38 +635,48 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	}
 	lo = fmax(lo, 1e-12);
 	hi = fmax(hi, lo);
-	PPlan *all = xmalloc(sizeof(PPlan) * (size_t)(nm * (NCAP + 1) * (maxS + 1) + 1));
+	PPlan *all = xmalloc(sizeof(PPlan) * (size_t)(2 * nm * (NCAP + 1) * (maxS + 1) + 1));
 	PPlan *row = xmalloc(sizeof(PPlan) * (size_t)(maxS + 1));
 	int nall = 0;
 	for (int a = 0; a < nm; a++)
 		for (int ci = 0; ci <= NCAP; ci++) {
 			double C = ci == NCAP ? INFINITY
 				 : lo * pow(hi / lo, (double)ci / (NCAP - 1)) / mlist[a];
-			dp_run(&pm, mlist[a], C, maxS, row);
-			for (int k = 1; k <= maxS; k++)
-				if (isfinite(row[k].est) && (!want_s || k == want_s))
-					all[nall++] = row[k];
+			for (int multi = 0; multi < 2; multi++) {
+				dp_run(&pm, mlist[a], batch, C, maxS, multi, row);
+				for (int k = 1; k <= maxS; k++)
+					if (isfinite(row[k].est) && (!want_s || k == want_s))
+						all[nall++] = row[k];
+			}
 		}
 	qsort(all, (size_t)nall, sizeof *all, plan_cmp);
-	/* The best few distinct plans, judged by the full simulator. */
-	int chosen = -1, judged = 0;
+	/* The best few distinct plans of each kind, judged by the full
+	 * simulator. */
+	int chosen = -1, judged[2] = {0, 0};
 	double bspan = INFINITY;
 	bool boom = true;
-	for (int i = 0; i < nall && judged < NFINAL; i++) {
+	for (int i = 0; i < nall && (judged[0] < NFINAL1 || judged[1] < NFINAL2); i++) {
+		int kind = 0;
+		for (int st = 0; st < all[i].S; st++)
+			kind |= all[i].nd[st] > 1;
+		if (judged[kind] >= (kind ? NFINAL2 : NFINAL1))
+			continue;
 		bool dup = false;
 		for (int j = 0; j < i && !dup; j++)
 			dup = all[j].S == all[i].S && all[j].m == all[i].m &&
 			      memcmp(all[j].dev, all[i].dev, sizeof(int) * (size_t)all[i].S) == 0 &&
-			      memcmp(all[j].cut, all[i].cut, sizeof(int) * (size_t)all[i].S) == 0;
+			      memcmp(all[j].cut, all[i].cut, sizeof(int) * (size_t)all[i].S) == 0 &&
+			      memcmp(all[j].nd, all[i].nd, sizeof(int) * (size_t)all[i].S) == 0;
 		if (dup)
 			continue;
-		judged++;
+		judged[kind]++;
 		bool oom;
 		double x = judge(ctx, t, &pm, &all[i], &oom);
 		if (ctx->report)
-			fprintf(ctx->report, "  pipeline S=%d m=%d: estimated %.6g s, "
+			fprintf(ctx->report, "  pipeline S=%d m=%d%s: estimated %.6g s, "
 				"%.6g s%s (simulated)\n", all[i].S, all[i].m,
-				all[i].est, x, oom ? ", out of memory" : "");
+				kind ? " (data-parallel stages)" : "", all[i].est, x,
+				oom ? ", out of memory" : "");
 		if (isfinite(x) && ((boom && !oom) || (boom == oom && x < bspan))) {
 			chosen = i;
 			bspan = x;
@@ -635,7 +698,9 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 				"micro-batches, %ld work units; stages:", pl->S, pl->m,
 				pm.work);
 			for (int s = 0; s < pl->S; s++)
-				fprintf(ctx->report, " %s[%d,%d)", t->c->devs[pl->dev[s]].name,
+				fprintf(ctx->report, " %s%s[%d,%d)", t->c->devs[pl->dev[s]].name,
+					pl->nd[s] > 1 ? arena_printf(ctx->scratch, "+%d",
+								     pl->nd[s] - 1) : "",
 					pl->cut[s], pl->cut[s + 1]);
 			fprintf(ctx->report, " of %d segments; estimated %.6g s\n",
 				pm.nseg, pl->est);
