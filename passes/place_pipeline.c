@@ -17,13 +17,16 @@
  * position among its consumers (a weight gradient goes where its update
  * is; a gradient flows back to the earliest layer that uses it), and what
  * is left the least position of its consumers.  A stage is a contiguous
- * range of positions on one device, so every layer's forward, backward,
- * weights and optimizer state share a device and only activations and
- * their gradients cross stages.
+ * range of positions on one device, or data-parallel on the devices of
+ * one machine (Metis's and Sailor's data-parallel stages, here within
+ * one machine), so every layer's forward, backward, weights and
+ * optimizer state share a stage and only activations and their gradients
+ * cross stages.
  *
  * Search.  The positions are cut into at most 48 segments of about equal
  * work; a dynamic program over (stages left k, first segment p, device i
- * in a fixed device list L) minimises the fill-and-drain time Σ stage
+ * in a fixed device list L, block b: L[i] alone or the rest of its
+ * machine) minimises the fill-and-drain time Σ stage
  * times + Σ 2 × boundary transfers of one micro-batch, with every stage
  * and transfer under a cap C and every stage within its device's memory:
  * weights, their accumulated and partial gradients and the optimizer
@@ -35,11 +38,13 @@
  * bottleneck (the slowest stage or transfer); it is minimised over the
  * caps C (a geometric grid), the stage count and m ∈ {1, 2, 4, ..., 32}.
  * The work is counted, not timed: O(|m| · |C| · S · (P²·L + P·L²)).
- * The best few plans by estimate are materialised (comm, then order's
- * 1F1B schedule) on copies of the graph and the full simulator picks the
- * one that runs fastest in memory.
+ * The best few plans by estimate (of single-device stages, and of data-
+ * parallel ones, separately) are materialised (comm, then order's 1F1B
+ * schedule) on copies of the graph and the full simulator picks the one
+ * that runs fastest in memory.
  *
- * Not modelled: data parallelism inside a stage (every stage has one
+ * Not modelled: data-parallel stages across machines or over part of a
+ * machine, AllReduce inside a stage (its gradients meet on its first
  * device), interleaved stages, recomputation. */
 #include "plan.h"
 #include "taskgraph.h"
