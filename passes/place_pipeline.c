@@ -12,11 +12,11 @@
  * Stages.  The forward ops, in the CPD-TOPO order of the op graph
  * (Celeritas Algorithm 1), get positions 0, 1, ...; every other op
  * inherits one: a parameter the first position that reads it, an update
- * its parameter's, a backward op its parameter's when it reads one (the
- * input gradient of a layer needs the layer's weights), else the least
- * position among its consumers (a weight gradient goes where its update
- * is; a gradient flows back to the earliest layer that uses it), and what
- * is left the least position of its consumers.  A stage is a contiguous
+ * its parameter's, a backward op the latest of the parameters and
+ * forward values it reads and the least position of its consumers (an
+ * input gradient needs its layer's weights, a weight gradient its
+ * activations and goes to its update), and what is left the least
+ * position of its consumers.  A stage is a contiguous
  * range of positions on one device, or data-parallel on the devices of
  * one machine (Metis's and Sailor's data-parallel stages, here within
  * one machine), so every layer's forward, backward, weights and
@@ -78,6 +78,9 @@ typedef struct PModel {
 	int *rest;               /* [nl]: devices from L[i] to the end of its
 				  * machine in L */
 	double *tmem;            /* [nseg]: largest temporary */
+	double *xp;              /* [nseg + 1]: parameter bytes sent once to a
+				  * stage starting at segment q (and their
+				  * gradients back) */
 	double *xf, *xb;         /* [nseg + 1]: bytes crossing the cut before
 				  * segment p, forward and backward */
 	int *seg;                /* [t->n]: segment of each node */
@@ -137,9 +140,9 @@ static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
 				pos[v] = pos[w];
 		}
 	}
-	/* Updates: their parameter's; backward ops reading a parameter: its. */
+	/* Updates: their parameter's. */
 	for (uint32_t v = 0; v < n; v++) {
-		if (role[v] != ROLE_UPDATE && role[v] != ROLE_BWD)
+		if (role[v] != ROLE_UPDATE)
 			continue;
 		for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1]; e++) {
 			uint32_t u = t->pred[e].node;
@@ -147,6 +150,35 @@ static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
 			    (pos[v] == none || pos[u] > pos[v]))
 				pos[v] = pos[u];
 		}
+	}
+	/* Backward ops, consumers first: the latest of the parameters and
+	 * forward values (not the loss's gradient) they read (a layer's
+	 * input gradient needs its
+	 * weights, a weight gradient its activations) and the least
+	 * position of their consumers (a weight gradient goes to its
+	 * update; a gradient to where it is used).  A tied weight's gradient
+	 * contribution is then computed where the activations are and sent
+	 * once, not each micro-batch's activations to the weight. */
+	for (uint32_t j = n; j-- > 0;) {
+		uint32_t v = t->topo[j];
+		if (role[v] != ROLE_BWD)
+			continue;
+		uint32_t c = none;
+		int64_t best = -1;
+		for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1]; e++) {
+			uint32_t u = t->pred[e].node;
+			if (role[u] != ROLE_BWD && role[u] != ROLE_UPDATE &&
+			    role[u] != ROLE_LOSS && pos[u] != none &&
+			    (int64_t)pos[u] > best)
+				best = pos[u];
+		}
+		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++)
+			if (pos[t->succ[e].node] < c)
+				c = pos[t->succ[e].node];
+		if (c != none && (int64_t)c > best)
+			best = c;
+		if (best >= 0)
+			pos[v] = (uint32_t)best;
 	}
 	/* The rest, in reverse topological order: the least position of
 	 * their consumers. */
@@ -242,11 +274,19 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 		pm->amem[s + 1] += pm->amem[s];
 		pm->pmem[s + 1] += pm->pmem[s];
 	}
-	/* Bytes across each cut (difference arrays); parameters' edges are
-	 * sent once, not per micro-batch: left out. */
+	/* Bytes across each cut (difference arrays); parameters read in a
+	 * later stage (tied weights) go there once per iteration, not per
+	 * micro-batch, and their gradients come back. */
+	pm->xp = xcalloc((size_t)S + 2, sizeof(double));
 	for (uint32_t u = 0; u < n; u++) {
-		if (pos[u] & 0x80000000u)
+		if (pos[u] & 0x80000000u) {
+			for (uint32_t e = t->succ_start[u]; e < t->succ_start[u + 1]; e++) {
+				int a = pm->seg[u], b = pm->seg[t->succ[e].node];
+				if (b > a)
+					pm->xp[b] += 2 * t->succ[e].bytes;
+			}
 			continue;
+		}
 		for (uint32_t e = t->succ_start[u]; e < t->succ_start[u + 1]; e++) {
 			int a = pm->seg[u], b = pm->seg[t->succ[e].node];
 			double by = t->succ[e].bytes;
@@ -309,6 +349,7 @@ static void model_free(PModel *pm)
 	free(pm->pmem);
 	free(pm->rest);
 	free(pm->tmem);
+	free(pm->xp);
 	free(pm->xf);
 	free(pm->xb);
 	free(pm->seg);
@@ -350,8 +391,9 @@ static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
 						int bj = sj[GX(q, i, j + 1)];
 						if (isfinite(x)) {
 							double ct = cut_time(pm, q, i, j, m);
-							if (ct <= C && x + 2 * ct < best) {
-								best = x + 2 * ct;
+							double once = pm->xp[q] > 0 ? tg_comm(pm->t, pm->L[i], pm->L[j], pm->xp[q]) : 0;
+							if (ct <= C && x + 2 * ct + once < best) {
+								best = x + 2 * ct + once;
 								bj = j;
 							}
 						}
