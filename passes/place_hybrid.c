@@ -111,6 +111,8 @@ typedef struct PlanSim {
 	Heap h;
 	double span;
 	long evals;
+	Graph *pipe;             /* -O2: the pipeline placer's plan, on a
+				  * copy of the graph, or NULL */
 } PlanSim;
 
 /* ---- links ------------------------------------------------------------- */
@@ -723,6 +725,8 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 
 static void ps_free(PlanSim *ps)
 {
+	if (ps->pipe)
+		graph_free(ps->pipe);
 	for (int k = 0; k < ps->nsets; k++) {
 		free(ps->sets[k].dev);
 		free(ps->sets[k].frac);
@@ -922,11 +926,8 @@ static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		return EXIT_OK;
 	}
 	if (is_pipe(k)) {
-		PassCtx c = *ctx;
-		c.g = g;
-		c.report = NULL;
-		c.best_effort = true;
-		return place_pipeline(&c, t);
+		plan_copy_strategy(ps->pipe, g);
+		return EXIT_OK;
 	}
 	if (k->dp) {
 		PassCtx c = *ctx;
@@ -1111,9 +1112,15 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++)
 			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
 				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
-		/* Pipeline parallelism (place_pipeline.c): its own search, then
-		 * judged here like every other candidate. */
-		cands[nc++] = (Cand){"pipeline", NULL, NULL, 0};
+		/* Pipeline parallelism (place_pipeline.c): its own search, once,
+		 * on a copy of the graph; judged here like every other
+		 * candidate. */
+		PassCtx pc = *ctx;
+		pc.g = ps->pipe = graph_clone(g);
+		pc.report = NULL;
+		pc.best_effort = true;
+		if (place_pipeline(&pc, t) == EXIT_OK)
+			cands[nc++] = (Cand){"pipeline", NULL, NULL, 0};
 	}
 	/* Materialised size: data parallelism replicates (nearly) every op
 	 * on every device. */

@@ -759,3 +759,43 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	tg_free(t);
 	return rc;
 }
+
+/* A copy of strategy value v (strings, integers, booleans, lists of them)
+ * in arena a. */
+static Value *strategy_value(Arena *a, const Value *v)
+{
+	switch (v->kind) {
+	case V_STR: return val_str(a, v->s);
+	case V_IDENT: return val_ident(a, v->s);
+	case V_INT: return val_int(a, v->i);
+	case V_BOOL: return val_bool(a, v->b);
+	case V_LIST: {
+		Value *l = val_list(a, v->list.n);
+		for (uint32_t i = 0; i < v->list.n; i++)
+			l->list.items[i] = strategy_value(a, v->list.items[i]);
+		return l;
+	}
+	default: return NULL;
+	}
+}
+
+void plan_copy_strategy(const Graph *from, Graph *to)
+{
+	static const AnnKey keys[] = {ANN_DEVICE, ANN_REPLICAS, ANN_SHARES,
+				      ANN_DUP, ANN_SYNC, ANN_PS, ANN_MICRO,
+				      ANN_STAGE};
+	for (uint32_t i = 0; i < from->nops && i < to->nops; i++) {
+		const Op *a = from->ops[i];
+		Op *b = to->ops[i];
+		if (a->dead || b->dead)
+			continue;
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+			const Value *v = op_ann(from, a, keys[k]);
+			Value *c = v ? strategy_value(to->arena, v) : NULL;
+			if (c)
+				op_set_ann(to, b, keys[k], c);
+			else
+				op_unset(to, b, ann_key(keys[k]));
+		}
+	}
+}

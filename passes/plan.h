@@ -91,6 +91,9 @@ int place_hybrid(PassCtx *ctx, const struct TaskGraph *t);
  * ctx->g as @stage, @replicas + @micro or @device.  Builds its own op-level
  * task graph (t may be the fused one and is not used). */
 int place_pipeline(PassCtx *ctx, const struct TaskGraph *t);
+/* Copies every op's strategy annotations (@device, @replicas, @shares,
+ * @dup, @sync, @ps, @micro, @stage) from a clone of to (same op ids). */
+void plan_copy_strategy(const Graph *from, Graph *to);
 /* comm.c, for judging plans on a copy of the graph. */
 int pass_comm(PassCtx *ctx);
 
