@@ -245,6 +245,10 @@ void pipeline_1f1b(int S, int m, double tf, double tb, double *fstart,
 	free(free_at);
 }
 
+/* The largest pipeline order orders: stages, and stages × micro-batches
+ * (pipeline_1f1b is O(S² m)). */
+enum { MAXSTAGES = 64, MAXPIPE = 1 << 20 };
+
 typedef struct PipeKey {
 	double key, rank;
 	uint32_t pos, id;
@@ -280,14 +284,28 @@ int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro)
 		int64_t j, mm, s, ss;
 		const Op *op = g->ops[i];
 		if (!op->dead && pair_ann(g, op, ANN_MICROBATCH, &j, &mm) &&
-		    pair_ann(g, op, ANN_STAGE, &s, &ss) && j < mm && s < ss &&
-		    mm < (1 << 20) && ss < (1 << 12)) {
+		    pair_ann(g, op, ANN_STAGE, &s, &ss) && j < mm && s < ss) {
+			if (mm > MAXPIPE || ss > MAXSTAGES) {
+				diag_error(ctx->diag, op->loc, "order: '%s' is in "
+					   "stage %lld of %lld, micro-batch %lld of "
+					   "%lld: 1F1B orders at most %d stages of at "
+					   "most %d micro-batches", op->name,
+					   (long long)s, (long long)ss, (long long)j,
+					   (long long)mm, MAXSTAGES, MAXPIPE / MAXSTAGES);
+				return EXIT_BADINPUT;
+			}
 			S = ss > S ? (int)ss : S;
 			M = mm > M ? (int)mm : M;
 		}
 	}
 	if (S < 1 || M < 1)
 		return -1;
+	if ((int64_t)S * M > MAXPIPE) {
+		diag_error(ctx->diag, (Loc){g->src_file, 0, 0}, "order: a pipeline "
+			   "of %d stages and %d micro-batches: 1F1B orders at most "
+			   "%d (stage, micro-batch) pairs", S, M, MAXPIPE);
+		return EXIT_BADINPUT;
+	}
 	const uint32_t *topo = graph_topo(g);
 	if (!topo)
 		return pass_internal_error(ctx, "the graph has a cycle");
