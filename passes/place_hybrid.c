@@ -1112,6 +1112,16 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++)
 			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
 				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
+	}
+	/* Materialised size: data parallelism replicates (nearly) every op
+	 * on every device. */
+	double size = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		size += !g->ops[i]->dead;
+	size *= t->ndev;
+	int chosen = 0;
+	double limit = pass_opt_num(ctx, "portfolio");
+	if (o2 && size <= limit) {
 		/* Pipeline parallelism (place_pipeline.c): its own search, once,
 		 * on a copy of the graph; judged here like every other
 		 * candidate. */
@@ -1122,14 +1132,6 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		if (place_pipeline(&pc, t) == EXIT_OK)
 			cands[nc++] = (Cand){"pipeline", NULL, NULL, 0};
 	}
-	/* Materialised size: data parallelism replicates (nearly) every op
-	 * on every device. */
-	double size = 0;
-	for (uint32_t i = 0; i < g->nops; i++)
-		size += !g->ops[i]->dead;
-	size *= t->ndev;
-	int chosen = 0;
-	double limit = pass_opt_num(ctx, "portfolio");
 	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	bool infeasible = false, simulated = false;

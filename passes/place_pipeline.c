@@ -57,7 +57,7 @@
  * data-parallel stage are judged by the simulator (the estimate ranks
  * plans of one kind better than it compares the kinds). */
 enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NFINAL1 = 3, NFINAL2 = 2,
-       MAXOPS = 4000000 };
+       MAXOPS = 1000000 };
 
 typedef struct PPlan {
 	int S, m;
@@ -660,7 +660,8 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 		return EXIT_USAGE;
 	}
 	/* m: at most the batch, and the materialised plan (about ops × m)
-	 * within MAXOPS, so judging it stays cheap at any graph size. */
+	 * within MAXOPS (a million), so judging it stays cheap at any graph
+	 * size. */
 	static const int ms[] = {1, 2, 4, 8, 16, 32};
 	int nm = 0, mlist[8];
 	double live = 0;
