@@ -84,6 +84,7 @@ typedef struct PModel {
 	double *xf, *xb;         /* [nseg + 1]: bytes crossing the cut before
 				  * segment p, forward and backward */
 	int *seg;                /* [t->n]: segment of each node */
+	bool ignore_mem;         /* --best-effort when nothing fits */
 	long work;
 } PModel;
 
@@ -423,7 +424,7 @@ static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
 						double mem = pm->wmem[q] - pm->wmem[p] +
 							     ((pm->amem[q] - pm->amem[p]) *
 							      inflight + tm) / m / b;
-						if (mem > cap)
+						if (mem > cap && !pm->ignore_mem)
 							break;
 						double sync = b > 1 ? 2 * (b - 1) *
 							tg_comm(pm->t, d, pm->L[i + 1],
@@ -612,7 +613,14 @@ static int plan_cmp(const void *pa, const void *pb)
 		return a->est < b->est ? -1 : 1;
 	if (a->S != b->S)
 		return a->S - b->S;
-	return a->m - b->m;
+	if (a->m != b->m)
+		return a->m - b->m;
+	size_t n = sizeof(int) * (size_t)a->S;
+	int c = memcmp(a->cut, b->cut, n);
+	if (c)
+		return c;
+	c = memcmp(a->li, b->li, n);
+	return c ? c : memcmp(a->nd, b->nd, n);
 }
 
 /* Option key: 0 for auto, else an integer in [1, max]; -1 (reported)
@@ -683,20 +691,27 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	}
 	lo = fmax(lo, 1e-12);
 	hi = fmax(hi, lo);
-	PPlan *all = xmalloc(sizeof(PPlan) * (size_t)(2 * nm * (NCAP + 1) * (maxS + 1) + 1));
-	PPlan *row = xmalloc(sizeof(PPlan) * (size_t)(maxS + 1));
+	PPlan *all = xcalloc((size_t)(2 * nm * (NCAP + 1) * (maxS + 1) + 1), sizeof(PPlan));
+	PPlan *row = xcalloc((size_t)(maxS + 1), sizeof(PPlan));
 	int nall = 0;
-	for (int a = 0; a < nm; a++)
-		for (int ci = 0; ci <= NCAP; ci++) {
-			double C = ci == NCAP ? INFINITY
-				 : lo * pow(hi / lo, (double)ci / (NCAP - 1)) / mlist[a];
-			for (int multi = 0; multi < 2; multi++) {
-				dp_run(&pm, mlist[a], batch, C, maxS, multi, row);
-				for (int k = 1; k <= maxS; k++)
-					if (isfinite(row[k].est) && (!want_s || k == want_s))
-						all[nall++] = row[k];
+	/* Nothing fits: with --best-effort, the plans memory would rule out. */
+	for (int pass = 0; pass < 2 && !nall; pass++) {
+		pm.ignore_mem = pass == 1;
+		if (pm.ignore_mem && !ctx->best_effort)
+			break;
+		for (int a = 0; a < nm; a++)
+			for (int ci = 0; ci <= NCAP; ci++) {
+				double C = ci == NCAP ? INFINITY
+					 : lo * pow(hi / lo, (double)ci / (NCAP - 1)) / mlist[a];
+				for (int multi = 0; multi < 2; multi++) {
+					dp_run(&pm, mlist[a], batch, C, maxS, multi, row);
+					for (int k = 1; k <= maxS; k++)
+						if (isfinite(row[k].est) &&
+						    (!want_s || k == want_s))
+							all[nall++] = row[k];
+				}
 			}
-		}
+	}
 	qsort(all, (size_t)nall, sizeof *all, plan_cmp);
 	/* The best few distinct plans of each kind, judged by the full
 	 * simulator. */
