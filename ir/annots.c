@@ -121,16 +121,27 @@ static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 			snprintf(msg, n, "expected a non-empty list of devices");
 			return false;
 		}
+		/* Distinct devices, or (a pipeline's micro-batches, @micro)
+		 * k distinct devices repeated whole, in the same order. */
+		uint32_t k = 1;
+		while (k < v->list.n && is_word(v->list.items[k]) &&
+		       is_word(v->list.items[0]) &&
+		       strcmp(v->list.items[k]->s, v->list.items[0]->s))
+			k++;
 		for (uint32_t i = 0; i < v->list.n; i++) {
 			if (!check_device(g, v->list.items[i], msg, n))
 				return false;
-			for (uint32_t j = 0; j < i; j++)
-				if (strcmp(v->list.items[j]->s,
-					   v->list.items[i]->s) == 0) {
-					snprintf(msg, n, "device '%s' listed twice",
-						 v->list.items[i]->s);
-					return false;
-				}
+			bool ok = i < k || (v->list.n % k == 0 &&
+					    strcmp(v->list.items[i - k]->s,
+						   v->list.items[i]->s) == 0);
+			for (uint32_t j = 0; j < i && j < k && i < k; j++)
+				ok &= strcmp(v->list.items[j]->s, v->list.items[i]->s) != 0;
+			if (!ok) {
+				snprintf(msg, n, "device '%s' listed twice (only a "
+					 "pipeline's list of devices repeats, whole)",
+					 v->list.items[i]->s);
+				return false;
+			}
 		}
 		return true;
 	case AK_SHARES:

@@ -146,6 +146,37 @@ static bool is_value_name(const char *s)
 	return true;
 }
 
+static bool is_name(const Value *v)
+{
+	return v->kind == V_STR || v->kind == V_IDENT;
+}
+
+/* A device list that repeats (a pipeline's micro-batches) needs @micro
+ * equal to the number of repeats, and @micro needs such a list. */
+static void check_micro(const Graph *g, Diag *d, const Op *op)
+{
+	const Value *r = op_ann(g, op, ANN_REPLICAS), *m = op_ann(g, op, ANN_MICRO);
+	if (m && m->kind == V_INT && (m->i < 1 || !r || r->kind != V_LIST ||
+				      r->list.n % (uint32_t)m->i)) {
+		diag_error(d, op->loc, "@micro of %%%s: expected a positive number "
+			   "of micro-batches dividing the length of @replicas",
+			   op->name);
+		return;
+	}
+	if (!r || r->kind != V_LIST || r->list.n < 2 || !is_name(r->list.items[0]))
+		return;
+	uint32_t k = 1;
+	while (k < r->list.n && is_name(r->list.items[k]) &&
+	       strcmp(r->list.items[k]->s, r->list.items[0]->s))
+		k++;
+	if (k < r->list.n && (!m || m->kind != V_INT ||
+			      (int64_t)(r->list.n / k) != m->i))
+		diag_error(d, op->loc, "@replicas of %%%s: device '%s' listed "
+			   "twice (a pipeline's list repeats its stage's devices "
+			   "@micro = %u times)", op->name, r->list.items[0]->s,
+			   r->list.n / k);
+}
+
 /* Names: printable, unique (each resolves to this op and output). */
 static void check_names(Graph *g, Diag *d, const Op *op)
 {
@@ -232,6 +263,7 @@ int graph_verify(Graph *g, Diag *d)
 				       sizeof msg))
 				diag_error(d, op->loc, "%s of %%%s: %s",
 					   op->attrs[a].key, op->name, msg);
+		check_micro(g, d, op);
 	}
 	Value *b = graph_attr(g, "batch");
 	if (b && (b->kind != V_INT || b->i <= 0))

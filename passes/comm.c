@@ -52,12 +52,14 @@ typedef struct Place {
 	int64_t *begin, *size;   /* [n] batch shards, or NULL (not split) */
 	int part;                /* id of the shard list, or -1 */
 	bool dup;                /* replicas compute whole values */
+	int micro;               /* pipelined: micro-batches (replica r
+				  * computes micro-batch r / (n / micro)) */
 	Op **rep;                /* [n] the op of each replica */
 	const char *sync;        /* a replicated update's @sync, or NULL */
 } Place;
 
 /* Cache keys. */
-enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR };
+enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR, T_MGATHER };
 
 typedef struct Slot {
 	uint32_t a, b, c, d, tag;
@@ -311,7 +313,7 @@ static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 		return s->r;
 	Graph *g = m->g;
 	const char *org = origin_of(m, u);
-	Op *op;
+	Op *op = NULL;
 	if (kind == OK_SPLIT) {
 		/* ConcatV2(pieces..., axis) along the batch dimension, in the
 		 * view's shape when the slices are contiguous only there. */
@@ -339,6 +341,35 @@ static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 			s->r = w;
 			return w;
 		}
+	} else if (p->micro && p->n > 2) {
+		/* Gradient accumulation over micro-batches: on each of the
+		 * stage's kk devices a chain of two-input AddNs in micro-batch
+		 * order, so each partial sum is added (and freed) as soon as it
+		 * is ready rather than all m being held; then the kk running
+		 * sums meet on d. */
+		int kk = p->n / p->micro;
+		Input *local = arena_alloc(m->ctx->scratch, sizeof(Input) * (size_t)kk);
+		for (int i = 0; i < kk; i++) {
+			Input acc = {p->rep[i], k, false};
+			for (int r = i + kk; r < p->n; r += kk) {
+				op = new_op(m, arena_printf(g->arena, "%s/sum", u->name),
+					    "AddN", 2, 1, p->dev[i], org);
+				op->in[0] = acc;
+				op->in[1] = (Input){p->rep[r], k, false};
+				op->out[0] = u->out[k];
+				acc = (Input){op, 0, false};
+			}
+			Ref x = transfer(m, (Ref){acc.src, acc.idx}, d);
+			local[i] = (Input){x.op, x.idx, false};
+		}
+		if (kk > 1) {
+			op = new_op(m, arena_printf(g->arena, "%s/sum", u->name), "AddN",
+				    (uint32_t)kk, 1, d, org);
+			memcpy(op->in, local, sizeof(Input) * (size_t)kk);
+		} else {
+			op = local[0].src;
+		}
+		m->nsum++;
 	} else {
 		op = new_op(m, arena_printf(g->arena, "%s/sum", u->name), "AddN",
 			    (uint32_t)p->n, 1, d, org);
@@ -447,6 +478,100 @@ static Ref const_slice(Comm *m, Op *k, int dim, int64_t begin, int64_t size,
 	return s->r;
 }
 
+/* Rows [begin, begin + size) of x, a value of output k of u holding
+ * `rows` rows of the batch along dim (in view v), by a Slice on d. */
+static Ref slice_rows(Comm *m, Op *u, uint32_t k, Ref x, int dim,
+		      const View *v, int64_t rows, int64_t begin, int64_t size,
+		      int d)
+{
+	const Type *t0 = type_of(x);
+	const int64_t *dims = v ? v->dims : t0->dims;
+	int rank = v ? v->rank : t0->rank, vd = v ? v->dim : dim;
+	if (v)
+		x = reshape_to(m, x, v->dims, v->rank, d, origin_of(m, u));
+	int64_t scale = dims[vd] / rows;
+	int64_t *b = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
+	int64_t *z = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
+	for (int i = 0; i < rank; i++) {
+		b[i] = i == vd ? begin * scale : 0;
+		z[i] = i == vd ? size * scale : dims[i];
+	}
+	bool fresh;
+	Slot *s = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d,
+			    (uint32_t)b[vd], T_SPLIT + 16 * (uint32_t)z[vd], &fresh);
+	if (fresh) {
+		Graph *g = m->g;
+		const char *org = origin_of(m, u);
+		Op *bc = int_const(m, arena_printf(g->arena, "%s/slice/begin", u->name),
+				   b, rank, false, DT_I64, d, org);
+		Op *zc = int_const(m, arena_printf(g->arena, "%s/slice/size", u->name),
+				   z, rank, false, DT_I64, d, org);
+		Op *sl = new_op(m, arena_printf(g->arena, "%s/slice", u->name),
+				"Slice", 3, 1, d, org);
+		sl->in[0] = (Input){x.op, x.idx, false};
+		sl->in[1] = (Input){bc, 0, false};
+		sl->in[2] = (Input){zc, 0, false};
+		sl->out[0] = type_make(g->arena, t0->dt, rank, z);
+		Ref y = {sl, 0};
+		if (v)
+			y = reshape_to(m, y, shard_dims(m, u->out[k].dims,
+							u->out[k].rank, dim, size),
+				       u->out[k].rank, d, org);
+		m->nsplit++;
+		s = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d,
+			      (uint32_t)b[vd], T_SPLIT + 16 * (uint32_t)z[vd], &fresh);
+		s->r = y;
+	}
+	return s->r;
+}
+
+/* The batch rows of micro-batch j of a pipelined place p: its replicas
+ * j·kk .. j·kk + kk - 1 (kk = n / micro). */
+static void micro_range(const Place *p, int j, int64_t *begin, int64_t *size)
+{
+	int kk = p->n / p->micro;
+	*begin = p->begin[j * kk];
+	*size = 0;
+	for (int i = 0; i < kk; i++)
+		*size += p->size[j * kk + i];
+}
+
+/* Micro-batch j of output k of u (pipelined, OK_SPLIT along dim), whole
+ * on device d: its one replica's output, or its replicas' ConcatV2. */
+static Ref micro_whole(Comm *m, Op *u, uint32_t k, const Place *p, int j,
+		       int d, int dim)
+{
+	int kk = p->n / p->micro;
+	if (kk == 1)
+		return transfer(m, (Ref){p->rep[j], k}, d);
+	bool fresh;
+	Slot *s = cache_get(&m->cache, u->id, k, (uint32_t)d, (uint32_t)j,
+			    T_MGATHER, &fresh);
+	if (!fresh)
+		return s->r;
+	Graph *g = m->g;
+	const char *org = origin_of(m, u);
+	int64_t ax = dim, b0, sz;
+	micro_range(p, j, &b0, &sz);
+	Op *axis = int_const(m, arena_printf(g->arena, "%s/concat/axis", u->name),
+			     &ax, 1, true, DT_I32, d, org);
+	Op *op = new_op(m, arena_printf(g->arena, "%s/concat", u->name),
+			"ConcatV2", (uint32_t)kk + 1, 1, d, org);
+	for (int i = 0; i < kk; i++) {
+		Ref x = transfer(m, (Ref){p->rep[j * kk + i], k}, d);
+		op->in[i] = (Input){x.op, x.idx, false};
+	}
+	op->in[kk] = (Input){axis, 0, false};
+	const Type *t = &u->out[k];
+	op->out[0] = type_make(g->arena, t->dt, t->rank, t->dims);
+	op->out[0].dims[dim] = t->dims[dim] / m->b.batch * sz;
+	m->nconcat++;
+	s = cache_get(&m->cache, u->id, k, (uint32_t)d, (uint32_t)j, T_MGATHER,
+		      &fresh);
+	s->r = (Ref){op, 0};
+	return s->r;
+}
+
 /* Slice r (of the consumer's shard list) of output k of u, along dim
  * (in view v), on the consumer's replica device. */
 static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
@@ -465,47 +590,26 @@ static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
 	if ((kind_of(m, u, k) == OK_FULL || kind_of(m, u, k) == OK_LOCAL) &&
 	    p->n > 1 && p->dev[nearest(m, p, d)] == d) {
 		/* Every replica holds the whole value: slice it in place. */
-		Ref x = whole(m, u, k, d);
-		const Type *t0 = type_of(x);
-		const int64_t *dims = v ? v->dims : t0->dims;
-		int rank = v ? v->rank : t0->rank, vd = v ? v->dim : dim;
-		if (v)
-			x = reshape_to(m, x, v->dims, v->rank, d, origin_of(m, u));
-		int64_t scale = dims[vd] / m->b.batch;
-		int64_t *b = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
-		int64_t *z = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
-		for (int i = 0; i < rank; i++) {
-			b[i] = i == vd ? cons->begin[r] * scale : 0;
-			z[i] = i == vd ? cons->size[r] * scale : dims[i];
+		return slice_rows(m, u, k, whole(m, u, k, d), dim, v, m->b.batch,
+				  cons->begin[r], cons->size[r], d);
+	}
+	if (p->micro && cons->micro == p->micro && !v && p->begin &&
+	    kind_of(m, u, k) == OK_SPLIT && batch_odim(&m->b, u, k) == dim) {
+		/* Pipelines: micro-batch j whole on the first device of the
+		 * consumer's micro-batch j, sliced there (once over a slow
+		 * link, then within the stage's machine). */
+		int kc = cons->n / cons->micro, j = r / kc;
+		int64_t pb, ps, cb, cs;
+		micro_range(p, j, &pb, &ps);
+		micro_range(cons, j, &cb, &cs);
+		if (pb == cb && ps == cs) {
+			int d0 = cons->dev[j * kc];
+			Ref x = micro_whole(m, u, k, p, j, d0, dim);
+			if (cons->size[r] != ps)
+				x = slice_rows(m, u, k, x, dim, NULL, ps,
+					       cons->begin[r] - cb, cons->size[r], d0);
+			return transfer(m, x, d);
 		}
-		bool fresh;
-		Slot *s = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d,
-				    (uint32_t)b[vd], T_SPLIT + 16 * (uint32_t)z[vd], &fresh);
-		if (fresh) {
-			Graph *g = m->g;
-			const char *org = origin_of(m, u);
-			Op *bc = int_const(m, arena_printf(g->arena, "%s/slice/begin", u->name),
-					   b, rank, false, DT_I64, d, org);
-			Op *zc = int_const(m, arena_printf(g->arena, "%s/slice/size", u->name),
-					   z, rank, false, DT_I64, d, org);
-			Op *sl = new_op(m, arena_printf(g->arena, "%s/slice", u->name),
-					"Slice", 3, 1, d, org);
-			sl->in[0] = (Input){x.op, x.idx, false};
-			sl->in[1] = (Input){bc, 0, false};
-			sl->in[2] = (Input){zc, 0, false};
-			sl->out[0] = type_make(g->arena, t0->dt, rank, z);
-			Ref y = {sl, 0};
-			if (v)
-				y = reshape_to(m, y, shard_dims(m, u->out[k].dims,
-								u->out[k].rank, dim,
-								cons->size[r]),
-					       u->out[k].rank, d, org);
-			m->nsplit++;
-			s = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d,
-				      (uint32_t)b[vd], T_SPLIT + 16 * (uint32_t)z[vd], &fresh);
-			s->r = y;
-		}
-		return s->r;
 	}
 	/* Split the whole value on one device and send the slices. */
 	int src;
@@ -633,6 +737,9 @@ static void read_place(Comm *m, Op *op)
 		p->dup = op_ann(g, op, ANN_DUP) && op_ann(g, op, ANN_DUP)->kind == V_BOOL &&
 			 op_ann(g, op, ANN_DUP)->b;
 		p->sync = sync;
+		Value *mv = op_ann(g, op, ANN_MICRO);
+		p->micro = mv && mv->kind == V_INT && mv->i > 1 && n % mv->i == 0
+			   ? (int)mv->i : 0;
 		int64_t B = m->b.batch;
 		if (B > 0 && n > 1 && !p->dup) {
 			p->begin = arena_alloc(a, sizeof(int64_t) * (size_t)n);
@@ -699,6 +806,7 @@ static void params_follow_updates(Comm *m, const uint32_t *topo, uint32_t live)
 			pv->begin = pv->size = NULL;
 			pv->part = -1;
 			pv->dup = false;
+			pv->micro = 0;
 			pv->rep = arena_alloc(m->ctx->scratch,
 					      sizeof(Op *) * (size_t)pu->n);
 		}
@@ -756,6 +864,7 @@ static void drop_strategy(Graph *g, Op *op)
 	op_unset(g, op, ann_key(ANN_DUP));
 	op_unset(g, op, ann_key(ANN_SYNC));
 	op_unset(g, op, ann_key(ANN_PS));
+	op_unset(g, op, ann_key(ANN_MICRO));
 }
 
 /* Does replica work shrink with the shard (any input or output sliced)? */
@@ -894,6 +1003,12 @@ static void materialise(Comm *m, Op *op)
 		pr->list.items[0] = val_int(g->arena, r);
 		pr->list.items[1] = val_int(g->arena, p->n);
 		op_set_ann(g, x, ANN_REPLICA, pr);
+		if (p->micro) {
+			Value *mb = val_list(g->arena, 2);
+			mb->list.items[0] = val_int(g->arena, r / (p->n / p->micro));
+			mb->list.items[1] = val_int(g->arena, p->micro);
+			op_set_ann(g, x, ANN_MICROBATCH, mb);
+		}
 		if (sl) {
 			Value *sh = val_list(g->arena, 2);
 			sh->list.items[0] = val_int(g->arena, p->begin[r]);

@@ -99,4 +99,16 @@ bool write_gir_file(const char *path, const Graph *g);
 bool write_file_atomic(const char *path,
 		       bool (*emit)(FILE *f, const void *arg), const void *arg);
 
+/* ---- order.c ------------------------------------------------------------ */
+/* PipeDream-flush's 1F1B schedule of S stages and m micro-batches, each
+ * forward taking tf and each backward tb on every stage: the start of
+ * forward j on stage s in fstart[s*m + j], of backward j in bstart[s*m + j]
+ * (each S*m entries). */
+void pipeline_1f1b(int S, int m, double tf, double tb, double *fstart,
+		   double *bstart);
+/* Writes the 1F1B @order of a pipelined plan (ops with @stage and
+ * @microbatch; docs/passes.md, order), without simulating it: EXIT_OK
+ * with its stage and micro-batch counts, -1 when ctx->g is not one. */
+int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro);
+
 #endif

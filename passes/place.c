@@ -105,10 +105,11 @@ int pass_place(PassCtx *ctx)
 	const char *algo = pass_opt(ctx, "algo");
 	bool dp = strcmp(algo, "dp") == 0, dpp = strcmp(algo, "dp-prop") == 0;
 	bool hy = strcmp(algo, "hybrid") == 0;
+	bool pipe = strcmp(algo, "pipeline") == 0;
 	PlacerFn fn = placer_find(algo);
-	if (!fn && !dp && !dpp && !hy) {
+	if (!fn && !dp && !dpp && !hy && !pipe) {
 		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of: "
-			"hybrid dp dp-prop", algo);
+			"hybrid dp dp-prop pipeline", algo);
 		for (int i = 0; i < NPLACERS; i++)
 			fprintf(stderr, " %s", placers[i].name);
 		fputc('\n', stderr);
@@ -120,8 +121,9 @@ int pass_place(PassCtx *ctx)
 	bool *pinned = xcalloc((size_t)g->nops + 1, sizeof(bool));
 	for (uint32_t i = 0; i < g->nops; i++)
 		pinned[i] = !g->ops[i]->dead && op_ann(g, g->ops[i], ANN_DEVICE);
-	if (dp || dpp || hy) {
-		int rc = hy ? place_hybrid(ctx, t) : place_dp(ctx, t, dpp);
+	if (dp || dpp || hy || pipe) {
+		int rc = hy ? place_hybrid(ctx, t) : pipe ? place_pipeline(ctx, t)
+			: place_dp(ctx, t, dpp);
 		if (rc == EXIT_OK)
 			colocate(g, pinned);
 		free(pinned);

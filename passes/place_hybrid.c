@@ -33,7 +33,8 @@
  * of consecutive groups, kept when better.
  *
  * Finally the candidates (the search's result, data parallelism, the
- * model-parallel start; at -O2 every placer of placers.def) are
+ * model-parallel start; at -O2 every placer of placers.def and the
+ * pipeline placer) are
  * materialised with the comm pass on a copy of the graph and simulated
  * with the full simulator; the fastest that fits in memory is written.
  * So the result is never slower than those baselines by the simulator's
@@ -110,6 +111,8 @@ typedef struct PlanSim {
 	Heap h;
 	double span;
 	long evals;
+	Graph *pipe;             /* -O2: the pipeline placer's plan, on a
+				  * copy of the graph, or NULL */
 } PlanSim;
 
 /* ---- links ------------------------------------------------------------- */
@@ -722,6 +725,8 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 
 static void ps_free(PlanSim *ps)
 {
+	if (ps->pipe)
+		graph_free(ps->pipe);
 	for (int k = 0; k < ps->nsets; k++) {
 		free(ps->sets[k].dev);
 		free(ps->sets[k].frac);
@@ -906,12 +911,22 @@ typedef struct Cand {
 	int dp;                  /* 1: dp, 2: dp-prop */
 } Cand;
 
+/* The pipeline placer's candidate (place_pipeline.c), by name. */
+static bool is_pipe(const Cand *k)
+{
+	return strcmp(k->name, "pipeline") == 0;
+}
+
 /* Writes candidate k's strategy on g. */
 static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		 const Cand *k)
 {
 	if (k->st) {
 		write_plan(g, ps, k->st);
+		return EXIT_OK;
+	}
+	if (is_pipe(k)) {
+		plan_copy_strategy(ps->pipe, g);
 		return EXIT_OK;
 	}
 	if (k->dp) {
@@ -968,7 +983,14 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 		SimResult r;
 		Diag d;
 		diag_init(&d, stderr, "place", NULL, 0);
-		if (pass_comm(&c) == EXIT_OK && sim_run(h, &m, &r, &d) == EXIT_OK) {
+		/* A pipeline runs in order's 1F1B schedule, not ready order. */
+		bool ok = pass_comm(&c) == EXIT_OK;
+		if (ok && is_pipe(k)) {
+			int S, M;
+			c.pass = "order";
+			ok = order_1f1b(&c, &m, &S, &M) <= EXIT_OK;
+		}
+		if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
 			span = r.makespan;
 			*oom = r.oom;
 			*peak_over = 0;
@@ -1099,6 +1121,17 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	size *= t->ndev;
 	int chosen = 0;
 	double limit = pass_opt_num(ctx, "portfolio");
+	if (o2 && size <= limit) {
+		/* Pipeline parallelism (place_pipeline.c): its own search, once,
+		 * on a copy of the graph; judged here like every other
+		 * candidate. */
+		PassCtx pc = *ctx;
+		pc.g = ps->pipe = graph_clone(g);
+		pc.report = NULL;
+		pc.best_effort = true;
+		if (place_pipeline(&pc, t) == EXIT_OK)
+			cands[nc++] = (Cand){"pipeline", NULL, NULL, 0};
+	}
 	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	bool infeasible = false, simulated = false;

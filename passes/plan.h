@@ -86,6 +86,14 @@ void plan_write_replicas(Graph *g, Op *op, const Cluster *c, const int *devs,
 int place_dp(PassCtx *ctx, const struct TaskGraph *t, bool prop);
 /* place<algo=hybrid> (place_hybrid.c). */
 int place_hybrid(PassCtx *ctx, const struct TaskGraph *t);
+/* place<algo=pipeline> (place_pipeline.c): stages, devices and
+ * micro-batches from ctx's options `stages` and `micro`, written on
+ * ctx->g as @stage, @replicas + @micro or @device.  Builds its own op-level
+ * task graph (t may be the fused one and is not used). */
+int place_pipeline(PassCtx *ctx, const struct TaskGraph *t);
+/* Copies every op's strategy annotations (@device, @replicas, @shares,
+ * @dup, @sync, @ps, @micro, @stage) from a clone of to (same op ids). */
+void plan_copy_strategy(const Graph *from, Graph *to);
 /* comm.c, for judging plans on a copy of the graph. */
 int pass_comm(PassCtx *ctx);
 

@@ -100,6 +100,12 @@ printf 'device_types: {small: {flops: 1 TFLOPS, memory: 100 KB}}\nmachines: [{na
 printf 'precious\n' >"$t/keep.gir"
 check "infeasible is exit 3" status 3 "$PCC" "-passes=annotate,place<algo=single>" $M --cluster "$t/tiny.yaml" -o "$t/keep.gir"
 check "output untouched when infeasible" sh -c "[ \"\$(cat '$t/keep.gir')\" = precious ]"
+check "pipeline infeasible is exit 3" status 3 "$PCC" "-passes=annotate,place<algo=pipeline>" $M --cluster "$t/tiny.yaml" -o "$t/keep.gir"
+check "  output untouched" sh -c "[ \"\$(cat '$t/keep.gir')\" = precious ]"
+# place<algo=pipeline>'s options: auto or 1..16 stages, 1..4096 micro-batches.
+check "pipeline stages=x is a usage error" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,stages=x>' $M --cluster $C -o /dev/null 2>'$t/err'; [ \$? -eq 2 ] && grep -q 'stages=x: expected auto or an integer from 1 to 16' '$t/err'"
+check "pipeline micro=0 is a usage error" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,micro=0>' $M --cluster $C -o /dev/null 2>/dev/null; [ \$? -eq 2 ]"
+check "pipeline: more stages than devices" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,stages=5>' $M --cluster $C -o /dev/null 2>'$t/err'; [ \$? -eq 2 ] && grep -q '5 stages, but only 4 devices' '$t/err'"
 
 # A crash (an internal error that aborts) writes the reproducer, exit 4.
 mkdir "$t/crash"

@@ -40,6 +40,15 @@ if command -v protoc >/dev/null 2>&1; then
 				cmp '$t/$n.pbtxt' '$t/$n.back'"
 		done
 	done
+	# pipelined plans (1F1B @order, micro-batch replicas on one device):
+	# the hand-written one, and the pipeline placer's on a CNN
+	for fp in "tests/ctests/mlp-pipe.gir comm,order" \
+		  "tests/ctests/cnn.gir simplify,annotate,place<algo=pipeline,stages=4,micro=2>,comm,order"; do
+		n=$((n+1))
+		f=${fp% *} ps=${fp#* }
+		check "protoc pipeline $f -passes=$ps" sh -c "'$PCC' '$f' '-passes=$ps' --cluster $C --emit=tf --emit-opt=order=both 2>/dev/null >'$t/$n.pbtxt' &&
+			$P <'$t/$n.pbtxt' >'$t/$n.pb' && $D <'$t/$n.pb' | cmp - '$t/$n.pbtxt'"
+	done
 	# generated Const content (tensor_content bytes) where it stays small
 	for f in tests/tfjs/cnn.gir tests/tfjs/cnn-plan.gir tests/tf/ops.gir; do
 		n=$((n+1))

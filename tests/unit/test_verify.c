@@ -211,6 +211,17 @@ static void test_annotations(void)
 		 "devices"},
 		{"@replicas = [\"m0/gpu0\", \"m0/gpu0\"]", "@replicas of %a: device "
 		 "'m0/gpu0' listed twice"},
+		{"@replicas = [\"m0/gpu0\", \"m0/gpu1\", \"m0/gpu0\"]", "@replicas "
+		 "of %a: device 'm0/gpu0' listed twice (only a pipeline's"},
+		{"@replicas = [\"m0/gpu0\", \"m0/gpu1\", \"m0/gpu1\", \"m0/gpu0\"]",
+		 "@replicas of %a: device 'm0/gpu1' listed twice"},
+		{"@replicas = [\"m0/gpu0\", \"m0/gpu1\", \"m0/gpu0\", \"m0/gpu1\"]",
+		 "@replicas of %a: device 'm0/gpu0' listed twice (a pipeline's list "
+		 "repeats its stage's devices @micro = 2 times)"},
+		{"@micro = 3, @replicas = [\"m0/gpu0\", \"m0/gpu0\"]", "@micro of %a: "
+		 "expected a positive number of micro-batches dividing"},
+		{"@micro = 2", "@micro of %a: expected a positive number"},
+		{"@stage = [1]", "@stage of %a: expected a pair"},
 		{"@shares = [2, 0]", "@shares of %a: expected a list of positive "
 		 "batch shares"},
 		{"@sync = tree", "@sync of %a: expected ring, hier, ps or sfb"},

@@ -1,0 +1,817 @@
+/* place_pipeline.c — pipeline parallelism on heterogeneous devices
+ * (place<algo=pipeline>; docs/passes.md, docs/plan.md).
+ *
+ * Anchors: GPipe (Huang et al. 2019: stages of consecutive layers,
+ * micro-batches, gradients accumulated over them), PipeDream-flush /
+ * 1F1B (Narayanan et al. 2021 §3.1: one forward, one backward, so stage
+ * s stashes at most S - s micro-batches of activations), and the
+ * heterogeneous planners Metis (Um et al., ATC'24 §5: stage sizes from
+ * device speed and memory), Sailor and HAPT (a dynamic program over the
+ * layer order choosing stage boundaries and devices together).
+ *
+ * Stages.  The forward ops, in the CPD-TOPO order of the op graph
+ * (Celeritas Algorithm 1), get positions 0, 1, ...; every other op
+ * inherits one: a parameter the first position that reads it, an update
+ * its parameter's, a backward op the latest of the parameters and
+ * forward values it reads and the least position of its consumers (an
+ * input gradient needs its layer's weights, a weight gradient its
+ * activations and goes to its update), and what is left the least
+ * position of its consumers.  A stage is a contiguous
+ * range of positions on one device, or data-parallel on the devices of
+ * one machine (Metis's and Sailor's data-parallel stages, here within
+ * one machine), so every layer's forward, backward, weights and
+ * optimizer state share a stage and only activations and their gradients
+ * cross stages.
+ *
+ * Search.  The positions are cut into at most 48 segments of about equal
+ * work; a dynamic program over (stages left k, first segment p, device i
+ * in a fixed device list L, block b: L[i] alone or the rest of its
+ * machine) minimises the fill-and-drain time Σ stage
+ * times + Σ 2 × boundary transfers of one micro-batch, with every stage
+ * and transfer under a cap C and every stage within its device's memory:
+ * weights, their accumulated and partial gradients and the optimizer
+ * state, plus activations × min(k, m) / m (1F1B's stash), plus its
+ * largest temporary / m.  Stages take devices in L's
+ * order (machines by aggregate speed, then their devices), skipping any,
+ * so each device holds at most one stage and stage sizes follow device
+ * speed.  The estimate of a plan is fill-and-drain + (m - 1) × its
+ * bottleneck (the slowest stage or transfer); it is minimised over the
+ * caps C (a geometric grid), the stage count and m ∈ {1, 2, 4, ..., 32}.
+ * The work is counted, not timed: O(|m| · |C| · S · (P²·L + P·L²)).
+ * The best few plans by estimate (of single-device stages, and of data-
+ * parallel ones, separately) are materialised (comm, then order's 1F1B
+ * schedule) on copies of the graph and the full simulator picks the one
+ * that runs fastest in memory.
+ *
+ * Not modelled: data-parallel stages across machines or over part of a
+ * machine, AllReduce inside a stage (its gradients meet on its first
+ * device), interleaved stages, recomputation. */
+#include "plan.h"
+#include "taskgraph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* NFINAL1 plans whose stages have one device each and NFINAL2 with a
+ * data-parallel stage are judged by the simulator (the estimate ranks
+ * plans of one kind better than it compares the kinds). */
+enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NFINAL1 = 3, NFINAL2 = 2,
+       MAXOPS = 1000000 };
+
+typedef struct PPlan {
+	int S, m;
+	int dev[MAXS];           /* first device of each stage */
+	int nd[MAXS];            /* its devices: L[li], L[li + 1], ... */
+	int li[MAXS];
+	int cut[MAXS + 1];       /* stage s: segments [cut[s], cut[s+1]) */
+	double est;
+} PPlan;
+
+typedef struct PModel {
+	const TaskGraph *t;
+	int nseg, nl, ntype;
+	int *L;                  /* [nl]: device list */
+	double *cost;            /* [(nseg + 1) * ntype]: prefix sums */
+	double *wmem, *amem;     /* [nseg + 1]: prefix sums */
+	double *pmem;            /* [nseg + 1]: parameter bytes, prefix sums */
+	int *rest;               /* [nl]: devices from L[i] to the end of its
+				  * machine in L */
+	double *tmem;            /* [nseg]: largest temporary */
+	double *xp;              /* [nseg + 1]: parameter bytes sent once to a
+				  * stage starting at segment q (and their
+				  * gradients back) */
+	double *xf, *xb;         /* [nseg + 1]: bytes crossing the cut before
+				  * segment p, forward and backward */
+	int *seg;                /* [t->n]: segment of each node */
+	bool ignore_mem;         /* --best-effort when nothing fits */
+	long work;
+} PModel;
+
+/* Seconds of segments [p, q) on device d, per micro-batch of m. */
+static double stage_time(const PModel *pm, int p, int q, int d, int m)
+{
+	int ty = pm->t->c->devs[d].type;
+	return (pm->cost[(size_t)q * (size_t)pm->ntype + (size_t)ty] -
+		pm->cost[(size_t)p * (size_t)pm->ntype + (size_t)ty]) / m;
+}
+
+/* One micro-batch's transfer across the cut before segment q, from L[i]
+ * to L[j]: the larger direction (forward and backward use opposite
+ * links). */
+static double cut_time(const PModel *pm, int q, int i, int j, int m)
+{
+	double b = fmax(pm->xf[q], pm->xb[q]) / m;
+	return tg_comm(pm->t, pm->L[i], pm->L[j], b);
+}
+
+/* Positions of nodes along the forward order (see the file comment). */
+static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
+		      uint32_t *nfwd)
+{
+	uint32_t n = t->n, none = UINT32_MAX;
+	Role *role = xmalloc(sizeof(Role) * ((size_t)n + 1));
+	for (uint32_t v = 0; v < n; v++) {
+		role[v] = ROLE_NONE;
+		pos[v] = none;
+	}
+	for (uint32_t i = 0; i < t->nops; i++)
+		if (t->op_node[i] != UINT32_MAX)
+			role[t->op_node[i]] = op_role(g, g->ops[i]);
+	uint32_t *order = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	tg_cpdtopo(t, NULL, order);
+	uint32_t k = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t v = order[j];
+		Role r = role[v];
+		bool fwd = r == ROLE_FWD || r == ROLE_INPUT || r == ROLE_LOSS ||
+			   (r == ROLE_NONE && t->pred_start[v + 1] > t->pred_start[v]);
+		if (fwd)
+			pos[v] = k++;
+	}
+	*nfwd = k ? k : 1;
+	/* Parameters: the first forward position reading them. */
+	for (uint32_t v = 0; v < n; v++) {
+		if (role[v] != ROLE_PARAM)
+			continue;
+		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++) {
+			uint32_t w = t->succ[e].node;
+			if (role[w] != ROLE_PARAM && role[w] != ROLE_BWD &&
+			    role[w] != ROLE_UPDATE && pos[w] < pos[v])
+				pos[v] = pos[w];
+		}
+	}
+	/* Updates: their parameter's. */
+	for (uint32_t v = 0; v < n; v++) {
+		if (role[v] != ROLE_UPDATE)
+			continue;
+		for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1]; e++) {
+			uint32_t u = t->pred[e].node;
+			if (role[u] == ROLE_PARAM && pos[u] != none &&
+			    (pos[v] == none || pos[u] > pos[v]))
+				pos[v] = pos[u];
+		}
+	}
+	/* Backward ops, consumers first: the latest of the parameters and
+	 * forward values (not the loss's gradient) they read (a layer's
+	 * input gradient needs its
+	 * weights, a weight gradient its activations) and the least
+	 * position of their consumers (a weight gradient goes to its
+	 * update; a gradient to where it is used).  A tied weight's gradient
+	 * contribution is then computed where the activations are and sent
+	 * once, not each micro-batch's activations to the weight. */
+	for (uint32_t j = n; j-- > 0;) {
+		uint32_t v = t->topo[j];
+		if (role[v] != ROLE_BWD)
+			continue;
+		uint32_t c = none;
+		int64_t best = -1;
+		for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1]; e++) {
+			uint32_t u = t->pred[e].node;
+			if (role[u] != ROLE_BWD && role[u] != ROLE_UPDATE &&
+			    role[u] != ROLE_LOSS && pos[u] != none &&
+			    (int64_t)pos[u] > best)
+				best = pos[u];
+		}
+		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++)
+			if (pos[t->succ[e].node] < c)
+				c = pos[t->succ[e].node];
+		if (c != none && (int64_t)c > best)
+			best = c;
+		if (best >= 0)
+			pos[v] = (uint32_t)best;
+	}
+	/* The rest, in reverse topological order: the least position of
+	 * their consumers. */
+	for (uint32_t j = n; j-- > 0;) {
+		uint32_t v = t->topo[j];
+		if (pos[v] != none)
+			continue;
+		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++) {
+			uint32_t w = t->succ[e].node;
+			if (pos[w] < pos[v])
+				pos[v] = pos[w];
+		}
+	}
+	for (uint32_t v = 0; v < n; v++)
+		if (pos[v] == none)
+			pos[v] = 0;
+	/* Weights and optimizer state are kept once; activations by micro-
+	 * batch: remember which is which in the top bit. */
+	for (uint32_t v = 0; v < n; v++)
+		if (role[v] == ROLE_PARAM || role[v] == ROLE_UPDATE)
+			pos[v] |= role[v] == ROLE_PARAM ? 0xc0000000u : 0x80000000u;
+	free(order);
+	free(role);
+}
+
+static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
+{
+	uint32_t n = t->n, nf;
+	int nt = t->ntype;
+	pm->t = t;
+	pm->ntype = nt;
+	uint32_t *pos = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	positions(g, t, pos, &nf);
+	/* Work per position at the mean device, then MAXSEG runs of about
+	 * equal work. */
+	double *w = xcalloc((size_t)nf + 1, sizeof(double));
+	double total = 0;
+	for (uint32_t v = 0; v < n; v++) {
+		double x = 0;
+		for (int d = 0; d < t->ndev; d++)
+			x += tg_cost(t, v, d);
+		w[pos[v] & 0x3fffffffu] += x / t->ndev;
+		total += x / t->ndev;
+	}
+	uint32_t *pseg = xmalloc(sizeof(uint32_t) * ((size_t)nf + 1));
+	int ns = 0;
+	double acc = 0;
+	for (uint32_t p = 0; p < nf; p++) {
+		pseg[p] = (uint32_t)ns;
+		acc += w[p];
+		if (acc >= total * (ns + 1) / MAXSEG && ns < MAXSEG - 1 && p + 1 < nf)
+			ns++;
+	}
+	pm->nseg = ns + 1;
+	int S = pm->nseg;
+	pm->seg = xmalloc(sizeof(int) * ((size_t)n + 1));
+	pm->cost = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
+	pm->wmem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->amem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->pmem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->tmem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->xf = xcalloc((size_t)S + 2, sizeof(double));
+	pm->xb = xcalloc((size_t)S + 2, sizeof(double));
+	double *tc = xcalloc((size_t)nt + 1, sizeof(double));
+	for (uint32_t v = 0; v < n; v++) {
+		int s = (int)pseg[pos[v] & 0x3fffffffu];
+		pm->seg[v] = s;
+		for (int ty = 0; ty < nt; ty++) {
+			/* Cost on a device of type ty: any device of it. */
+			int d = 0;
+			while (d < t->ndev && t->c->devs[d].type != ty)
+				d++;
+			tc[ty] = d < t->ndev ? tg_cost(t, v, d) : 0;
+			pm->cost[(size_t)(s + 1) * (size_t)nt + (size_t)ty] += tc[ty];
+		}
+		/* A parameter's gradient: the running sum and the partial
+		 * sum being added (comm's AddN chain). */
+		if (pos[v] & 0x40000000u) {
+			pm->wmem[s + 1] += 3 * t->mem_perm[v];
+			pm->pmem[s + 1] += t->mem_perm[v];
+		}
+		else if (pos[v] & 0x80000000u)
+			pm->wmem[s + 1] += t->mem_perm[v];
+		else
+			pm->amem[s + 1] += t->mem_perm[v];
+		pm->tmem[s] = fmax(pm->tmem[s], t->mem_temp[v]);
+	}
+	for (int s = 0; s < S; s++) {
+		for (int ty = 0; ty < nt; ty++)
+			pm->cost[(size_t)(s + 1) * (size_t)nt + (size_t)ty] +=
+				pm->cost[(size_t)s * (size_t)nt + (size_t)ty];
+		pm->wmem[s + 1] += pm->wmem[s];
+		pm->amem[s + 1] += pm->amem[s];
+		pm->pmem[s + 1] += pm->pmem[s];
+	}
+	/* Bytes across each cut (difference arrays); parameters read in a
+	 * later stage (tied weights) go there once per iteration, not per
+	 * micro-batch, and their gradients come back. */
+	pm->xp = xcalloc((size_t)S + 2, sizeof(double));
+	for (uint32_t u = 0; u < n; u++) {
+		if (pos[u] & 0x80000000u) {
+			for (uint32_t e = t->succ_start[u]; e < t->succ_start[u + 1]; e++) {
+				int a = pm->seg[u], b = pm->seg[t->succ[e].node];
+				if (b > a)
+					pm->xp[b] += 2 * t->succ[e].bytes;
+			}
+			continue;
+		}
+		for (uint32_t e = t->succ_start[u]; e < t->succ_start[u + 1]; e++) {
+			int a = pm->seg[u], b = pm->seg[t->succ[e].node];
+			double by = t->succ[e].bytes;
+			if (a < b) {
+				pm->xf[a + 1] += by;
+				pm->xf[b + 1] -= by;
+			} else if (b < a) {
+				pm->xb[b + 1] += by;
+				pm->xb[a + 1] -= by;
+			}
+		}
+	}
+	for (int s = 1; s <= S; s++) {
+		pm->xf[s] += pm->xf[s - 1];
+		pm->xb[s] += pm->xb[s - 1];
+	}
+	/* Device list: machines by aggregate speed (fastest first), then
+	 * their devices in cluster order. */
+	const Cluster *c = t->c;
+	pm->nl = t->ndev;
+	pm->L = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
+	double *speed = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	double *mspeed = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	for (int d = 0; d < t->ndev; d++) {
+		double x = 0;
+		for (uint32_t v = 0; v < n; v++)
+			x += tg_cost(t, v, d);
+		speed[d] = x > 0 ? 1 / x : 1;
+	}
+	for (int d = 0; d < t->ndev; d++)
+		for (int e = 0; e < t->ndev; e++)
+			if (c->devs[e].machine == c->devs[d].machine)
+				mspeed[d] += speed[e];
+	for (int d = 0; d < t->ndev; d++)
+		pm->L[d] = d;
+	for (int i = 1; i < t->ndev; i++)        /* stable insertion sort */
+		for (int j = i; j > 0 && mspeed[pm->L[j - 1]] < mspeed[pm->L[j]]; j--) {
+			int x = pm->L[j];
+			pm->L[j] = pm->L[j - 1];
+			pm->L[j - 1] = x;
+		}
+	pm->rest = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
+	for (int i = t->ndev; i-- > 0;)
+		pm->rest[i] = i + 1 < t->ndev && c->devs[pm->L[i + 1]].machine ==
+			      c->devs[pm->L[i]].machine ? pm->rest[i + 1] + 1 : 1;
+	free(speed);
+	free(mspeed);
+	free(tc);
+	free(pseg);
+	free(w);
+	free(pos);
+}
+
+static void model_free(PModel *pm)
+{
+	free(pm->L);
+	free(pm->cost);
+	free(pm->wmem);
+	free(pm->amem);
+	free(pm->pmem);
+	free(pm->rest);
+	free(pm->tmem);
+	free(pm->xp);
+	free(pm->xf);
+	free(pm->xb);
+	free(pm->seg);
+}
+
+/* The DP for m micro-batches under cap C: f[k][p][i] = least fill-and-
+ * drain time of segments [p, nseg) in k stages, the first on L[i] alone
+ * or data-parallel on L[i ..] to the end of its machine (a machine has
+ * one device type: time / b, activations / b each; gradients of the b
+ * replicas meet on L[i] once per iteration; only when multi).
+ * Reconstructs, for every k,
+ * the best plan into out[k] (est = INFINITY when none). */
+static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
+		   bool multi, PPlan *out)
+{
+	int P = pm->nseg, nl = pm->nl;
+	size_t sz = (size_t)(maxS + 1) * (size_t)(P + 1) * (size_t)nl;
+	size_t gsz = (size_t)(P + 1) * (size_t)nl * (size_t)(nl + 1);
+	double *f = xmalloc(sizeof(double) * sz);
+	int *nq = xmalloc(sizeof(int) * sz), *nb = xmalloc(sizeof(int) * sz);
+	int *nj = xmalloc(sizeof(int) * sz);
+	/* sm[q][i][e]: the best continuation after a stage starting on L[i]
+	 * that ends at cut q, by a stage starting on L[j], j >= e; sj: j. */
+	double *sm = xmalloc(sizeof(double) * gsz);
+	int *sj = xmalloc(sizeof(int) * gsz);
+#define IX(k, p, i) (((size_t)(k) * (size_t)(P + 1) + (size_t)(p)) * (size_t)nl + (size_t)(i))
+#define GX(q, i, e) (((size_t)(q) * (size_t)nl + (size_t)(i)) * (size_t)(nl + 1) + (size_t)(e))
+	for (size_t x = 0; x < sz; x++)
+		f[x] = INFINITY;
+	int64_t mb = batch / m;                 /* rows of the least micro-batch */
+	for (int k = 1; k <= maxS; k++) {
+		if (k > 1)
+			for (int q = 1; q < P; q++)
+				for (int i = 0; i < nl; i++) {
+					sm[GX(q, i, nl)] = INFINITY;
+					sj[GX(q, i, nl)] = -1;
+					for (int j = nl; j-- > 0;) {
+						double x = f[IX(k - 1, q, j)], best = sm[GX(q, i, j + 1)];
+						int bj = sj[GX(q, i, j + 1)];
+						if (isfinite(x)) {
+							double ct = cut_time(pm, q, i, j, m);
+							double once = pm->xp[q] > 0 ? tg_comm(pm->t, pm->L[i], pm->L[j], pm->xp[q]) : 0;
+							if (ct <= C && x + 2 * ct + once < best) {
+								best = x + 2 * ct + once;
+								bj = j;
+							}
+						}
+						sm[GX(q, i, j)] = best;
+						sj[GX(q, i, j)] = bj;
+					}
+					pm->work += nl;
+				}
+		for (int p = 0; p < P; p++)
+			for (int i = 0; i < nl; i++) {
+				int d = pm->L[i];
+				double cap = tg_mem_cap(pm->t, d);
+				double best = INFINITY;
+				int bq = -1, bb = 1, bj = -1;
+				for (int o = 0; o < 2; o++) {
+					int b = o ? pm->rest[i] : 1;
+					if ((o && (b == 1 || !multi)) || b > mb)
+						continue;
+					double tm = 0;
+					for (int q = p + 1; q <= P; q++) {
+						pm->work++;
+						tm = fmax(tm, pm->tmem[q - 1]);
+						double st = stage_time(pm, p, q, d, m) / b;
+						if (st > C)
+							break;
+						int inflight = k < m ? k : m;
+						double mem = pm->wmem[q] - pm->wmem[p] +
+							     ((pm->amem[q] - pm->amem[p]) *
+							      inflight + tm) / m / b;
+						if (mem > cap && !pm->ignore_mem)
+							break;
+						double sync = b > 1 ? 2 * (b - 1) *
+							tg_comm(pm->t, d, pm->L[i + 1],
+								pm->pmem[q] - pm->pmem[p]) : 0;
+						double rest;
+						int j = -1;
+						if (k == 1) {
+							if (q < P)
+								continue;
+							rest = 0;
+						} else {
+							if (q == P || i + b > nl)
+								continue;
+							rest = sm[GX(q, i, i + b)];
+							j = sj[GX(q, i, i + b)];
+						}
+						if (st + sync + rest < best) {
+							best = st + sync + rest;
+							bq = q;
+							bb = b;
+							bj = j;
+						}
+					}
+				}
+				f[IX(k, p, i)] = best;
+				nq[IX(k, p, i)] = bq;
+				nb[IX(k, p, i)] = bb;
+				nj[IX(k, p, i)] = bj;
+			}
+	}
+	for (int k = 1; k <= maxS; k++) {
+		PPlan *pl = &out[k];
+		pl->est = INFINITY;
+		int bi = -1;
+		double best = INFINITY;
+		for (int i = 0; i < nl; i++)
+			if (f[IX(k, 0, i)] < best) {
+				best = f[IX(k, 0, i)];
+				bi = i;
+			}
+		if (bi < 0)
+			continue;
+		pl->S = k;
+		pl->m = m;
+		int p = 0, i = bi;
+		double bottleneck = 0;
+		for (int s = 0; s < k; s++) {
+			int q = nq[IX(k - s, p, i)], b = nb[IX(k - s, p, i)];
+			int j = nj[IX(k - s, p, i)];
+			pl->dev[s] = pm->L[i];
+			pl->li[s] = i;
+			pl->nd[s] = b;
+			pl->cut[s] = p;
+			bottleneck = fmax(bottleneck,
+					  stage_time(pm, p, q, pm->L[i], m) / b);
+			if (j >= 0)
+				bottleneck = fmax(bottleneck, cut_time(pm, q, i, j, m));
+			p = q;
+			i = j;
+		}
+		pl->cut[k] = P;
+		pl->est = best + (m - 1) * bottleneck;
+	}
+#undef IX
+#undef GX
+	free(f);
+	free(nq);
+	free(nb);
+	free(nj);
+	free(sm);
+	free(sj);
+}
+
+/* Writes plan pl on g: @stage, and @replicas (the stage's device m
+ * times, @micro = m) on ops that carry the batch, else @device. */
+static void write_pipeline(Graph *g, const TaskGraph *t, const PModel *pm,
+			   const PPlan *pl)
+{
+	BatchInfo b;
+	batch_analyze(g, &b);
+	int m = pl->m, maxd = 1;
+	for (int s = 0; s < pl->S; s++)
+		maxd = pl->nd[s] > maxd ? pl->nd[s] : maxd;
+	if (b.batch < (int64_t)m * maxd)
+		m = 1;
+	/* Micro-batch j has msz[j] rows in every stage; a data-parallel
+	 * stage splits it evenly over its devices. */
+	int64_t *msz = xmalloc(sizeof(int64_t) * (size_t)(m + 1));
+	int64_t *shares = xmalloc(sizeof(int64_t) * (size_t)(m * maxd + 1));
+	double *ones = xmalloc(sizeof(double) * (size_t)(m + maxd + 1));
+	int *devs = xmalloc(sizeof(int) * (size_t)(m * maxd + 1));
+	for (int j = 0; j < m + maxd; j++)
+		ones[j] = 1;
+	if (m > 1)
+		plan_shares(b.batch, m, ones, msz);
+	else
+		msz[0] = b.batch;
+	for (uint32_t i = 0; i < g->nops && i < t->nops; i++) {
+		Op *op = g->ops[i];
+		uint32_t v = t->op_node[i];
+		if (op->dead || v == UINT32_MAX)
+			continue;
+		if (t->pinned[v] >= 0)
+			continue;
+		int s = 0;
+		while (s + 1 < pl->S && pl->cut[s + 1] <= pm->seg[v])
+			s++;
+		Value *sv = val_list(g->arena, 2);
+		sv->list.items[0] = val_int(g->arena, s);
+		sv->list.items[1] = val_int(g->arena, pl->S);
+		op_set_ann(g, op, ANN_STAGE, sv);
+		op_unset(g, op, ann_key(ANN_SYNC));
+		op_unset(g, op, ann_key(ANN_DUP));
+		op_unset(g, op, ann_key(ANN_MICRO));
+		bool batched = false;
+		for (uint32_t k = 0; k < op->nout; k++)
+			batched |= batch_okind(&b, op, k) != OK_FULL;
+		for (uint32_t k = 0; k < op->nin; k++)
+			batched |= b.idim[b.inbase[i] + k] >= 0;
+		int nd = m > 1 || b.batch >= pl->nd[s] ? pl->nd[s] : 1;
+		if ((m > 1 || nd > 1) && b.batch > 0 && b.replicable[i] && batched &&
+		    !op_has_role(g, op, ROLE_UPDATE) && !op_has_role(g, op, ROLE_PARAM)) {
+			for (int j = 0; j < m; j++) {
+				if (nd > 1)
+					plan_shares(msz[j], nd, ones, shares + j * nd);
+				else
+					shares[j] = msz[j];
+				for (int x = 0; x < nd; x++)
+					devs[j * nd + x] = pm->L[pl->li[s] + x];
+			}
+			plan_write_replicas(g, op, t->c, devs, shares, m * nd);
+			if (m > 1)
+				op_set_ann(g, op, ANN_MICRO, val_int(g->arena, m));
+		} else {
+			op_unset(g, op, ann_key(ANN_REPLICAS));
+			op_unset(g, op, ann_key(ANN_SHARES));
+			op_set_ann(g, op, ANN_DEVICE,
+				   val_str(g->arena, t->c->devs[pl->dev[s]].name));
+		}
+	}
+	free(msz);
+	free(shares);
+	free(ones);
+	free(devs);
+	batch_free(&b);
+}
+
+/* Materialises pl on a copy of the graph (comm, order's 1F1B) and
+ * simulates it; *oom as the simulator finds. */
+static double judge(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
+		    const PPlan *pl, bool *oom)
+{
+	Graph *h = graph_clone(ctx->g);
+	write_pipeline(h, t, pm, pl);
+	PassCtx c = *ctx;
+	c.g = h;
+	c.report = NULL;
+	CostModel m = *ctx->cost;
+	m.g = h;
+	c.cost = &m;
+	Diag d;
+	diag_init(&d, stderr, "place", NULL, 0);
+	c.diag = &d;
+	double span = INFINITY;
+	*oom = true;
+	SimResult r;
+	c.pass = "comm";
+	if (pass_comm(&c) == EXIT_OK) {
+		c.pass = "order";
+		int S, M;
+		if (order_1f1b(&c, &m, &S, &M) <= EXIT_OK &&
+		    sim_run(h, &m, &r, &d) == EXIT_OK) {
+			span = r.makespan;
+			*oom = r.oom;
+			sim_free(&r);
+		}
+	}
+	graph_free(h);
+	return span;
+}
+
+static int plan_cmp(const void *pa, const void *pb)
+{
+	const PPlan *a = pa, *b = pb;
+	if (a->est != b->est)
+		return a->est < b->est ? -1 : 1;
+	if (a->S != b->S)
+		return a->S - b->S;
+	if (a->m != b->m)
+		return a->m - b->m;
+	size_t n = sizeof(int) * (size_t)a->S;
+	int c = memcmp(a->cut, b->cut, n);
+	if (c)
+		return c;
+	c = memcmp(a->li, b->li, n);
+	return c ? c : memcmp(a->nd, b->nd, n);
+}
+
+/* Option key: 0 for auto, else an integer in [1, max]; -1 (reported)
+ * for anything else. */
+static int opt_int(PassCtx *ctx, const char *key, long max)
+{
+	const char *s = pass_opt(ctx, key);
+	if (!s || strcmp(s, "auto") == 0)
+		return 0;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s && !*end && v >= 1 && v <= max)
+		return (int)v;
+	fprintf(stderr, "pcc: error: place<algo=pipeline>: %s=%s: expected auto "
+		"or an integer from 1 to %ld\n", key, s, max);
+	return -1;
+}
+
+int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
+{
+	(void)tg;
+	Graph *g = ctx->g;
+	TaskGraph *t = tg_from_graph(g, ctx->cost, false, ctx->diag);
+	if (!t)
+		return EXIT_BADINPUT;
+	int want_s = opt_int(ctx, "stages", MAXS), want_m = opt_int(ctx, "micro", 4096);
+	if (want_s < 0 || want_m < 0) {
+		tg_free(t);
+		return EXIT_USAGE;
+	}
+	PModel pm = {0};
+	model_build(g, t, &pm);
+	int64_t batch = 0;
+	Value *bv = graph_attr(g, "batch");
+	if (bv && bv->kind == V_INT)
+		batch = bv->i;
+	int maxS = t->ndev < MAXS ? t->ndev : MAXS;
+	maxS = maxS < pm.nseg ? maxS : pm.nseg;
+	if (want_s > maxS) {
+		fprintf(stderr, "pcc: error: place<algo=pipeline>: %d stages, but "
+			"only %d devices and %d segments of work\n", want_s,
+			t->ndev, pm.nseg);
+		model_free(&pm);
+		tg_free(t);
+		return EXIT_USAGE;
+	}
+	/* m: at most the batch, and the materialised plan (about ops × m)
+	 * within MAXOPS (a million), so judging it stays cheap at any graph
+	 * size. */
+	static const int ms[] = {1, 2, 4, 8, 16, 32};
+	int nm = 0, mlist[8];
+	double live = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		live += !g->ops[i]->dead;
+	if (want_m)
+		mlist[nm++] = want_m;
+	else
+		for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+			if (ms[i] == 1 || (ms[i] <= batch && live * ms[i] <= MAXOPS))
+				mlist[nm++] = ms[i];
+	/* Caps: a geometric grid from the even split of the work over all
+	 * devices to the whole model on the slowest, and no cap. */
+	double lo = INFINITY, hi = 0;
+	for (int d = 0; d < t->ndev; d++) {
+		double x = stage_time(&pm, 0, pm.nseg, d, 1);
+		lo = fmin(lo, x / t->ndev);
+		hi = fmax(hi, x);
+	}
+	lo = fmax(lo, 1e-12);
+	hi = fmax(hi, lo);
+	PPlan *all = xcalloc((size_t)(2 * nm * (NCAP + 1) * (maxS + 1) + 1), sizeof(PPlan));
+	PPlan *row = xcalloc((size_t)(maxS + 1), sizeof(PPlan));
+	int nall = 0;
+	/* Nothing fits: with --best-effort, the plans memory would rule out. */
+	for (int pass = 0; pass < 2 && !nall; pass++) {
+		pm.ignore_mem = pass == 1;
+		if (pm.ignore_mem && !ctx->best_effort)
+			break;
+		for (int a = 0; a < nm; a++)
+			for (int ci = 0; ci <= NCAP; ci++) {
+				double C = ci == NCAP ? INFINITY
+					 : lo * pow(hi / lo, (double)ci / (NCAP - 1)) / mlist[a];
+				for (int multi = 0; multi < 2; multi++) {
+					dp_run(&pm, mlist[a], batch, C, maxS, multi, row);
+					for (int k = 1; k <= maxS; k++)
+						if (isfinite(row[k].est) &&
+						    (!want_s || k == want_s))
+							all[nall++] = row[k];
+				}
+			}
+	}
+	qsort(all, (size_t)nall, sizeof *all, plan_cmp);
+	/* The best few distinct plans of each kind, judged by the full
+	 * simulator. */
+	int chosen = -1, judged[2] = {0, 0};
+	double bspan = INFINITY;
+	bool boom = true;
+	for (int i = 0; i < nall && (judged[0] < NFINAL1 || judged[1] < NFINAL2); i++) {
+		int kind = 0;
+		for (int st = 0; st < all[i].S; st++)
+			kind |= all[i].nd[st] > 1;
+		if (judged[kind] >= (kind ? NFINAL2 : NFINAL1))
+			continue;
+		bool dup = false;
+		for (int j = 0; j < i && !dup; j++)
+			dup = all[j].S == all[i].S && all[j].m == all[i].m &&
+			      memcmp(all[j].dev, all[i].dev, sizeof(int) * (size_t)all[i].S) == 0 &&
+			      memcmp(all[j].cut, all[i].cut, sizeof(int) * (size_t)all[i].S) == 0 &&
+			      memcmp(all[j].nd, all[i].nd, sizeof(int) * (size_t)all[i].S) == 0;
+		if (dup)
+			continue;
+		judged[kind]++;
+		bool oom;
+		double x = judge(ctx, t, &pm, &all[i], &oom);
+		if (ctx->report)
+			fprintf(ctx->report, "  pipeline S=%d m=%d%s: estimated %.6g s, "
+				"%.6g s%s (simulated)\n", all[i].S, all[i].m,
+				kind ? " (data-parallel stages)" : "", all[i].est, x,
+				oom ? ", out of memory" : "");
+		if (isfinite(x) && ((boom && !oom) || (boom == oom && x < bspan))) {
+			chosen = i;
+			bspan = x;
+			boom = oom;
+		}
+	}
+	int rc = EXIT_OK;
+	if (chosen < 0 || (boom && !ctx->best_effort)) {
+		fprintf(stderr, "pcc: error: place<algo=pipeline>: no pipeline fits "
+			"in the memory of cluster '%s'\n", t->c->name);
+		fputs("pcc: note: --best-effort places it anyway\n", stderr);
+		rc = EXIT_INFEASIBLE;
+	}
+	if (chosen >= 0 && rc == EXIT_OK) {
+		const PPlan *pl = &all[chosen];
+		write_pipeline(g, t, &pm, pl);
+		if (ctx->report) {
+			fprintf(ctx->report, "place<algo=pipeline>: %d stages, %d "
+				"micro-batches, %ld work units; stages:", pl->S, pl->m,
+				pm.work);
+			for (int s = 0; s < pl->S; s++)
+				fprintf(ctx->report, " %s%s[%d,%d)", t->c->devs[pl->dev[s]].name,
+					pl->nd[s] > 1 ? arena_printf(ctx->scratch, "+%d",
+								     pl->nd[s] - 1) : "",
+					pl->cut[s], pl->cut[s + 1]);
+			fprintf(ctx->report, " of %d segments; estimated %.6g s\n",
+				pm.nseg, pl->est);
+		}
+	}
+	free(all);
+	free(row);
+	model_free(&pm);
+	tg_free(t);
+	return rc;
+}
+
+/* A copy of strategy value v (strings, integers, booleans, lists of them)
+ * in arena a. */
+static Value *strategy_value(Arena *a, const Value *v)
+{
+	switch (v->kind) {
+	case V_STR: return val_str(a, v->s);
+	case V_IDENT: return val_ident(a, v->s);
+	case V_INT: return val_int(a, v->i);
+	case V_BOOL: return val_bool(a, v->b);
+	case V_LIST: {
+		Value *l = val_list(a, v->list.n);
+		for (uint32_t i = 0; i < v->list.n; i++)
+			l->list.items[i] = strategy_value(a, v->list.items[i]);
+		return l;
+	}
+	default: return NULL;
+	}
+}
+
+void plan_copy_strategy(const Graph *from, Graph *to)
+{
+	static const AnnKey keys[] = {ANN_DEVICE, ANN_REPLICAS, ANN_SHARES,
+				      ANN_DUP, ANN_SYNC, ANN_PS, ANN_MICRO,
+				      ANN_STAGE};
+	for (uint32_t i = 0; i < from->nops && i < to->nops; i++) {
+		const Op *a = from->ops[i];
+		Op *b = to->ops[i];
+		if (a->dead || b->dead)
+			continue;
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+			const Value *v = op_ann(from, a, keys[k]);
+			Value *c = v ? strategy_value(to->arena, v) : NULL;
+			if (c)
+				op_set_ann(to, b, keys[k], c);
+			else
+				op_unset(to, b, ann_key(keys[k]));
+		}
+	}
+}
