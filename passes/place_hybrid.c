@@ -110,6 +110,7 @@ typedef struct PlanSim {
 	Heap h;
 	double span;
 	long evals;
+	const PassCtx *ctx;      /* for pass_progress */
 } PlanSim;
 
 /* ---- links ------------------------------------------------------------- */
@@ -821,6 +822,8 @@ static double greedy(PlanSim *ps, int *st, double best, long max_evals)
 				} else {
 					st[v] = old;
 				}
+				pass_progress(ps->ctx, "greedy search", "estimated",
+					      ps->evals, max_evals, best);
 			}
 			(void)keep;
 		}
@@ -870,6 +873,8 @@ static double local_search(PlanSim *ps, int *st, double best, double budget,
 			memcpy(st, trial, sizeof(int) * n);
 			stale = 0;
 		}
+		pass_progress(ps->ctx, "local search", "estimated", ps->evals,
+			      max_evals, best);
 	}
 	free(trial);
 	return best;
@@ -990,6 +995,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	BatchInfo b;
 	batch_analyze(g, &b);
 	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
+	ps->ctx = ctx;
 	uint32_t n = t->n;
 	/* evals=auto: about 4e6 node-replica steps of search, whatever the
 	 * size (a few hundred ms here), at least 300 evaluations. */
@@ -1102,6 +1108,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	bool infeasible = false, simulated = false;
+	if (ctx->judged) {
+		sim_judged_free(ctx->judged);
+	}
 	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
 		simulated = true;
@@ -1109,6 +1118,10 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			bool koom;
 			double over;
 			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
+			if (ctx->judged && isfinite(x))
+				sim_judged_add(ctx->judged, cands[k].name, x, koom);
+			pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
+				      nc, bspan);
 			if (ctx->report)
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
@@ -1117,6 +1130,8 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			bool better = !koom ? bover > 1 || x < bspan
 					    : bover > 1 && over < bover;
 			if (better && isfinite(x)) {
+				if (ctx->judged)
+					ctx->judged->chosen = ctx->judged->n - 1;
 				chosen = k;
 				bspan = x;
 				bover = koom ? over : 1;

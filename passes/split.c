@@ -507,6 +507,9 @@ int pass_split(PassCtx *ctx)
 								       c->devs[s.dev[q]].type));
 						plan_shares(full, k, w, s.size);
 						double x = judge(&j, op->name, &s, false);
+						pass_progress(ctx, "splitting critical ops",
+							      "simulated", j.evals, 0,
+							      fmin(j.best, bt));
 						if (x < bt * (1 - 1e-6)) {
 							bt = x;
 							best = s;
