@@ -1120,8 +1120,6 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
 			if (ctx->judged && isfinite(x))
 				sim_judged_add(ctx->judged, cands[k].name, x, koom);
-			pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
-				      nc, bspan);
 			if (ctx->report)
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
@@ -1137,6 +1135,8 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 				bover = koom ? over : 1;
 				memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
 			}
+			pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
+				      nc, bspan);
 		}
 		infeasible = bover > 1;
 	} else {

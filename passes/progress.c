@@ -58,8 +58,9 @@ static void draw(Progress *p, bool final)
 	if (n > 0 && (size_t)n < sizeof line)
 		n += snprintf(line + n, sizeof line - (size_t)n, " evaluations");
 	if (isfinite(p->best) && p->best > 0 && n > 0 && (size_t)n < sizeof line)
-		snprintf(line + n, sizeof line - (size_t)n, ", best plan %.6g s (%s)",
-			 p->best, p->label ? p->label : "simulated");
+		snprintf(line + n, sizeof line - (size_t)n, ", best plan %.4g %s (%s)",
+			 p->best < 1 ? p->best * 1e3 : p->best, p->best < 1 ? "ms" : "s",
+			 p->label ? p->label : "simulated");
 	if (p->tty)
 		fprintf(p->out, "\r\033[K%s", line);
 	else
