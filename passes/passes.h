@@ -96,6 +96,9 @@ void progress_pass_end(Progress *p);
  * stderr; costs one clock read. */
 void pass_progress(const PassCtx *ctx, const char *phase, const char *label,
 		   long done, long budget, double best);
+/* Erases a progress line drawn on a terminal, before a pass writes a
+ * report line of its own in mid-pass (-v). */
+void pass_progress_clear(const PassCtx *ctx);
 
 /* Runs a pipeline over g.  See docs/passes.md for the options. */
 typedef struct RunOptions {

@@ -1120,9 +1120,11 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
 			if (ctx->judged && isfinite(x))
 				sim_judged_add(ctx->judged, cands[k].name, x, koom);
-			if (ctx->report)
+			if (ctx->report) {
+				pass_progress_clear(ctx);
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
+			}
 			/* Fits, then faster; among overflowing plans the least
 			 * overflow. */
 			bool better = !koom ? bover > 1 || x < bspan

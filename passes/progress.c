@@ -82,6 +82,16 @@ void progress_pass_end(Progress *p)
 	p->pass = NULL;
 }
 
+void pass_progress_clear(const PassCtx *ctx)
+{
+	Progress *p = ctx->progress;
+	if (p && p->on && p->tty && p->shown) {
+		fputs("\r\033[K", p->out);
+		fflush(p->out);
+		p->shown = false;
+	}
+}
+
 void pass_progress(const PassCtx *ctx, const char *phase, const char *label,
 		   long done, long budget, double best)
 {

@@ -518,6 +518,8 @@ int pass_split(PassCtx *ctx)
 			}
 			if (best.k) {
 				if (ctx->report)
+					pass_progress_clear(ctx);
+				if (ctx->report)
 					fprintf(ctx->report,
 						"split: %s along dimension %d into %d parts: "
 						"%.6g s -> %.6g s (simulated)\n", op->name,
