@@ -168,6 +168,8 @@ check "--progress=auto silent off a terminal" sh -c "'$PCC' -O1 $M --cluster $C 
 check "--progress=never silent" sh -c "'$PCC' -O1 $M --cluster $C --progress=never -o /dev/null 2>&1 | grep -c 'progress' | grep -qx 0"
 check "-v prints the headline" sh -c "'$PCC' -v -O1 $M --cluster $C -o /dev/null 2>&1 | grep -q '^pcc: simulated iteration time: ' && '$PCC' -v -O1 $M --cluster $C -o /dev/null 2>&1 | grep -Eq '^pcc: baseline dp +[0-9.]+ [mun]?s simulated.*: [0-9.]+x$'"
 check "-v on an unplaced plan: no headline" sh -c "'$PCC' -v -passes=simplify $M --cluster $C -o /dev/null 2>&1 | grep -c 'simulated iteration' | grep -qx 0"
+printf 'gir 1\ngraph g {\n  %%a = Placeholder() {@cost = 1ms, @device = "m0/gpu0", @order = 2} : f32[4]\n  %%b = Relu(%%a) {@cost = 1ms, @device = "m0/gpu0", @order = 1} : f32[4]\n}\n' >"$t/deadlock.gir"
+check "-v on a plan the simulator refuses: written, no headline" sh -c "'$PCC' -v -passes= '$t/deadlock.gir' -o '$t/dl.gir' 2>'$t/dl.err' && grep -q Relu '$t/dl.gir' && ! grep -q 'simulated iteration' '$t/dl.err'"
 # --emit=summary: every format, the tables and the headline.
 check "summary text" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary > '$t/s.txt' && grep -q '^groups$' '$t/s.txt' && grep -q '^devices$' '$t/s.txt' && grep -q '^links$' '$t/s.txt' && grep -q 'simulated iteration time' '$t/s.txt'"
 check "summary json parses" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary --emit-opt=format=json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"simulated\"] and d[\"groups\"] and d[\"headline\"][\"iteration_s\"] > 0'"
