@@ -467,6 +467,7 @@ int pass_split(PassCtx *ctx)
 	memset(&j, 0, sizeof j);
 	j.ctx = ctx;
 	j.best = judge(&j, NULL, NULL, true);
+	pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0, j.best);
 	double start = j.best;
 	int nsplit = 0;
 	if (!isfinite(j.best)) {
@@ -484,6 +485,8 @@ int pass_split(PassCtx *ctx)
 		progress = false;
 		int ncand;
 		CandOp *cands = critical_ops(&j, &ncand);
+		pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0,
+			      j.best);
 		for (int ci = 0; ci < ncand && !progress &&
 				 pcc_now() - t0 < ctx->search_budget; ci++) {
 			Op *op = graph_lookup(g, cands[ci].name, NULL);
