@@ -384,14 +384,15 @@ static const Col group_cols[] = {
 	{"mem_bytes_max_device", "memory/device", 'r'},
 };
 
-/* "conv1/Conv2D", cut to 28 code points in text output. */
+/* A name cut to 40 code points in text output: its first 16 and last
+ * 23 (where the layer and op are), an ellipsis between. */
 static const char *short_name(Sum *s, const char *name)
 {
-	if (strcmp(s->fmt, "text") != 0 || viz_text_len(name) <= 28)
+	if (strcmp(s->fmt, "text") != 0 || viz_text_len(name) <= 40)
 		return name;
 	size_t n = viz_text_len(name);
-	size_t head = viz_text_prefix(name, 12);
-	size_t skip = viz_text_prefix(name, n - 15);
+	size_t head = viz_text_prefix(name, 16);
+	size_t skip = viz_text_prefix(name, n - 23);
 	return arena_printf(s->a, "%.*s\xe2\x80\xa6%s", (int)head, name, name + skip);
 }
 
