@@ -6,9 +6,10 @@
 # named, slices nested as Perfetto requires).  Inputs: the golden viz
 # plans, names full of quotes, markup and invalid UTF-8, examples/mlp.gir
 # on every example cluster, every model of examples/models, and a
-# 100 000-op synthetic plan (the Gantt chart stays small).  Also the
-# command line: typed --emit-opt values, trace on an unplaced graph,
-# tools/render-dot.sh.
+# 100 000-op synthetic plan (the Gantt chart stays small).  Real models
+# drawn by fused group (dot detail=groups) and rendered by dot; Gantt
+# colours by group.  Also the command line: typed --emit-opt values,
+# trace on an unplaced graph, tools/render-dot.sh.
 # usage: tests/run-viz.sh BUILD_DIR
 B=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
