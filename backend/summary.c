@@ -262,8 +262,7 @@ static const char *orig_name(const Graph *g, const Op *op)
 
 /* The chain of ops on the critical path: crit[group] += its time there;
  * returns the time the chain spends waiting between ops. */
-static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows,
-			    double *other)
+static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows)
 {
 	const Graph *g = s->g;
 	const SimResult *r = s->r;
@@ -320,10 +319,7 @@ static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows,
 	for (uint32_t steps = 0; cur != UINT32_MAX && steps <= n; steps++) {
 		double t = r->finish[cur] - r->start[cur];
 		int gi = vg->of[cur];
-		if (gi >= 0)
-			rows[gi].crit += t;
-		else
-			*other += t;
+		rows[gi >= 0 ? gi : vg->n].crit += t;
 		uint32_t best = UINT32_MAX;
 		double bf = -INFINITY, lim = r->start[cur] + 1e-12;
 		/* the members of cur's collective (cur alone otherwise) */
@@ -402,17 +398,18 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 	const SimResult *r = s->r;
 	const CostModel *cm = s->ctx->cost;
 	int nd = r->ndevs, ng = vg->n;
+	/* rows[ng]: the ops in no group */
 	GRow *rows = xcalloc((size_t)ng + 1, sizeof(GRow));
-	int64_t *share = xcalloc((size_t)ng * (size_t)nd + 1, sizeof(int64_t));
-	bool *on = xcalloc((size_t)ng * (size_t)nd + 1, sizeof(bool));
-	double *mem = xcalloc((size_t)ng * (size_t)nd + 1, sizeof(double));
-	for (int k = 0; k < ng; k++)
+	int64_t *share = xcalloc((size_t)(ng + 1) * (size_t)nd + 1, sizeof(int64_t));
+	bool *on = xcalloc((size_t)(ng + 1) * (size_t)nd + 1, sizeof(bool));
+	double *mem = xcalloc((size_t)(ng + 1) * (size_t)nd + 1, sizeof(double));
+	for (int k = 0; k <= ng; k++)
 		rows[k] = (GRow){UINT32_MAX, UINT32_MAX, 0, 0, 0, 1, 1, -1, 0, 0, 0, 0, 0};
 	uint32_t n = g->nops < r->nops ? g->nops : r->nops;
 	for (uint32_t i = 0; i < n; i++) {
 		const Op *op = g->ops[i];
-		int k = vg->of[i];
-		if (op->dead || k < 0)
+		int k = vg->of[i] >= 0 ? vg->of[i] : ng;
+		if (op->dead)
 			continue;
 		GRow *w = &rows[k];
 		int d = r->dev[i];
@@ -473,12 +470,16 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 				w->params += (double)e;
 		}
 	}
-	double other = 0;
-	double wait = critical_path(s, vg, rows, &other);
-	for (int k = 0; k < ng; k++) {
+	double wait = critical_path(s, vg, rows);
+	for (int k = 0; k <= ng; k++) {
 		GRow *w = &rows[k];
+		bool used = false;
+		for (int d = 0; d < nd; d++)
+			used |= on[(size_t)k * nd + d];
+		if (k == ng && !used && w->first == UINT32_MAX && w->crit <= 0)
+			break;           /* every op is in a group */
 		Cell *row = row_new(t);
-		row[0] = cnum(s, (double)vg->key[k], NULL);
+		row[0] = k < ng ? cnum(s, (double)vg->key[k], NULL) : cstr("(none)");
 		row[1] = cstr(w->first == UINT32_MAX ? "" : short_name(s, orig_name(g, g->ops[w->first])));
 		row[2] = cstr(w->last == UINT32_MAX ? "" : short_name(s, orig_name(g, g->ops[w->last])));
 		row[3] = cnum(s, w->nops, NULL);
@@ -555,13 +556,13 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 			mx = fmax(mx, mem[(size_t)k * nd + d]);
 		row[10] = cbytes(s, mx);
 	}
-	if (other > 0 || wait > 0) {
+	if (wait > 0) {
 		Cell *row = row_new(t);
 		row[0] = cstr("");
-		row[1] = cstr(wait > 0 ? "(waiting, or in no group)" : "");
+		row[1] = cstr("(waiting)");
 		row[2] = row[3] = row[4] = row[5] = row[6] = row[7] = row[8] = cstr("");
 		row[10] = cstr("");
-		row[9] = csecs(s, wait + other);
+		row[9] = csecs(s, wait);
 	}
 	free(rows);
 	free(share);
