@@ -143,7 +143,8 @@ check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check $(B)/libpcc_rt.a
 
 # ---- pictures in docs/img (docs/backends.md) -------------------------------
 # One plan of PICTURE_MODEL on PICTURE_CLUSTER through PICTURE_PIPELINE,
-# and the hand-placed plan of tests/golden/viz-trace.gir, drawn by
+# the hand-placed plan of tests/golden/viz-trace.gir and ResNet-50 by
+# fused group (dot detail=groups, gantt color=group, summary), drawn by
 # --emit=dot (rendered by Graphviz), gantt-svg (also as PNG with
 # rsvg-convert) and trace.  Rerun after the pipeline grows, e.g.
 #   make docs-pictures PICTURE_PIPELINE=-O2

@@ -46,6 +46,7 @@ enum {
 	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
 	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
 	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS, OPT_BATCH, OPT_IGNORE_DEVICES, OPT_INPUT_SHAPE,
+	OPT_PROGRESS,
 };
 
 static const struct option longopts[] = {
@@ -74,6 +75,7 @@ static const struct option longopts[] = {
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"ignore-devices", no_argument, NULL, OPT_IGNORE_DEVICES},
 	{"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
+	{"progress", required_argument, NULL, OPT_PROGRESS},
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -98,7 +100,7 @@ static void usage(FILE *f)
 	      "                          input's cluster block, else a built-in 2-GPU box\n"
 	      "      --profile=FILE      measured op times (YAML, docs/cost-model.md)\n"
 	      "      --emit=NAME         output format (see below; default gir)\n"
-	      "      --emit-opt=KEY=VAL  an option of the backend (see below); repeatable\n"
+	      "      --emit-opt=K=V,K2=V2  options of the backend (see below); repeatable\n"
 	      "      --stats-json=FILE   simulate the plan; write makespan, bounds, memory as JSON\n"
 	      "      --print-costs=FILE  write the cost table as CSV\n"
 	      "      --runtime-flags     print the cc flags that build --emit=c output:\n"
@@ -121,7 +123,10 @@ static void usage(FILE *f)
 	      "      --seed=N            seed for randomised searches (default 1)\n"
 	      "Other:\n"
 	      "      --max-errors=N      stop after N errors (default 20)\n"
-	      "  -v, --verbose           one-line report from each pass\n"
+	      "  -v, --verbose           one-line report from each pass, and the plan's\n"
+	      "                          headline (--emit=summary) at the end\n"
+	      "      --progress=WHEN     progress of long searches on stderr: auto (when\n"
+	      "                          stderr is a terminal, after ~1 s), always, never\n"
 	      "      --version           print the version and exit\n"
 	      "  -h, --help              print this help and exit\n"
 	      "\n"
@@ -159,6 +164,55 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs("\nTry 'pcc --help'.\n", stderr);
 	return EXIT_USAGE;
+}
+
+/* "unknown option '--emitt=dot'; did you mean '--emit'?" */
+static int unknown_option(const char *arg)
+{
+	const char *w = arg;
+	while (*w == '-')
+		w++;
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(w, "="), w);
+	Suggest sg;
+	suggest_init(&sg, name);
+	for (const struct option *lo = longopts; lo->name; lo++)
+		suggest_add(&sg, lo->name);
+	const char *best = suggest_best(&sg);
+	fprintf(stderr, "pcc: error: unknown option '%s'", arg);
+	if (best)
+		fprintf(stderr, "; did you mean '--%s'?", best);
+	fputs("\nTry 'pcc --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* --emit-opt=a=1,b=2: one option per comma-separated KEY=VALUE; a comma
+ * not followed by KEY= belongs to the value (weights_file=a,b.bin). */
+static void add_emit_opts(Opts *o, const char *arg, Arena *a)
+{
+	const char *p = arg;
+	while (*p) {
+		const char *q = p;
+		for (;;) {
+			q += strcspn(q, ",");
+			if (!*q)
+				break;
+			size_t k = strspn(q + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
+					  "klmnopqrstuvwxyz0123456789_-");
+			if (k && q[1 + k] == '=')
+				break;
+			q++;
+		}
+		o->emit_opts = xrealloc(o->emit_opts, sizeof(char *) *
+					(size_t)(o->nemit_opts + 1));
+		o->emit_opts[o->nemit_opts++] = arena_strndup(a, p, (size_t)(q - p));
+		p = *q ? q + 1 : q;
+	}
+	if (!*arg) {
+		o->emit_opts = xrealloc(o->emit_opts, sizeof(char *) *
+					(size_t)(o->nemit_opts + 1));
+		o->emit_opts[o->nemit_opts++] = arg;
+	}
 }
 
 static bool parse_double(const char *s, double *out)
@@ -209,10 +263,11 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 		case OPT_STATS_JSON: o->stats_json = optarg; break;
 		case OPT_PRINT_COSTS: o->print_costs = optarg; break;
 		case OPT_EMIT: o->emit = optarg; break;
-		case OPT_EMIT_OPT:
-			o->emit_opts = xrealloc(o->emit_opts, sizeof(char *) *
-						(size_t)(o->nemit_opts + 1));
-			o->emit_opts[o->nemit_opts++] = optarg;
+		case OPT_EMIT_OPT: add_emit_opts(o, optarg, a); break;
+		case OPT_PROGRESS:
+			if (!progress_mode_parse(optarg, &o->run.progress))
+				return usage_error("bad --progress '%s' (auto, always "
+						   "or never)", optarg);
 			break;
 		case OPT_RUNTIME_FLAGS: o->runtime_flags = true; break;
 		case OPT_BEST_EFFORT: o->run.best_effort = true; break;
@@ -251,7 +306,7 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 			return usage_error("option '%s' needs an argument",
 					   argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return unknown_option(argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -260,7 +315,37 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (o->passes && o->olevel)
 		return usage_error("%s", "give either -passes= or -O, not both");
+	const char *out = o->output ? o->output : "-";
+	if (strcmp(out, "-") == 0 && ((o->stats_json && strcmp(o->stats_json, "-") == 0) ||
+				      (o->print_costs && strcmp(o->print_costs, "-") == 0)))
+		return usage_error("%s", "--stats-json=- and --print-costs=- need -o FILE: "
+				   "the output already goes to standard output");
 	return EXIT_OK;
+}
+
+/* Does every live op have @device (so the simulator can run it)? */
+static bool graph_placed(const Graph *g)
+{
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead && !op_ann_str(g, g->ops[i], ANN_DEVICE))
+			return false;
+	return g->nops > 0;
+}
+
+/* Simulates g with its errors discarded: true when it ran. */
+static bool sim_quiet(Graph *g, const CostModel *cost, SimResult *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return false;
+	Diag d;
+	diag_init(&d, f, "simulate", NULL, 0);
+	bool ok = sim_run(g, cost, r, &d) == EXIT_OK;
+	fclose(f);
+	free(buf);
+	return ok;
 }
 
 /* "dir/model.gir" -> "model" (arena string) */
@@ -453,6 +538,8 @@ static int run(int argc, char **argv, Arena *a)
 	Opts o = {.output = "-", .emit = "gir", .max_errors = 20};
 	o.run.search_budget = 3;
 	o.run.seed = 1;
+	SimJudged judged = {NULL, 0, -1};
+	o.run.judged = &judged;
 	int rc = parse_args(argc, argv, &o, a);
 	if (rc)
 		return rc;
@@ -479,12 +566,28 @@ static int run(int argc, char **argv, Arena *a)
 	}
 	if (o.run.stop_after && !pass_find(o.run.stop_after)) {
 		pipeline_free(&pipe);
-		return usage_error("unknown pass '%s' in --stop-after", o.run.stop_after);
+		Suggest sg;
+		suggest_init(&sg, o.run.stop_after);
+		int np;
+		const PassInfo *pt = pass_table(&np);
+		for (int i = 0; i < np; i++)
+			suggest_add(&sg, pt[i].name);
+		fprintf(stderr, "pcc: error: unknown pass '%s' in --stop-after%s\n"
+			"Try 'pcc --help'.\n", o.run.stop_after, suggest_hint(&sg));
+		return EXIT_USAGE;
 	}
 	const Backend *be = backend_find(o.emit);
 	if (!be) {
 		pipeline_free(&pipe);
-		return usage_error("unknown backend '%s' (see --help)", o.emit);
+		Suggest sg;
+		suggest_init(&sg, o.emit);
+		int nb;
+		const Backend *bt = backend_table(&nb);
+		for (int i = 0; i < nb; i++)
+			suggest_add(&sg, bt[i].name);
+		fprintf(stderr, "pcc: error: unknown backend '%s'%s (see --help)\n"
+			"Try 'pcc --help'.\n", o.emit, suggest_hint(&sg));
+		return EXIT_USAGE;
 	}
 	int nopts = 0;
 	const char **opts = backend_resolve_opts(be, o.emit_opts, o.nemit_opts,
@@ -623,22 +726,29 @@ static int run(int argc, char **argv, Arena *a)
 			goto out;
 		simulated = true;
 		phase(&o, "simulate", &t0);
+	} else if (o.run.verbose && graph_placed(g)) {
+		/* only for -v's headline: a plan the simulator refuses is
+		 * still written, without a headline */
+		simulated = sim_quiet(g, &cost, &sim);
+		phase(&o, "simulate", &t0);
 	}
 	if (o.stats_json) {
 		StatsArg sa = {g, &cost, &sim};
 		rc = write_out(o.stats_json, emit_stats, &sa, NULL);
 	}
 	if (!rc && o.print_costs) {
-		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0, NULL}, false};
+		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0, NULL, NULL}, false};
 		rc = write_out(o.print_costs, emit_backend, &ea, &ea.failed);
 	}
 	if (!rc) {
 		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts,
-				   o.output}, false};
+				   o.output, &judged}, false};
 		rc = write_out(o.output, emit_backend, &ea, &ea.failed);
 		phase(&o, "emit", &t0);
 	}
 	report_rss(&o);
+	if (!rc && simulated && o.run.verbose)
+		summary_headline(stderr, "pcc: ", g, &sim, &judged);
 	if (simulated)
 		sim_free(&sim);
 out:
@@ -647,6 +757,7 @@ out:
 	if (src)
 		unmap_file(src, srclen, mapped);
 	crash_disarm();
+	sim_judged_free(&judged);
 	return rc;
 }
 

@@ -17,6 +17,7 @@ typedef struct EmitCtx {
 	int nopts;
 	const char *output;      /* the -o argument ("-" = stdout), for
 				  * backends that write files beside it */
+	const SimJudged *judged; /* plans the placer judged, or NULL */
 } EmitCtx;
 
 /* emit returns false after printing "pcc: error: ..." when it cannot
@@ -124,6 +125,29 @@ void viz_bar_name(FILE *f, void (*text)(FILE *, const char *),
 /* "m0/gpu0", "m0/gpu0 collectives", "m0/out" (may use buf). */
 const char *viz_row_name(const VizSched *s, int row, const EmitCtx *ctx,
 			 char *buf, size_t n);
+
+/* Fused groups of a plan (docs/backends.md): an op's @group, else the
+ * group of the op its @origin names, so replicas, partitions, Transfers,
+ * AllReduces and the glue comm inserts belong to the group of the op
+ * they derive from.  When some op has a pipeline stage (viz_stage_of),
+ * the stages are the groups instead.  Groups are numbered 0..n-1 in
+ * increasing @group (stage); ops in none get -1.  O(V log V). */
+typedef struct VizGroups {
+	int *of;                 /* per op id: group index, or -1 */
+	int n;
+	int64_t *key;            /* per group: its @group (or stage) */
+	bool stages;             /* the groups are pipeline stages */
+} VizGroups;
+void viz_groups_build(VizGroups *vg, const Graph *g);
+void viz_groups_free(VizGroups *vg);
+/* The pipeline stage of op, or -1 (a hook: see viz.c). */
+int64_t viz_stage_of(const Graph *g, const Op *op);
+
+/* summary.c: the headline of --emit=summary (simulated iteration time,
+ * lower bound, speedup over the judged baselines) as text lines, each
+ * prefixed with prefix; -v prints it at the end of a run. */
+void summary_headline(FILE *f, const char *prefix, const Graph *g,
+		      const SimResult *r, const SimJudged *judged);
 
 /* c.c: writes the cc flags that compile and link a program written by
  * --emit=c against the runtime belonging to the pcc executable exe — its

@@ -101,8 +101,12 @@ const char **backend_resolve_opts(const Backend *b, const char *const *given,
 		while (j < m && strncmp(out[j], given[i], klen) != 0)
 			j++;
 		if (j == m) {
-			snprintf(err, errlen, "backend '%s' has no option '%.*s'%s%s",
-				 b->name, (int)klen - 1, given[i],
+			Suggest sg;
+			char *key = arena_strndup(a, given[i], klen - 1);
+			suggest_init(&sg, key);
+			suggest_add_keys(&sg, b->options);
+			snprintf(err, errlen, "backend '%s' has no option '%s'%s%s%s",
+				 b->name, key, suggest_hint(&sg),
 				 *b->options ? "; options: " : "", b->options);
 			return NULL;
 		}

@@ -15,6 +15,7 @@
  * unplaced graphs.  O(V + E + G log G) for G grouped ops; no recursion. */
 #include "backend.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,6 +316,266 @@ static void collectives(Dot *d)
 	free(m);
 }
 
+/* ---- detail=groups ---------------------------------------------------------
+ * One node per fused group (or pipeline stage: viz_groups_build), ops in
+ * no group one node per device; filled with the colour of its device, or
+ * striped with its devices' colours when it runs on several; labelled
+ * with its first and last op names, op count, FLOPs and devices.  One
+ * edge per pair of groups a data edge joins, labelled with the bytes it
+ * moves in total and drawn wider the more it moves (log scale); red when
+ * the two run on different device sets.  O(V + E log E). */
+
+typedef struct GEdge {
+	int u, v;
+	double bytes;
+} GEdge;
+
+static int gedge_cmp(const void *pa, const void *pb)
+{
+	const GEdge *a = pa, *b = pb;
+	if (a->u != b->u)
+		return a->u < b->u ? -1 : 1;
+	return a->v < b->v ? -1 : a->v > b->v;
+}
+
+/* The node of op i: its group, or ng + its device (ng + ndev: unplaced). */
+static int gnode(const VizGroups *vg, const Dot *d, const int *run, uint32_t i)
+{
+	if (vg->of[i] >= 0)
+		return run[vg->of[i]];
+	int dv = d->opdev[i];
+	return vg->n + (dv >= 0 ? dv : d->dev.n);
+}
+
+/* Marks the devices op i runs on in on[0..ndev). */
+static void op_devices(Dot *d, uint32_t i, bool *on)
+{
+	if (d->opdev[i] >= 0) {
+		on[d->opdev[i]] = true;
+	} else if (d->opdev[i] == -2) {
+		const Value *rl = op_ann(d->g, d->g->ops[i], ANN_REPLICAS);
+		for (uint32_t q = 0; q < rl->list.n; q++) {
+			const char *s = str_of(rl->list.items[q]);
+			if (s)
+				on[devmap_get(&d->dev, s)] = true;
+		}
+	}
+}
+
+/* run[k]: the node of group k.  Up to max_nodes groups each get their
+ * own; above, consecutive groups (in @group order) on the same devices
+ * share the node of the first of them, so a plan of hundreds of groups
+ * still draws as a few readable nodes.  runend[k]: the last group of the
+ * run node k begins. */
+static void group_runs(Dot *d, const VizGroups *vg, int max_nodes, int *run,
+		       int *runend)
+{
+	const Graph *g = d->g;
+	int ng = vg->n, ndev = d->dev.n;
+	bool *on = xcalloc((size_t)ng * (size_t)(ndev + 1) + 1, sizeof(bool));
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (!g->ops[i]->dead && vg->of[i] >= 0)
+			op_devices(d, i, on + (size_t)vg->of[i] * (ndev + 1));
+	for (int k = 0; k < ng; k++) {
+		bool same = k > 0 && ng > max_nodes &&
+			    memcmp(on + (size_t)k * (ndev + 1),
+				   on + (size_t)(k - 1) * (ndev + 1),
+				   (size_t)(ndev + 1)) == 0;
+		run[k] = same ? run[k - 1] : k;
+		runend[run[k]] = k;
+	}
+	free(on);
+}
+
+static void dot_groups(Dot *d, const VizGroups *vg, double min_edge, int max_nodes)
+{
+	FILE *f = d->f;
+	const Graph *g = d->g;
+	int ng = vg->n, ndev = d->dev.n, nn = ng + ndev + 1;
+	int *run = xmalloc(sizeof(int) * (size_t)(nn + 1));
+	int *runend = xmalloc(sizeof(int) * (size_t)(nn + 1));
+	group_runs(d, vg, max_nodes, run, runend);
+	/* per node: ops, FLOPs, first/last op, devices (bitset over ndev) */
+	uint32_t *nops = xcalloc((size_t)nn, sizeof(uint32_t));
+	uint32_t *first = xmalloc(sizeof(uint32_t) * (size_t)nn);
+	uint32_t *last = xmalloc(sizeof(uint32_t) * (size_t)nn);
+	double *flops = xcalloc((size_t)nn, sizeof(double));
+	bool *on = xcalloc((size_t)nn * (size_t)(ndev + 1), sizeof(bool));
+	for (int k = 0; k < nn; k++)
+		first[k] = last[k] = UINT32_MAX;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		int k = gnode(vg, d, run, i);
+		op_devices(d, i, on + (size_t)k * (ndev + 1));
+		if (viz_is_comm(g, op))
+			continue;
+		Value *rep = op_ann(g, op, ANN_REPLICA);
+		bool copy = rep && rep->kind == V_LIST && rep->list.n == 2 &&
+			    rep->list.items[0]->kind == V_INT && rep->list.items[0]->i;
+		double fl = op_flops(g, op);
+		flops[k] += fl > 0 ? fl : 0;
+		if (copy)
+			continue;
+		nops[k]++;
+		if (first[k] == UINT32_MAX)
+			first[k] = i;
+		last[k] = i;
+	}
+	char col[8], buf[32];
+	for (int k = 0; k < nn; k++) {
+		bool any = first[k] != UINT32_MAX;
+		int ndv = 0;
+		for (int q = 0; q < ndev; q++)
+			ndv += on[(size_t)k * (ndev + 1) + q];
+		if (!any && !ndv)
+			continue;
+		fprintf(f, "  g%d [shape=box, style=\"filled,rounded\", label=\"", k);
+		if (k < ng && runend[k] > k)
+			fprintf(f, "%ss %lld\xe2\x80\x93%lld\\n", vg->stages ? "stage" : "group",
+				(long long)vg->key[k], (long long)vg->key[runend[k]]);
+		else if (k < ng)
+			fprintf(f, "%s %lld\\n", vg->stages ? "stage" : "group",
+				(long long)vg->key[k]);
+		else
+			fputs("ops in no group\\n", f);
+		if (any) {
+			const char *a = op_ann_str(g, g->ops[first[k]], ANN_ORIGIN);
+			const char *b = op_ann_str(g, g->ops[last[k]], ANN_ORIGIN);
+			viz_dot_text(f, a ? a : g->ops[first[k]]->name);
+			if (last[k] != first[k]) {
+				fputs(" \xe2\x80\xa6\\n", f);
+				viz_dot_text(f, b ? b : g->ops[last[k]]->name);
+			}
+		}
+		viz_bytes(buf, sizeof buf, flops[k]);
+		/* viz_bytes prints "B"; FLOPs read better without it */
+		buf[strcspn(buf, "B")] = 0;
+		fprintf(f, "\\n%u ops, %sFLOP", nops[k], buf);
+		int shown = 0;
+		for (int q = 0; q < ndev; q++)
+			if (on[(size_t)k * (ndev + 1) + q]) {
+				if (shown < 4) {
+					fputs(shown ? ", " : "\\n", f);
+					viz_dot_text(f, d->dev.order[q]);
+				}
+				shown++;
+			}
+		if (shown > 4)
+			fprintf(f, " +%d", shown - 4);
+		fputc('"', f);
+		if (ndv > 1) {
+			fputs(", style=\"striped\", fillcolor=\"", f);
+			int w = 0;
+			for (int q = 0; q < ndev; q++)
+				if (on[(size_t)k * (ndev + 1) + q]) {
+					viz_device_color(q, col);
+					fprintf(f, "%s%s", w++ ? ":" : "", col);
+				}
+			fputc('"', f);
+		} else if (ndv == 1) {
+			for (int q = 0; q < ndev; q++)
+				if (on[(size_t)k * (ndev + 1) + q])
+					viz_device_color(q, col);
+			fprintf(f, ", fillcolor=\"%s\"", col);
+		} else {
+			fputs(", fillcolor=\"#ffffff\"", f);
+		}
+		fputs("];\n", f);
+	}
+	/* edges between nodes, bytes summed */
+	size_t ne = 0, cap = 64;
+	GEdge *e = xmalloc(sizeof(GEdge) * cap);
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		int v = gnode(vg, d, run, i);
+		for (uint32_t j = 0; j < op->nin; j++) {
+			const Input *in = &op->in[j];
+			if (!in->src || in->src->dead || in->ctrl)
+				continue;
+			int u = gnode(vg, d, run, in->src->id);
+			if (u == v)
+				continue;
+			if (ne == cap)
+				e = xrealloc(e, sizeof(GEdge) * (cap *= 2));
+			double b = in->idx < in->src->nout ? cost_out_bytes(g, in->src, in->idx) : 0;
+			e[ne++] = (GEdge){u, v, b > 0 ? b : 0};
+		}
+	}
+	qsort(e, ne, sizeof *e, gedge_cmp);
+	/* merge parallel edges: e[k].bytes the total, tensors in cnt */
+	size_t m = 0;
+	size_t *cnt = xmalloc(sizeof(size_t) * (ne + 1));
+	for (size_t k = 0; k < ne;) {
+		size_t q = k;
+		double b = 0;
+		for (; q < ne && e[q].u == e[k].u && e[q].v == e[k].v; q++)
+			b += e[q].bytes;
+		cnt[m] = q - k;
+		e[m] = (GEdge){e[k].u, e[k].v, b};
+		m++;
+		k = q;
+	}
+	ne = m;
+	/* Keep an edge when it moves at least min-edge of the heaviest
+	 * edge's bytes, or it is the heaviest edge into or out of a node:
+	 * every node stays connected and the layout readable (Graphviz
+	 * spends its time crossing edges that skip ranks). */
+	double maxb = 1;
+	for (size_t k = 0; k < ne; k++)
+		maxb = fmax(maxb, e[k].bytes);
+	double *hin = xcalloc((size_t)nn, sizeof(double));
+	double *hout = xcalloc((size_t)nn, sizeof(double));
+	for (size_t k = 0; k < ne; k++) {
+		hin[e[k].v] = fmax(hin[e[k].v], e[k].bytes);
+		hout[e[k].u] = fmax(hout[e[k].u], e[k].bytes);
+	}
+	size_t dropped = 0;
+	double dropped_b = 0;
+	for (size_t k = 0; k < ne; k++) {
+		double b = e[k].bytes;
+		if (b < min_edge * maxb && b < hin[e[k].v] && b < hout[e[k].u]) {
+			dropped++;
+			dropped_b += b;
+			continue;
+		}
+		size_t q = cnt[k];
+		bool same = true;
+		for (int x = 0; x < ndev; x++)
+			same &= on[(size_t)e[k].u * (ndev + 1) + x] ==
+				on[(size_t)e[k].v * (ndev + 1) + x];
+		double w = 1 + 5 * log1p(b) / log1p(fmax(maxb, b));
+		fprintf(f, "  g%d -> g%d [label=\"%s\", penwidth=%.2f%s, "
+			   "tooltip=\"%zu tensors, %s\"];\n", e[k].u, e[k].v,
+			viz_bytes(buf, sizeof buf, b), w,
+			same ? "" : ", color=\"#d62728\", fontcolor=\"#d62728\"",
+			q, buf);
+		if (!same)
+			d->seen[STYLE_CROSS] = true;
+	}
+	if (dropped)
+		fprintf(f, "  omitted [shape=plaintext, fontsize=9, label=\"%zu lighter "
+			   "edge%s not drawn (%s in all)\"];\n", dropped,
+			dropped > 1 ? "s" : "", viz_bytes(buf, sizeof buf, dropped_b));
+	free(hin);
+	free(hout);
+	free(cnt);
+	free(e);
+	for (int q = 0; q < ndev; q++)
+		for (int k = 0; k < nn; k++)
+			d->dev.used[q] |= on[(size_t)k * (ndev + 1) + q];
+	free(run);
+	free(runend);
+	free(nops);
+	free(first);
+	free(last);
+	free(flops);
+	free(on);
+}
+
 bool emit_dot_backend(FILE *f, const EmitCtx *ctx)
 {
 	const Graph *g = ctx->g;
@@ -351,6 +612,25 @@ bool emit_dot_backend(FILE *f, const EmitCtx *ctx)
 		ngrouped += groups && gv && gv->kind == V_INT;
 	}
 	d.seen[STYLE_UNPLACED] = placed && placed < live;
+	/* detail: ops, groups, or auto (groups above group-above live ops
+	 * when the graph has fused groups) */
+	const char *detail = backend_opt(ctx, "detail");
+	if (strcmp(detail, "auto") && strcmp(detail, "ops") && strcmp(detail, "groups")) {
+		fprintf(stderr, "pcc: error: --emit-opt detail: expected one of auto, "
+			"ops, groups, not '%s'\n", detail);
+		free(d.opdev);
+		devmap_free(&d.dev);
+		return false;
+	}
+	VizGroups vg = {0};
+	bool by_group = strcmp(detail, "groups") == 0;
+	if (by_group || strcmp(detail, "auto") == 0) {
+		viz_groups_build(&vg, g);
+		if (!by_group)
+			by_group = vg.n > 0 && live > backend_opt_num(ctx, "group-above");
+		if (!by_group)
+			viz_groups_free(&vg);
+	}
 
 	fputs("digraph \"", f);
 	viz_dot_text(f, g->name ? g->name : "graph");
@@ -358,6 +638,8 @@ bool emit_dot_backend(FILE *f, const EmitCtx *ctx)
 		   "labelloc=t, label=\"", backend_opt_bool(ctx, "horizontal") ? "LR" : "TB");
 	viz_dot_text(f, g->name ? g->name : "graph");
 	fprintf(f, ": %u ops", live);
+	if (by_group)
+		fprintf(f, " in %d %s", vg.n, vg.stages ? "pipeline stages" : "fused groups");
 	if (placed && c) {
 		fputs(placed == live ? ", placed on " : ", partly placed on ", f);
 		viz_dot_text(f, c->name ? c->name : "?");
@@ -366,6 +648,17 @@ bool emit_dot_backend(FILE *f, const EmitCtx *ctx)
 	      "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#555555\", "
 	      "arrowsize=0.7];\n", f);
 
+	if (by_group) {
+		dot_groups(&d, &vg, backend_opt_num(ctx, "min-edge"),
+			   (int)backend_opt_num(ctx, "max-nodes"));
+		viz_groups_free(&vg);
+		if (backend_opt_bool(ctx, "legend"))
+			legend(&d);
+		fputs("}\n", f);
+		free(d.opdev);
+		devmap_free(&d.dev);
+		return true;
+	}
 	/* Grouped ops inside their cluster, the others after. */
 	VizKeyId *go = xmalloc(sizeof(VizKeyId) * ((size_t)ngrouped + 1));
 	uint32_t n = 0;

@@ -3,10 +3,13 @@
  *
  * One row per device, per device collective stream in use and per link
  * (viz.c's schedule, the same rows as --emit=trace), a time axis with
- * 1-2-5 ticks, ops as rectangles coloured by role (viz_cat_color), each
- * with a <title> tooltip (name, type, row, start, finish), names written
- * inside bars wide enough to hold them, and a legend of the roles
- * present.  Ops of zero duration are not drawn.
+ * 1-2-5 ticks, ops as rectangles coloured by role (viz_cat_color;
+ * color=kind), by fused group (color=group: viz_groups_build, so a
+ * replica, its transfers and its AllReduce share their group's colour)
+ * or by device (color=device; a transfer: its sender), each with a
+ * <title> tooltip (name, type, row, start, finish), names written inside
+ * bars wide enough to hold them, and a legend of the keys present.  Ops
+ * of zero duration are not drawn.
  *
  * Large plans: when more than merge-above bars would be drawn, each run
  * of consecutive bars on a row that are narrower than a pixel, separated
@@ -28,6 +31,15 @@ enum {
 	CHAR_W = 7, LEGEND_H = 22,
 };
 
+/* What bars are coloured by (--emit-opt color=): their role (kind), their
+ * fused group, or their device; a legend item per key. */
+typedef enum { COLOR_KIND, COLOR_GROUP, COLOR_DEVICE } ColorBy;
+
+typedef struct Key {
+	char color[8];
+	const char *desc;
+} Key;
+
 typedef struct Chart {
 	FILE *f;
 	const EmitCtx *ctx;
@@ -35,8 +47,69 @@ typedef struct Chart {
 	double x0, scale;        /* px = x0 + t * scale */
 	bool merge;
 	size_t merged_runs, merged_bars;
-	bool used[VC_COUNT];     /* categories drawn */
+	ColorBy by;
+	const VizGroups *vg;     /* COLOR_GROUP */
+	Key *keys;
+	int nkeys;
+	bool *used;              /* keys drawn */
 } Chart;
+
+/* The legend key of bar b. */
+static int bar_key(const Chart *ch, const VizBar *b)
+{
+	if (ch->by == COLOR_KIND)
+		return b->cat;
+	const SimResult *r = ch->ctx->sim;
+	uint32_t op = b->op;
+	if (b->xfer != UINT32_MAX && op == UINT32_MAX)
+		op = r->xfers[b->xfer].op;      /* an implicit transfer: its producer */
+	if (ch->by == COLOR_GROUP) {
+		int k = op != UINT32_MAX ? ch->vg->of[op] : -1;
+		return k >= 0 ? k : ch->nkeys - 1;     /* the last key: no group */
+	}
+	int d = -1;
+	if (b->xfer != UINT32_MAX)
+		d = r->xfers[b->xfer].src;
+	else if (op != UINT32_MAX && op < r->nops)
+		d = r->dev[op];
+	return d >= 0 && d < ch->nkeys - 1 ? d : ch->nkeys - 1;
+}
+
+static void keys_build(Chart *ch)
+{
+	const EmitCtx *ctx = ch->ctx;
+	const Cluster *c = ctx->cost && ctx->cost->c ? ctx->cost->c : ctx->g->cluster;
+	if (ch->by == COLOR_KIND) {
+		ch->nkeys = VC_COUNT;
+		ch->keys = xcalloc(VC_COUNT, sizeof(Key));
+		for (int k = 0; k < VC_COUNT; k++) {
+			snprintf(ch->keys[k].color, 8, "%s", viz_cat_color(k));
+			ch->keys[k].desc = viz_cat_desc(k);
+		}
+	} else if (ch->by == COLOR_GROUP) {
+		ch->nkeys = ch->vg->n + 1;
+		ch->keys = xcalloc((size_t)ch->nkeys, sizeof(Key));
+		for (int k = 0; k < ch->vg->n; k++) {
+			viz_device_color(k, ch->keys[k].color);
+			ch->keys[k].desc = arena_printf(ch->ctx->g->arena, "%s %lld",
+							ch->vg->stages ? "stage" : "group",
+							(long long)ch->vg->key[k]);
+		}
+		snprintf(ch->keys[ch->vg->n].color, 8, "#bbbbbb");
+		ch->keys[ch->vg->n].desc = "in no group";
+	} else {
+		int nd = c ? c->ndevs : 0;
+		ch->nkeys = nd + 1;
+		ch->keys = xcalloc((size_t)ch->nkeys, sizeof(Key));
+		for (int k = 0; k < nd; k++) {
+			viz_device_color(k, ch->keys[k].color);
+			ch->keys[k].desc = c->devs[k].name;
+		}
+		snprintf(ch->keys[nd].color, 8, "#bbbbbb");
+		ch->keys[nd].desc = "no device";
+	}
+	ch->used = xcalloc((size_t)ch->nkeys + 1, sizeof(bool));
+}
 
 static double px(const Chart *ch, double t)
 {
@@ -98,10 +171,11 @@ static void draw_bar(Chart *ch, const VizBar *b, double y)
 	double x = px(ch, b->start), w = (b->finish - b->start) * ch->scale;
 	if (w < 0.5)
 		w = 0.5;
-	ch->used[b->cat] = true;
+	int key = bar_key(ch, b);
+	ch->used[key] = true;
 	fprintf(f, "<g><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%d\" "
 		   "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.5\">",
-		x, y, w, BAR_H, viz_cat_color(b->cat));
+		x, y, w, BAR_H, ch->keys[key].color);
 	bar_title(ch, b);
 	fputs("</rect>", f);
 	/* The name inside when it fits (about 6 px a character at 10 px),
@@ -114,8 +188,8 @@ static void draw_bar(Chart *ch, const VizBar *b, double y)
 		fclose(m);
 	}
 	if (name && w >= 6.0 * (double)viz_text_len(name) + 6) {
-		bool light = b->cat == VC_INPUT || b->cat == VC_COMM ||
-			     b->cat == VC_COLLECTIVE;
+		bool light = ch->by != COLOR_KIND || b->cat == VC_INPUT ||
+			     b->cat == VC_COMM || b->cat == VC_COLLECTIVE;
 		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" fill=\"%s\" "
 			   "pointer-events=\"none\">", x + 3, y + BAR_H - 4.5,
 			light ? "#222222" : "#ffffff");
@@ -144,9 +218,18 @@ static void draw_run(Chart *ch, const VizBar *bars, size_t i, size_t j,
 	int top = 0;
 	for (int c = 1; c < VC_COUNT; c++)
 		top = time[c] > time[top] ? c : top;
+	/* by group or device: the key of the run's longest bar */
+	int key = top;
+	if (ch->by != COLOR_KIND) {
+		size_t lk = i;
+		for (size_t k = i; k <= j; k++)
+			if (bars[k].finish - bars[k].start > bars[lk].finish - bars[lk].start)
+				lk = k;
+		key = bar_key(ch, &bars[lk]);
+	}
 	ch->merged_runs++;
 	ch->merged_bars += j - i + 1;
-	ch->used[top] = true;
+	ch->used[key] = true;
 	double x = px(ch, t0), w = (t1 - t0) * ch->scale, busy = 0;
 	for (int c = 0; c < VC_COUNT; c++)
 		busy += time[c];
@@ -157,7 +240,7 @@ static void draw_run(Chart *ch, const VizBar *bars, size_t i, size_t j,
 	fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
 		   "fill-opacity=\"%.2f\"><title>%zu ops merged (each under a pixel; mostly %s, "
 		   "busy %.0f%%): ",
-		x, y, w < 1 ? 1.0 : w, BAR_H, viz_cat_color(top), share, j - i + 1,
+		x, y, w < 1 ? 1.0 : w, BAR_H, ch->keys[key].color, share, j - i + 1,
 		viz_cat_desc(top), 100 * share);
 	viz_bar_name(f, viz_xml_text, ch->s, &bars[i], ch->ctx);
 	fputs(" \xe2\x80\xa6 ", f);
@@ -233,28 +316,32 @@ static void row_title(FILE *f, const EmitCtx *ctx, const VizSched *s, int w)
 	fputs("</title>", f);
 }
 
-/* Lays out (and, when f is not NULL, draws) the legend of the roles in
+/* Lays out (and, when f is not NULL, draws) the legend of the keys in
  * used[] from y; returns the number of lines. */
-static int legend(FILE *f, const bool *used, double y, double width)
+static int legend(FILE *f, const Chart *ch, const bool *used, double y,
+		  double width)
 {
 	double x = 16;
 	int lines = 1;
 	if (f)
 		fputs("<g font-size=\"12\">\n", f);
-	for (int c = 0; c < VC_COUNT; c++) {
+	for (int c = 0; c < ch->nkeys; c++) {
 		if (!used[c])
 			continue;
-		const char *desc = viz_cat_desc(c);
-		double w = 12 + 6 + CHAR_W * (double)strlen(desc) + 18;
+		const char *desc = ch->keys[c].desc;
+		double w = 12 + 6 + CHAR_W * (double)viz_text_len(desc) + 18;
 		if (x + w > width && x > 16) {
 			x = 16;
 			y += LEGEND_H;
 			lines++;
 		}
-		if (f)
+		if (f) {
 			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"12\" height=\"12\" "
-				   "fill=\"%s\"/><text x=\"%.2f\" y=\"%.2f\">%s</text>\n",
-				x, y, viz_cat_color(c), x + 18, y + 10.5, desc);
+				   "fill=\"%s\"/><text x=\"%.2f\" y=\"%.2f\">",
+				x, y, ch->keys[c].color, x + 18, y + 10.5);
+			viz_xml_text(f, desc);
+			fputs("</text>\n", f);
+		}
 		x += w;
 	}
 	if (f)
@@ -288,14 +375,29 @@ bool emit_gantt_backend(FILE *f, const EmitCtx *ctx)
 		width = 1e6;
 	double pw = width - lw - RIGHT;
 	double span = r->makespan > 0 ? r->makespan : 1e-3;
+	const char *color = backend_opt(ctx, "color");
+	ColorBy by = strcmp(color, "kind") == 0 ? COLOR_KIND
+		   : strcmp(color, "group") == 0 ? COLOR_GROUP
+		   : strcmp(color, "device") == 0 ? COLOR_DEVICE : (ColorBy)-1;
+	if ((int)by < 0) {
+		fprintf(stderr, "pcc: error: --emit-opt color: expected one of kind, "
+			"group, device, not '%s'\n", color);
+		viz_sched_free(&s);
+		return false;
+	}
+	VizGroups vg = {0};
+	if (by == COLOR_GROUP)
+		viz_groups_build(&vg, g);
 	Chart ch = {f, ctx, &s, lw, pw / span, (double)drawable > merge_above,
-		    0, 0, {0}};
+		    0, 0, by, &vg, NULL, 0, NULL};
+	keys_build(&ch);
 	double plot_h = (double)s.nrows * ROW_H;
-	/* Room for the legend of every role a bar has (drawn: a subset). */
-	bool maybe[VC_COUNT] = {0};
+	/* Room for the legend of every key a bar has (drawn: a subset). */
+	bool *maybe = xcalloc((size_t)ch.nkeys + 1, sizeof(bool));
 	for (size_t k = 0; k < s.nbars; k++)
-		maybe[s.bars[k].cat] |= s.bars[k].finish > s.bars[k].start;
-	double height = TOP + plot_h + 16 + LEGEND_H * legend(NULL, maybe, 0, width) + 8;
+		maybe[bar_key(&ch, &s.bars[k])] |= s.bars[k].finish > s.bars[k].start;
+	double height = TOP + plot_h + 16 + LEGEND_H * legend(NULL, &ch, maybe, 0, width) + 8;
+	free(maybe);
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -355,8 +457,11 @@ bool emit_gantt_backend(FILE *f, const EmitCtx *ctx)
 		fprintf(f, "<text x=\"16\" y=\"64\" fill=\"#555555\" font-size=\"11\">%zu sub-pixel ops drawn as "
 			   "%zu merged rectangles (more than %.0f bars; --emit-opt=merge-above=N)</text>\n",
 			ch.merged_bars, ch.merged_runs, merge_above);
-	legend(f, ch.used, TOP + plot_h + 16, width);
+	legend(f, &ch, ch.used, TOP + plot_h + 16, width);
 	fputs("</svg>\n", f);
+	free(ch.keys);
+	free(ch.used);
+	viz_groups_free(&vg);
 	viz_sched_free(&s);
 	return true;
 }

@@ -543,3 +543,150 @@ void viz_bar_name(FILE *f, void (*text)(FILE *, const char *),
 		 k && k->kind == V_INT ? (long long)k->i : -1LL);
 	text(f, num);
 }
+
+/* ---- fused groups ---------------------------------------------------------- */
+
+static int64_t int_ann(const Graph *g, const Op *op, const char *key, bool *ok)
+{
+	const Value *v = op_get(g, op, key);
+	*ok = v && v->kind == V_INT;
+	return *ok ? v->i : 0;
+}
+
+int64_t viz_stage_of(const Graph *g, const Op *op)
+{
+	/* HOOK (pipeline stages): the annotation a pipeline pass writes on
+	 * each op; none exists yet, so this is -1 unless a plan carries an
+	 * integer "@stage".  Update the key here once the pipeline pass
+	 * documents its annotation in docs/gir.md. */
+	bool ok;
+	int64_t s = int_ann(g, op, "@stage", &ok);
+	return ok && s >= 0 ? s : -1;
+}
+
+/* Name -> @group (open addressing on the name's hash). */
+typedef struct GroupMap {
+	const char **name;
+	int64_t *key;
+	uint32_t cap, n;
+} GroupMap;
+
+static void gmap_put(GroupMap *m, const char *s, int64_t key)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		GroupMap big = {xcalloc(m->cap * 2, sizeof(char *)),
+				xcalloc(m->cap * 2, sizeof(int64_t)), m->cap * 2, 0};
+		for (uint32_t i = 0; i < m->cap; i++)
+			if (m->name[i])
+				gmap_put(&big, m->name[i], m->key[i]);
+		free(m->name);
+		free(m->key);
+		*m = big;
+	}
+	size_t len = strlen(s);
+	uint32_t h = (uint32_t)hash_bytes(s, len) & (m->cap - 1);
+	for (; m->name[h]; h = (h + 1) & (m->cap - 1))
+		if (strcmp(m->name[h], s) == 0)
+			return;                 /* the first group seen wins */
+	m->name[h] = s;
+	m->key[h] = key;
+	m->n++;
+}
+
+static bool gmap_get(const GroupMap *m, const char *s, size_t len, int64_t *key)
+{
+	uint32_t h = (uint32_t)hash_bytes(s, len) & (m->cap - 1);
+	for (; m->name[h]; h = (h + 1) & (m->cap - 1))
+		if (strncmp(m->name[h], s, len) == 0 && !m->name[h][len]) {
+			*key = m->key[h];
+			return true;
+		}
+	return false;
+}
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+void viz_groups_build(VizGroups *vg, const Graph *g)
+{
+	memset(vg, 0, sizeof *vg);
+	vg->of = xmalloc(sizeof(int) * ((size_t)g->nops + 1));
+	int64_t *key = xmalloc(sizeof(int64_t) * ((size_t)g->nops + 1));
+	bool *has = xcalloc((size_t)g->nops + 1, sizeof(bool));
+	GroupMap m = {xcalloc(16, sizeof(char *)), xcalloc(16, sizeof(int64_t)), 16, 0};
+	/* Pipeline stages, when a plan has them, are the groups. */
+	bool stages = false;
+	for (uint32_t i = 0; i < g->nops && !stages; i++)
+		stages = !g->ops[i]->dead && viz_stage_of(g, g->ops[i]) >= 0;
+	vg->stages = stages;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		bool ok;
+		int64_t k = stages ? viz_stage_of(g, op) : int_ann(g, op, "@group", &ok);
+		if (stages)
+			ok = k >= 0;
+		if (!ok)
+			continue;
+		key[i] = k;
+		has[i] = true;
+		gmap_put(&m, op->name, k);
+		const char *origin = op_ann_str(g, op, ANN_ORIGIN);
+		if (origin)
+			gmap_put(&m, origin, k);
+	}
+	/* The others (Transfers, AllReduces, glue): their @origin's group;
+	 * an origin "x:1" names output 1 of op x. */
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		const char *origin = op->dead || has[i] ? NULL
+				     : op_ann_str(g, op, ANN_ORIGIN);
+		if (!origin)
+			continue;
+		size_t len = strlen(origin);
+		const char *colon = strrchr(origin, ':');
+		has[i] = gmap_get(&m, origin, len, &key[i]) ||
+			 (colon && gmap_get(&m, origin, (size_t)(colon - origin), &key[i]));
+	}
+	int64_t *keys = xmalloc(sizeof(int64_t) * ((size_t)g->nops + 1));
+	int n = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		if (has[i])
+			keys[n++] = key[i];
+	qsort(keys, (size_t)n, sizeof *keys, i64_cmp);
+	int u = 0;
+	for (int i = 0; i < n; i++)
+		if (i == 0 || keys[i] != keys[u - 1])
+			keys[u++] = keys[i];
+	vg->n = u;
+	vg->key = keys;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		vg->of[i] = -1;
+		if (!has[i])
+			continue;
+		int lo = 0, hi = u - 1;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+			if (keys[mid] < key[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		vg->of[i] = lo;
+	}
+	free(m.name);
+	free(m.key);
+	free(has);
+	free(key);
+}
+
+void viz_groups_free(VizGroups *vg)
+{
+	free(vg->of);
+	free(vg->key);
+	memset(vg, 0, sizeof *vg);
+}

@@ -164,3 +164,86 @@ void unmap_file(char *p, size_t len, bool mapped)
 	else
 		free(p);
 }
+
+/* ---- "did you mean" ------------------------------------------------------ */
+
+void suggest_init(Suggest *s, const char *word)
+{
+	memset(s, 0, sizeof *s);
+	s->word = word;
+	s->bestd = SIZE_MAX;
+}
+
+/* Optimal string alignment distance between a[0..n) and b[0..m), two
+ * rows of the table plus the one before; 0 <= n, m < 64. */
+static size_t osa_distance(const char *a, size_t n, const char *b, size_t m)
+{
+	size_t r0[65], r1[65], r2[65], *pp = r0, *prev = r1, *cur = r2;
+	for (size_t j = 0; j <= m; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			size_t d = sub < del ? sub : del;
+			d = d < ins ? d : ins;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			cur[j] = d;
+		}
+		size_t *t = pp;
+		pp = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[m];
+}
+
+void suggest_addn(Suggest *s, const char *cand, size_t m)
+{
+	size_t n = strlen(s->word);
+	if (n == 0 || m == 0 || n >= 64 || m >= 64)
+		return;
+	size_t d = osa_distance(s->word, n, cand, m);
+	size_t limit = n / 3 > 1 ? n / 3 : 1;
+	if (d > limit && !(n >= 3 && n < m && strncmp(cand, s->word, n) == 0))
+		return;
+	/* a prefix counts as a distance just past the limit */
+	if (d > limit)
+		d = limit + 1;
+	if (d == 0 || d >= s->bestd)
+		return;
+	s->bestd = d;
+	memcpy(s->best, cand, m);
+	s->best[m] = 0;
+}
+
+void suggest_add(Suggest *s, const char *cand)
+{
+	suggest_addn(s, cand, strlen(cand));
+}
+
+void suggest_add_keys(Suggest *s, const char *list)
+{
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+		suggest_addn(s, p, eq ? (size_t)(eq - p) : len);
+		p += len + (p[len] == ',');
+	}
+}
+
+const char *suggest_best(const Suggest *s)
+{
+	return s->bestd == SIZE_MAX ? NULL : s->best;
+}
+
+const char *suggest_hint(Suggest *s)
+{
+	if (!suggest_best(s))
+		return "";
+	snprintf(s->hint, sizeof s->hint, "; did you mean '%s'?", s->best);
+	return s->hint;
+}

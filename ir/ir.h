@@ -238,6 +238,25 @@ char *read_file(const char *path, size_t *len);
  * else read.  unmap_file releases either. */
 char *map_file(const char *path, size_t *len, bool *mapped);
 void unmap_file(char *p, size_t len, bool mapped);
+/* "Did you mean": the candidate nearest to a misspelt word by edit
+ * distance (optimal string alignment: insert, delete, substitute, swap
+ * two neighbours), when at most a third of the word's length (at least
+ * 1) — or the word is a prefix of the candidate.  Feed candidates with
+ * suggest_add (one name) or suggest_add_keys (the keys of a
+ * "key=default,..." list); suggest_best is NULL when none is close, and
+ * suggest_hint is "; did you mean 'X'?" or "". */
+typedef struct Suggest {
+	const char *word;
+	size_t bestd;
+	char best[64];
+	char hint[96];
+} Suggest;
+void suggest_init(Suggest *s, const char *word);
+void suggest_add(Suggest *s, const char *cand);
+void suggest_addn(Suggest *s, const char *cand, size_t n);
+void suggest_add_keys(Suggest *s, const char *list);
+const char *suggest_best(const Suggest *s);
+const char *suggest_hint(Suggest *s);
 
 /* ---- graph.c ---------------------------------------------------------- */
 typedef struct Input {
@@ -697,6 +716,20 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d);
 int sim_run_prio(Graph *g, const CostModel *m, const double *prio,
 		 SimResult *r, Diag *d);
 void sim_free(SimResult *r);
+/* Plans a placer judged with the simulator on the way to its choice
+ * (place<algo=hybrid>: the search's result and the baselines), kept for
+ * the summary's headline (--emit=summary, -v).  Names are static. */
+typedef struct SimJudged {
+	struct SimJudgedPlan {
+		const char *name;
+		double makespan;         /* simulated seconds */
+		bool oom;
+	} *plan;
+	int n;
+	int chosen;              /* index of the plan written, or -1 */
+} SimJudged;
+void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom);
+void sim_judged_free(SimJudged *j);
 void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
 		    const SimResult *r);
 

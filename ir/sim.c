@@ -1144,6 +1144,20 @@ void sim_free(SimResult *r)
 	memset(r, 0, sizeof *r);
 }
 
+void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom)
+{
+	j->plan = xrealloc(j->plan, sizeof *j->plan * (size_t)(j->n + 1));
+	j->plan[j->n++] = (struct SimJudgedPlan){name, makespan, oom};
+}
+
+void sim_judged_free(SimJudged *j)
+{
+	free(j->plan);
+	j->plan = NULL;
+	j->n = 0;
+	j->chosen = -1;
+}
+
 /* ---- JSON --------------------------------------------------------------- */
 
 static void json_str(FILE *f, const char *s)

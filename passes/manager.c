@@ -139,7 +139,12 @@ bool pipeline_parse(const char *s, Pipeline *p, char *err, size_t n)
 		elem = trim(elem);
 		const PassInfo *pi = pass_find(elem);
 		if (!pi) {
-			snprintf(err, n, "unknown pass '%s' (see --list-passes)", elem);
+			Suggest sg;
+			suggest_init(&sg, elem);
+			for (int k = 0; k < NPASSES; k++)
+				suggest_add(&sg, pass_tab[k].name);
+			snprintf(err, n, "unknown pass '%s'%s (see --list-passes)", elem,
+				 suggest_hint(&sg));
 			ok = false;
 			break;
 		}
@@ -158,8 +163,11 @@ bool pipeline_parse(const char *s, Pipeline *p, char *err, size_t n)
 				val = trim(eq + 1);
 			}
 			if (!declared(pi->options, key, NULL, 0)) {
-				snprintf(err, n, "pass '%s' has no option '%s'%s%s",
-					 pi->name, key,
+				Suggest sg;
+				suggest_init(&sg, key);
+				suggest_add_keys(&sg, pi->options);
+				snprintf(err, n, "pass '%s' has no option '%s'%s%s%s",
+					 pi->name, key, suggest_hint(&sg),
 					 *pi->options ? "; options: " : "",
 					 pi->options);
 				ok = false;
@@ -422,6 +430,8 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 		return rc;
 	Arena *scratch = arena_new();
 	double total = 0;
+	Progress prog;
+	progress_init(&prog, out, o->progress);
 	if (o->time_passes)
 		fprintf(out, "%-4s %-14s %12s %10s\n", "#", "pass", "seconds", "ops");
 	for (int i = 0; i < p->n; i++) {
@@ -432,10 +442,13 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 			.pass = st->pass->name, .best_effort = o->best_effort,
 			.search_budget = o->search_budget, .seed = o->seed,
 			.report = o->verbose ? out : NULL,
+			.progress = &prog, .judged = o->judged,
 		};
 		d->pass = st->pass->name;
 		double t0 = pcc_now();
+		progress_pass_begin(&prog, st->pass->name);
 		rc = st->pass->run(&ctx);
+		progress_pass_end(&prog);
 		double dt = pcc_now() - t0;
 		total += dt;
 		d->pass = NULL;

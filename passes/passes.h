@@ -9,6 +9,8 @@ typedef struct PassArg {
 	const char *key, *val;
 } PassArg;
 
+typedef struct Progress Progress;
+
 typedef struct PassCtx {
 	Graph *g;
 	Diag *diag;
@@ -21,6 +23,9 @@ typedef struct PassCtx {
 	double search_budget;    /* seconds */
 	unsigned seed;
 	FILE *report;            /* stderr: one-line pass reports */
+	Progress *progress;      /* pass_progress's state, or NULL */
+	SimJudged *judged;       /* plans a placer judged, for the summary's
+				  * headline (may be NULL) */
 } PassCtx;
 
 /* A pass returns EXIT_OK, or EXIT_BADINPUT / EXIT_INFEASIBLE after
@@ -69,6 +74,32 @@ double pass_opt_num(const PassCtx *ctx, const char *key);
 int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* ---- progress.c: --progress ---------------------------------------------- */
+enum { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
+/* "auto", "always", "never" -> PROGRESS_*; false for anything else. */
+bool progress_mode_parse(const char *s, int *mode);
+struct Progress {
+	FILE *out;
+	bool on, tty, shown, called;
+	double delay, t0, last;
+	const char *pass, *phase, *label;
+	long done, budget;
+	double best;
+};
+void progress_init(Progress *p, FILE *out, int mode);
+void progress_pass_begin(Progress *p, const char *pass);
+void progress_pass_end(Progress *p);
+/* For searching passes, after each evaluation: the phase ("search"),
+ * evaluations done and the budget (<= 0: none, e.g. a time budget), the
+ * best plan's iteration time so far in seconds (label: "simulated" or
+ * "estimated"; <= 0 or not finite: none).  Shown per --progress on
+ * stderr; costs one clock read. */
+void pass_progress(const PassCtx *ctx, const char *phase, const char *label,
+		   long done, long budget, double best);
+/* Erases a progress line drawn on a terminal, before a pass writes a
+ * report line of its own in mid-pass (-v). */
+void pass_progress_clear(const PassCtx *ctx);
+
 /* Runs a pipeline over g.  See docs/passes.md for the options. */
 typedef struct RunOptions {
 	bool verify_each;
@@ -85,6 +116,9 @@ typedef struct RunOptions {
 	const char *repro_src;   /* original input text, for BASE.repro.gir */
 	size_t repro_len;
 	const char *repro_cmd;   /* command line for the repro header */
+	int progress;            /* PROGRESS_AUTO, _ALWAYS, _NEVER */
+	SimJudged *judged;       /* filled by placers that judge candidate
+				  * plans (may be NULL) */
 } RunOptions;
 int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 		 Diag *d, const RunOptions *o);

@@ -113,6 +113,7 @@ typedef struct PlanSim {
 	long evals;
 	Graph *pipe;             /* -O2: the pipeline placer's plan, on a
 				  * copy of the graph, or NULL */
+	const PassCtx *ctx;      /* for pass_progress */
 } PlanSim;
 
 /* ---- links ------------------------------------------------------------- */
@@ -826,6 +827,8 @@ static double greedy(PlanSim *ps, int *st, double best, long max_evals)
 				} else {
 					st[v] = old;
 				}
+				pass_progress(ps->ctx, "greedy search", "estimated",
+					      ps->evals, max_evals, best);
 			}
 			(void)keep;
 		}
@@ -875,6 +878,8 @@ static double local_search(PlanSim *ps, int *st, double best, double budget,
 			memcpy(st, trial, sizeof(int) * n);
 			stale = 0;
 		}
+		pass_progress(ps->ctx, "local search", "estimated", ps->evals,
+			      max_evals, best);
 	}
 	free(trial);
 	return best;
@@ -1012,6 +1017,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	BatchInfo b;
 	batch_analyze(g, &b);
 	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
+	ps->ctx = ctx;
 	uint32_t n = t->n;
 	/* evals=auto: about 4e6 node-replica steps of search, whatever the
 	 * size (a few hundred ms here), at least 300 evaluations. */
@@ -1135,6 +1141,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	bool infeasible = false, simulated = false;
+	if (ctx->judged) {
+		sim_judged_free(ctx->judged);
+	}
 	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
 		simulated = true;
@@ -1142,19 +1151,27 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			bool koom;
 			double over;
 			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
-			if (ctx->report)
+			if (ctx->judged && isfinite(x))
+				sim_judged_add(ctx->judged, cands[k].name, x, koom);
+			if (ctx->report) {
+				pass_progress_clear(ctx);
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
+			}
 			/* Fits, then faster; among overflowing plans the least
 			 * overflow. */
 			bool better = !koom ? bover > 1 || x < bspan
 					    : bover > 1 && over < bover;
 			if (better && isfinite(x)) {
+				if (ctx->judged)
+					ctx->judged->chosen = ctx->judged->n - 1;
 				chosen = k;
 				bspan = x;
 				bover = koom ? over : 1;
 				memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
 			}
+			pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
+				      nc, bspan);
 		}
 		infeasible = bover > 1;
 	} else {

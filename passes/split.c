@@ -467,6 +467,7 @@ int pass_split(PassCtx *ctx)
 	memset(&j, 0, sizeof j);
 	j.ctx = ctx;
 	j.best = judge(&j, NULL, NULL, true);
+	pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0, j.best);
 	double start = j.best;
 	int nsplit = 0;
 	if (!isfinite(j.best)) {
@@ -484,6 +485,8 @@ int pass_split(PassCtx *ctx)
 		progress = false;
 		int ncand;
 		CandOp *cands = critical_ops(&j, &ncand);
+		pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0,
+			      j.best);
 		for (int ci = 0; ci < ncand && !progress &&
 				 pcc_now() - t0 < ctx->search_budget; ci++) {
 			Op *op = graph_lookup(g, cands[ci].name, NULL);
@@ -507,6 +510,9 @@ int pass_split(PassCtx *ctx)
 								       c->devs[s.dev[q]].type));
 						plan_shares(full, k, w, s.size);
 						double x = judge(&j, op->name, &s, false);
+						pass_progress(ctx, "splitting critical ops",
+							      "simulated", j.evals, 0,
+							      fmin(j.best, bt));
 						if (x < bt * (1 - 1e-6)) {
 							bt = x;
 							best = s;
@@ -514,6 +520,8 @@ int pass_split(PassCtx *ctx)
 					}
 			}
 			if (best.k) {
+				if (ctx->report)
+					pass_progress_clear(ctx);
 				if (ctx->report)
 					fprintf(ctx->report,
 						"split: %s along dimension %d into %d parts: "

@@ -151,5 +151,39 @@ for p in $(sed -n 's/^PASS("\([a-z-]*\)".*/\1/p' passes/passes.def); do
 	check "docs/passes.md documents $p" grep -q "^## $p" docs/passes.md
 done
 
+# Conventions (issue 14): comma lists in --emit-opt, "did you mean",
+# stdout claimed once, --progress, -v's headline.
+check "--emit-opt=a=1,b=2 sets both" sh -c "'$PCC' -O1 $M --cluster $C --emit=gantt-svg --emit-opt=width=900,color=device >'$t/w.svg' && grep -q 'width=.900.' '$t/w.svg' && grep -Eq '<text x=.[0-9.]+. y=.[0-9.]+.>v/gpu0</text>' '$t/w.svg'"
+check "--emit-opt comma list checks each" sh -c "'$PCC' -O1 $M --cluster $C --emit=gantt-svg --emit-opt=width=900,colr=group 2>&1 >/dev/null | grep -q \"no option 'colr'; did you mean 'color'?\""
+check "unknown option suggests" sh -c "'$PCC' --emitt=dot $M 2>&1 | grep -q \"unknown option '--emitt=dot'; did you mean '--emit'?\""
+check "unknown backend suggests" sh -c "'$PCC' --emit=gant-svg $M 2>&1 | grep -q \"unknown backend 'gant-svg'; did you mean 'gantt-svg'?\""
+check "unknown pass suggests" sh -c "'$PCC' -passes=simplfy $M 2>&1 | grep -q \"unknown pass 'simplfy'; did you mean 'simplify'?\""
+check "unknown pass option suggests" sh -c "'$PCC' '-passes=fuse<rnage=2>' $M 2>&1 | grep -q \"no option 'rnage'; did you mean 'range'?\""
+check "--stop-after suggests" sh -c "'$PCC' --stop-after=odrer $M 2>&1 | grep -q \"did you mean 'order'?\""
+check "no suggestion when nothing is close" sh -c "'$PCC' --emit=zzzzzz $M 2>&1 | grep -q \"unknown backend 'zzzzzz' (see --help)\""
+check "--stats-json=- -o - refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=- -o -
+check "--stats-json=- with stdout output refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=-
+check "--stats-json=- -o FILE allowed" sh -c "'$PCC' -O1 $M --cluster $C --stats-json=- -o '$t/s.gir' | grep -q makespan_s"
+check "bad --progress" status 2 "$PCC" --progress=sometimes $M
+# --progress=always into a file: lines naming the pass, evaluations done
+# of the budget and the best plan (estimated while searching), and the
+# pass's last state marked (done); nothing on stdout.
+check "--progress=always" sh -c "'$PCC' -O1 $M --cluster $C --progress=always -o '$t/p1.gir' 2>'$t/p.err' && grep -Eq '^pcc: progress: place: greedy search [0-9]+/[0-9]+ evaluations, best plan [0-9.e+-]+ m?s \(estimated\)$' '$t/p.err' && grep -Eq '^pcc: progress: place: judging candidate plans 4/4 evaluations, best plan [0-9.e+-]+ m?s \(simulated\) \(done\)$' '$t/p.err'"
+check "--progress never on stdout" sh -c "'$PCC' -O1 $M --cluster $C --progress=always -o - 2>/dev/null >'$t/p2.gir' && '$PCC' -O1 $M --cluster $C --progress=never -o - 2>/dev/null >'$t/p3.gir' && cmp '$t/p2.gir' '$t/p3.gir' && cmp '$t/p1.gir' '$t/p2.gir'"
+check "--progress=auto silent off a terminal" sh -c "'$PCC' -O1 $M --cluster $C --progress=auto -o /dev/null 2>&1 | grep -c 'progress' | grep -qx 0"
+check "--progress=never silent" sh -c "'$PCC' -O1 $M --cluster $C --progress=never -o /dev/null 2>&1 | grep -c 'progress' | grep -qx 0"
+check "-v prints the headline" sh -c "'$PCC' -v -O1 $M --cluster $C -o /dev/null 2>&1 | grep -q '^pcc: simulated iteration time: ' && '$PCC' -v -O1 $M --cluster $C -o /dev/null 2>&1 | grep -Eq '^pcc: baseline dp +[0-9.]+ [mun]?s simulated.*: [0-9.]+x$'"
+check "-v on an unplaced plan: no headline" sh -c "'$PCC' -v -passes=simplify $M --cluster $C -o /dev/null 2>&1 | grep -c 'simulated iteration' | grep -qx 0"
+printf 'gir 1\ngraph g {\n  %%a = Placeholder() {@cost = 1ms, @device = "m0/gpu0", @order = 2} : f32[4]\n  %%b = Relu(%%a) {@cost = 1ms, @device = "m0/gpu0", @order = 1} : f32[4]\n}\n' >"$t/deadlock.gir"
+check "-v on a plan the simulator refuses: written, no headline" sh -c "'$PCC' -v -passes= '$t/deadlock.gir' -o '$t/dl.gir' 2>'$t/dl.err' && grep -q Relu '$t/dl.gir' && ! grep -q 'simulated iteration' '$t/dl.err'"
+# --emit=summary: every format, the tables and the headline.
+check "summary text" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary > '$t/s.txt' && grep -q '^groups$' '$t/s.txt' && grep -q '^devices$' '$t/s.txt' && grep -q '^links$' '$t/s.txt' && grep -q 'simulated iteration time' '$t/s.txt'"
+check "summary json parses" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary --emit-opt=format=json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"simulated\"] and d[\"groups\"] and d[\"headline\"][\"iteration_s\"] > 0'"
+check "summary csv" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary --emit-opt=format=csv | grep -q '^headline,iteration_s,'"
+check "summary md" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary --emit-opt=format=md | grep -q '^| group | first op |'"
+check "summary bad format" status 1 "$PCC" -O1 $M --cluster $C --emit=summary --emit-opt=format=xml
+# The json's numbers agree with --stats-json (the same simulation).
+check "summary agrees with --stats-json" sh -c "'$PCC' -O1 $M --cluster $C --stats-json='$t/st.json' --emit=summary --emit-opt=format=json -o '$t/su.json' && python3 -c 'import json; a=json.load(open(\"$t/st.json\")); b=json.load(open(\"$t/su.json\")); assert abs(a[\"makespan_s\"]-b[\"headline\"][\"iteration_s\"])<1e-12; assert [d[\"busy_s\"] for d in a[\"devices\"]]==[d[\"busy_s\"] for d in b[\"devices\"]]'"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

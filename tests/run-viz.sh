@@ -6,9 +6,10 @@
 # named, slices nested as Perfetto requires).  Inputs: the golden viz
 # plans, names full of quotes, markup and invalid UTF-8, examples/mlp.gir
 # on every example cluster, every model of examples/models, and a
-# 100 000-op synthetic plan (the Gantt chart stays small).  Also the
-# command line: typed --emit-opt values, trace on an unplaced graph,
-# tools/render-dot.sh.
+# 100 000-op synthetic plan (the Gantt chart stays small).  Real models
+# drawn by fused group (dot detail=groups) and rendered by dot; Gantt
+# colours by group.  Also the command line: typed --emit-opt values,
+# trace on an unplaced graph, tools/render-dot.sh.
 # usage: tests/run-viz.sh BUILD_DIR
 B=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
@@ -88,7 +89,32 @@ check "dot on unplaced graph" sh -c "'$PCC' -passes= $M --cluster $C --emit=dot 
 check "help lists the backends" sh -c "'$PCC' --help | grep -q 'gantt-svg' && '$PCC' --help | grep -q 'merge-above=5000'"
 check "render-dot.sh" sh -c "PCC='$PCC' sh tools/render-dot.sh $M '$t/r.svg' $P --cluster $C && xmllint --noout '$t/r.svg'"
 check "render-dot.sh png" sh -c "PCC='$PCC' sh tools/render-dot.sh tests/golden/viz-dot-plan.gir '$t/r.png' -passes= && [ -s '$t/r.png' ]"
-check "render-dot.sh refuses large graphs" sh -c "! PCC='$PCC' sh tools/render-dot.sh -n 100 examples/models/resnet50.gir '$t/x.svg' $P --cluster $C 2>'$t/e' && grep -q 'more than 100' '$t/e' && [ ! -e '$t/x.svg' ]"
+check "render-dot.sh refuses large graphs" sh -c "! PCC='$PCC' sh tools/render-dot.sh -n 100 examples/models/resnet50.gir '$t/x.svg' $P --cluster $C --emit-opt=detail=ops 2>'$t/e' && grep -q 'more than 100' '$t/e' && [ ! -e '$t/x.svg' ]"
+check "render-dot.sh draws a model by groups" sh -c "PCC='$PCC' sh tools/render-dot.sh examples/models/resnet50.gir '$t/x.svg' $P --cluster $C && xmllint --noout '$t/x.svg'"
+
+# Real models as fused groups (--emit=dot's default above group-above
+# ops): one node per fused group, so dot lays them out (Graphviz took
+# minutes on ResNet-50's ops).  The node count must be the number of
+# distinct @group values of the plan; a plan with more groups than
+# max-nodes merges runs of groups on the same devices (Transformer: 131
+# groups).  Rendering time is not asserted.
+for mc in resnet50:hetero-4 bert_large:hetero-4 transformer:tag-testbed; do
+	m=${mc%%:*} cl=examples/clusters/${mc#*:}.yaml
+	check "$m plan: dot by groups renders" sh -c "'$PCC' -O1 --best-effort examples/models/$m.gir --cluster $cl -o '$t/$m.gir' 2>/dev/null && '$PCC' -passes= '$t/$m.gir' --emit=dot -o '$t/$m.dot' && dot -Tpng '$t/$m.dot' -o '$t/$m.png' && [ -s '$t/$m.png' ]"
+	groups=$(grep -o '@group = -*[0-9]*' "$t/$m.gir" | sort -u | wc -l)
+	nodes=$(grep -c '^  g[0-9]* \[' "$t/$m.dot")
+	if [ "$groups" -le 60 ]; then
+		check "$m: a node per group ($groups)" test "$nodes" -eq "$groups"
+	else
+		check "$m: runs of groups merged ($nodes nodes for $groups groups)" sh -c "[ $nodes -gt 1 ] && [ $nodes -le 60 ] && grep -q 'label=\"groups [0-9]*' '$t/$m.dot'"
+	fi
+	check "$m: detail=ops draws ops" sh -c "'$PCC' -passes= '$t/$m.gir' --emit=dot --emit-opt=detail=ops | grep -c '^  n[0-9]* \[' | awk '{exit !(\$1 > 500)}'"
+done
+check "resnet50: gantt color=group legend has every group" sh -c "'$PCC' -passes= '$t/resnet50.gir' --emit=gantt-svg --emit-opt=color=group -o '$t/rg.svg' && xmllint --noout '$t/rg.svg' && [ \$(grep -o '>group [0-9]*</text>' '$t/rg.svg' | sort -u | wc -l) -eq \$(grep -o '@group = -*[0-9]*' '$t/resnet50.gir' | sort -u | wc -l) ]"
+check "gantt color=kind is the default" sh -c "[ \"\$('$PCC' -passes= '$t/resnet50.gir' --emit=gantt-svg | md5sum)\" = \"\$('$PCC' -passes= '$t/resnet50.gir' --emit=gantt-svg --emit-opt=color=kind | md5sum)\" ]"
+check "gantt bad color exits 1" exits 1 "$PCC" -passes= "$t/resnet50.gir" --emit=gantt-svg --emit-opt=color=rainbow
+check "dot bad detail exits 1" exits 1 "$PCC" -passes= "$t/resnet50.gir" --emit=dot --emit-opt=detail=some
+check "dot detail=groups on a hand plan" sh -c "'$PCC' -passes= tests/golden/summary-plan.gir --emit=dot --emit-opt=detail=groups | grep -c '^  g[0-9]* \[' | grep -qx 3"
 
 echo "viz: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

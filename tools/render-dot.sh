@@ -8,9 +8,10 @@
 #            -passes=simplify,annotate,place --cluster examples/clusters/hetero-4.yaml
 #
 # dot's layout time grows steeply with the graph (minutes at about 1000
-# ops), so above MAX_OPS ops (default 400) it stops and says so; the
-# Gantt chart (--emit=gantt-svg) and the trace (--emit=trace) have no
-# such limit.  PCC names the pcc binary (default ./pcc).  Exit status 0,
+# ops), so above MAX_OPS nodes (default 400) it stops and says so.  pcc
+# draws a fused plan of more than 150 ops as one node per fused group
+# (--emit=dot's detail=auto), which dot lays out in seconds; the Gantt
+# chart (--emit=gantt-svg) and the trace (--emit=trace) have no limit.  PCC names the pcc binary (default ./pcc).  Exit status 0,
 # 1 when pcc or dot fails or the graph is too large, 2 on bad usage.
 max=400
 if [ "${1:-}" = "-n" ]; then
@@ -30,9 +31,9 @@ command -v dot >/dev/null 2>&1 ||
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$PCC" "$@" --emit=dot "$in" -o "$tmp/g.dot" || exit 1
-n=$(grep -c '^  n[0-9]* \[' "$tmp/g.dot")
+n=$(grep -c '^  [ng][0-9]* \[' "$tmp/g.dot")
 if [ "$n" -gt "$max" ]; then
-	echo "render-dot: $n ops is more than $max; dot would take long (raise -n, or use --emit=gantt-svg)" >&2
+	echo "render-dot: $n nodes is more than $max; dot would take long (raise -n; fuse the graph and use --emit-opt=detail=groups; or --emit=gantt-svg)" >&2
 	exit 1
 fi
 dot -T"$fmt" "$tmp/g.dot" -o "$tmp/out" || exit 1

@@ -55,7 +55,7 @@ static Out emit(const char *text, int nopt, const char *const *opt)
 						 &n, msg, sizeof msg);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(opts);
 	CostModel cost = {g, g->cluster, NULL, NULL, 0};
-	EmitCtx ctx = {g, &cost, NULL, opts, n, "-"};
+	EmitCtx ctx = {g, &cost, NULL, opts, n, "-", NULL};
 	FILE *code = tmpfile(), *err = tmpfile();
 	fflush(stderr);
 	int saved = dup(2);

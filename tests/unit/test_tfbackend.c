@@ -67,7 +67,7 @@ static GdGraph *lower(const Graph *g, const char *be, char **msgs, ...)
 	const char **opts = backend_resolve_opts(backend_find(be), given, n, a,
 						 &nopts, err, sizeof err);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(opts);
-	EmitCtx ctx = {g, NULL, NULL, opts, nopts, "-"};
+	EmitCtx ctx = {g, NULL, NULL, opts, nopts, "-", NULL};
 	TfOpts o;
 	CU_ASSERT_FATAL(tf_opts_read(&ctx, !strcmp(be, "tf-json"), &o));
 	size_t len;

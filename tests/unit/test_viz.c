@@ -101,7 +101,7 @@ static char *emit(Graph *g, const char *name, const char *const *opts, int n)
 		diag_init(&d, stderr, "t.gir", NULL, 0);
 		CU_ASSERT_EQUAL_FATAL(sim_run(g, &m, &r, &d), 0);
 	}
-	EmitCtx ctx = {g, &m, sim ? &r : NULL, o, nopts, "-"};
+	EmitCtx ctx = {g, &m, sim ? &r : NULL, o, nopts, "-", NULL};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -358,12 +358,12 @@ static void test_viz_opts(void)
 	const char **o = backend_resolve_opts(backend_find("gantt-svg"), good, 2, a,
 					      &n, err, sizeof err);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	EmitCtx ctx = {NULL, NULL, NULL, o, n, "-"};
+	EmitCtx ctx = {NULL, NULL, NULL, o, n, "-", NULL};
 	CU_ASSERT_EQUAL(backend_opt_num(&ctx, "width"), 800);
 	CU_ASSERT_EQUAL(backend_opt_num(&ctx, "merge-above"), 0);
 	o = backend_resolve_opts(backend_find("dot"), NULL, 0, a, &n, err, sizeof err);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	ctx = (EmitCtx){NULL, NULL, NULL, o, n, "-"};
+	ctx = (EmitCtx){NULL, NULL, NULL, o, n, "-", NULL};
 	CU_ASSERT_TRUE(backend_opt_bool(&ctx, "groups"));
 	CU_ASSERT_FALSE(backend_opt_bool(&ctx, "horizontal"));
 	arena_free(a);
