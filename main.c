@@ -611,6 +611,8 @@ static int run(int argc, char **argv, Arena *a)
 			goto out;
 		}
 	}
+	/* The bound of the problem itself, before any pass changes it. */
+	double pbound = o.stats_json ? sim_bound_of(g, &cost) : 0;
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;
@@ -622,6 +624,7 @@ static int run(int argc, char **argv, Arena *a)
 		if ((rc = sim_run(g, &cost, &sim, &d)))
 			goto out;
 		simulated = true;
+		sim.problem_bound = pbound;
 		phase(&o, "simulate", &t0);
 	}
 	if (o.stats_json) {

@@ -624,6 +624,8 @@ void cost_print_csv(FILE *f, const CostModel *m);
 typedef struct SimResult {
 	double makespan;         /* seconds */
 	double lower_bound;      /* seconds, see docs/simulator.md */
+	double problem_bound;    /* seconds: sim_bound_of the input graph,
+				  * set by the caller (0: not known) */
 	bool oom;
 	uint32_t nops;
 	int ndevs;
@@ -663,6 +665,13 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d);
 int sim_run_prio(Graph *g, const CostModel *m, const double *prio,
 		 SimResult *r, Diag *d);
 void sim_free(SimResult *r);
+/* A lower bound on the iteration time of g on the cluster of m under any
+ * plan (docs/simulator.md): the larger of the critical path with each op
+ * at its fastest present device type and communication free, and the
+ * work bound of the fractional assignment of ops to devices.  On the
+ * input graph it is problem_lower_bound_s; on a plan's own graph,
+ * lower_bound_s. */
+double sim_bound_of(Graph *g, const CostModel *m);
 void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
 		    const SimResult *r);
 
