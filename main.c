@@ -612,7 +612,7 @@ static int run(int argc, char **argv, Arena *a)
 		}
 	}
 	/* The bound of the problem itself, before any pass changes it. */
-	double pbound = o.stats_json ? sim_bound_of(g, &cost) : 0;
+	double pbound = o.stats_json ? sim_bound_of(g, &cost, true) : 0;
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;

@@ -665,13 +665,15 @@ int sim_run(Graph *g, const CostModel *m, SimResult *r, Diag *d);
 int sim_run_prio(Graph *g, const CostModel *m, const double *prio,
 		 SimResult *r, Diag *d);
 void sim_free(SimResult *r);
-/* A lower bound on the iteration time of g on the cluster of m under any
- * plan (docs/simulator.md): the larger of the critical path with each op
- * at its fastest present device type and communication free, and the
- * work bound of the fractional assignment of ops to devices.  On the
- * input graph it is problem_lower_bound_s; on a plan's own graph,
- * lower_bound_s. */
-double sim_bound_of(Graph *g, const CostModel *m);
+/* A lower bound on the iteration time of g on the cluster of m
+ * (docs/simulator.md): the larger of the critical path, communication
+ * free, and the work bound of the fractional assignment of ops to
+ * devices.  On the critical path each op takes its time at its fastest
+ * present device type, or with divisible its time split perfectly over
+ * every device (plans may replicate or split the input's ops).  On the
+ * input graph with divisible it is problem_lower_bound_s; on a plan's
+ * own graph without, lower_bound_s. */
+double sim_bound_of(Graph *g, const CostModel *m, bool divisible);
 void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
 		    const SimResult *r);
 

@@ -851,7 +851,7 @@ static double work_bound(const double *c, uint32_t n, int nt, const int *k)
 	return best;
 }
 
-double sim_bound_of(Graph *g, const CostModel *m)
+double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 {
 	const Cluster *c = m->c ? m->c : g->cluster;
 	const uint32_t *topo = graph_topo(g);
@@ -869,12 +869,17 @@ double sim_bound_of(Graph *g, const CostModel *m)
 	double cp = 0;
 	for (uint32_t j = 0; j < live; j++) {
 		const Op *op = g->ops[topo[j]];
-		double best = INFINITY;
+		double best = INFINITY, rate = 0;
 		for (int t = 0; t < nt; t++) {
 			double x = k[t] ? cost_op(m, op, t) : INFINITY;
 			cost[(size_t)j * nt + t] = isfinite(x) && x >= 0 ? x : INFINITY;
 			best = x < best ? x : best;
+			if (k[t] && x > 0 && isfinite(x))
+				rate += k[t] / x;
 		}
+		/* Split over every device at once, the op takes 1 / rate. */
+		if (divisible && best > 0)
+			best = rate > 0 ? 1 / rate : best;
 		if (!isfinite(best) || best < 0) {
 			best = 0;
 			for (int t = 0; t < nt; t++)
@@ -1178,7 +1183,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 		}
 	}
 	if (!rc) {
-		r->lower_bound = sim_bound_of(g, m);
+		r->lower_bound = sim_bound_of(g, m, false);
 		for (int dv = 0; dv < c->ndevs; dv++)
 			if (r->peak_mem[dv] > c->types[c->devs[dv].type].memory)
 				r->oom = true;

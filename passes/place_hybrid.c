@@ -898,34 +898,51 @@ static void write_plan(Graph *g, const PlanSim *ps, const int *st)
 	}
 }
 
-/* A candidate plan for the final comparison. */
+/* A candidate plan for the final comparison: the search's own (st), a
+ * placer of placers.def on the fused groups (t) or on single ops (per
+ * op), or a strategy of strategies.def. */
 typedef struct Cand {
 	const char *name;
 	int *st;                 /* per node, or NULL */
 	PlacerFn mp;             /* a model-parallel placer, or NULL */
-	int dp;                  /* 1: dp, 2: dp-prop */
+	const TaskGraph *mt;     /* the task graph mp runs on */
+	StrategyFn sf;           /* a strategy, or NULL */
+	bool bucket;             /* with DDP's gradient buckets */
 } Cand;
 
 /* Writes candidate k's strategy on g. */
+static int apply1(PassCtx *ctx, Graph *g, const TaskGraph *t,
+		  const PlanSim *ps, const Cand *k);
+
 static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		 const Cand *k)
+{
+	int rc = apply1(ctx, g, t, ps, k);
+	if (rc == EXIT_OK && k->bucket)
+		plan_set_buckets(g, DDP_BUCKET);
+	return rc;
+}
+
+static int apply1(PassCtx *ctx, Graph *g, const TaskGraph *t,
+		  const PlanSim *ps, const Cand *k)
 {
 	if (k->st) {
 		write_plan(g, ps, k->st);
 		return EXIT_OK;
 	}
-	if (k->dp) {
+	if (k->sf) {
 		PassCtx c = *ctx;
 		c.g = g;
 		c.report = NULL;
 		c.best_effort = true;    /* a candidate: the judge weighs memory */
-		return place_dp(&c, t, k->dp == 2);
+		return k->sf(&c, t);
 	}
-	int *dev = xcalloc((size_t)t->n + 1, sizeof(int));
+	const TaskGraph *mt = k->mt ? k->mt : t;
+	int *dev = xcalloc((size_t)mt->n + 1, sizeof(int));
 	PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
-	int rc = k->mp(t, &po, dev);
+	int rc = k->mp(mt, &po, dev);
 	if (rc == EXIT_OK || rc == EXIT_INFEASIBLE) {
-		tg_apply(t, g, dev);
+		tg_apply(mt, g, dev);
 		rc = EXIT_OK;
 	}
 	free(dev);
@@ -957,31 +974,47 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 	double span = INFINITY;
 	*oom = true;
 	*peak_over = INFINITY;
-	if (apply(ctx, h, t, ps, k) == EXIT_OK) {
-		PassCtx c = *ctx;
-		c.g = h;
-		c.report = NULL;
-		c.pass = "comm";
-		CostModel m = *ctx->cost;
-		m.g = h;
-		c.cost = &m;
-		SimResult r;
-		Diag d;
-		diag_init(&d, stderr, "place", NULL, 0);
-		if (pass_comm(&c) == EXIT_OK && sim_run(h, &m, &r, &d) == EXIT_OK) {
-			span = r.makespan;
-			*oom = r.oom;
-			*peak_over = 0;
-			for (int dv = 0; dv < r.ndevs; dv++) {
-				double cap = t->c->types[t->c->devs[dv].type].memory;
-				*peak_over = fmax(*peak_over, r.peak_mem[dv] / cap);
-				peaks[dv] = r.peak_mem[dv];
-			}
-			sim_free(&r);
-		}
-	}
+	if (apply(ctx, h, t, ps, k) == EXIT_OK)
+		span = plan_simulate(ctx, h, oom, peak_over, peaks);
 	graph_free(h);
 	return span;
+}
+
+const char *placer_name(int i);
+
+/* The final candidates: the search's plan and its model-parallel start;
+ * every strategy of strategies.def judged at this level; at -O2 every
+ * placer of placers.def on the fused groups and, when the graph is
+ * fused, on single ops (the baselines' own plans).  Returns the count. */
+static int candidates(PassCtx *ctx, const TaskGraph *t, const TaskGraph *ops,
+		      bool o2, int *st, int *mp, const char *mpname, Cand **out)
+{
+	int ns, nc = 0;
+	const StrategyInfo *si = strategy_table(&ns);
+	Cand *c = xmalloc(sizeof(Cand) * (size_t)(3 + 2 * ns + 2 * 64));
+	c[nc++] = (Cand){"hybrid", st, NULL, NULL, NULL, false};
+	c[nc++] = (Cand){mpname, mp, NULL, NULL, NULL, false};
+	if (o2)
+		c[nc++] = (Cand){"hybrid+buckets", st, NULL, NULL, NULL, true};
+	for (int i = 0; i < ns; i++)
+		if (si[i].judged == 1 || (o2 && si[i].judged == 2)) {
+			c[nc++] = (Cand){si[i].name, NULL, NULL, NULL, si[i].fn, false};
+			/* Data-parallel strategies with DDP's buckets too. */
+			if (o2 && strncmp(si[i].name, "dp", 2) == 0)
+				c[nc++] = (Cand){arena_printf(ctx->scratch, "%s+buckets",
+							      si[i].name),
+						 NULL, NULL, NULL, si[i].fn, true};
+		}
+	for (int i = 0; o2 && placer_name(i) && i < 64; i++) {
+		const char *name = placer_name(i);
+		if (strcmp(name, mpname))
+			c[nc++] = (Cand){name, NULL, placer_find(name), t, NULL, false};
+		if (ops)
+			c[nc++] = (Cand){arena_printf(ctx->scratch, "%s per op", name),
+					 NULL, placer_find(name), ops, NULL, false};
+	}
+	*out = c;
+	return nc;
 }
 
 int place_hybrid(PassCtx *ctx, const TaskGraph *t)
@@ -1078,19 +1111,12 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 				    max_evals * 10, ctx->seed);
 
 	/* The final judge: the full simulator on materialised plans. */
-	Cand cands[32];
-	int nc = 0;
-	cands[nc++] = (Cand){"hybrid", st, NULL, 0};
-	cands[nc++] = (Cand){"dp", NULL, NULL, 1};
-	cands[nc++] = (Cand){"dp-prop", NULL, NULL, 2};
-	cands[nc++] = (Cand){mpname, mp, NULL, 0};
-	if (o2) {
-		static const char *const mps[] = {"single", "adjusting", "order-place",
-						  "dpos", "dcp", "mtopo", "metf", "metis"};
-		for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++)
-			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
-				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
+	TaskGraph *ops = NULL;
+	if (o2 && t->nops && t->n < t->nops) {
+		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
 	}
+	Cand *cands;
+	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
 	/* Materialised size: data parallelism replicates (nearly) every op
 	 * on every device. */
 	double size = 0;
@@ -1102,6 +1128,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	bool infeasible = false, simulated = false;
+	double hsim = NAN;       /* the hybrid's own plan, simulated */
 	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
 		simulated = true;
@@ -1112,11 +1139,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 			if (ctx->report)
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
-			/* Fits, then faster; among overflowing plans the least
-			 * overflow. */
-			bool better = !koom ? bover > 1 || x < bspan
-					    : bover > 1 && over < bover;
-			if (better && isfinite(x)) {
+			if (k == 0)
+				hsim = x;
+			if (plan_better(x, koom, over, bspan, bover)) {
 				chosen = k;
 				bspan = x;
 				bover = koom ? over : 1;
@@ -1141,6 +1166,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		fputs("pcc: note: --best-effort places it anyway\n", stderr);
 		free(peaks);
 		free(bpeaks);
+		free(cands);
+		if (ops)
+			tg_free(ops);
 		free(mp);
 		free(st);
 		ps_free(ps);
@@ -1150,12 +1178,20 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	free(peaks);
 	free(bpeaks);
 	int rc = apply(ctx, g, t, ps, &cands[chosen]);
+	/* How well the strategy simulator tracked the full simulation. */
+	if (ctx->report && isfinite(hsim) && hsim > 0)
+		fprintf(ctx->report, "place<algo=hybrid>: estimate error %+.1f%% "
+			"(estimated %.6g s, simulated %.6g s)\n",
+			100 * (best - hsim) / hsim, best, hsim);
 	if (ctx->report)
 		fprintf(ctx->report,
 			"place<algo=hybrid>: %u groups, %d replica sets, %ld "
 			"evaluations; estimated %.6g s from %.6g s (greedy %.6g s); "
 			"chose %s\n", n, ps->nsets, ps->evals, best, start,
 			after_greedy, cands[chosen].name);
+	free(cands);
+	if (ops)
+		tg_free(ops);
 	free(mp);
 	free(st);
 	ps_free(ps);

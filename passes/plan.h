@@ -84,8 +84,42 @@ void plan_write_replicas(Graph *g, Op *op, const Cluster *c, const int *devs,
 			 const int64_t *shares, int n);
 /* place<algo=dp> and place<algo=dp-prop>. */
 int place_dp(PassCtx *ctx, const struct TaskGraph *t, bool prop);
-/* place<algo=hybrid> (place_hybrid.c). */
-int place_hybrid(PassCtx *ctx, const struct TaskGraph *t);
+/* The same over the devices sub[0..nsub) only (NULL: every device). */
+int place_dp_on(PassCtx *ctx, const struct TaskGraph *t, bool prop,
+		const int *sub, int nsub);
+
+/* ---- strategies.def: placers that write whole strategies ------------- */
+/* Writes a plan's strategy annotations on ctx->g; EXIT_OK, or
+ * EXIT_INFEASIBLE (reported) when it does not fit and !best_effort. */
+typedef int (*StrategyFn)(PassCtx *ctx, const struct TaskGraph *t);
+#define STRATEGY(name, fn, judged, desc) int fn(PassCtx *ctx, const struct TaskGraph *t);
+#include "strategies.def"
+#undef STRATEGY
+typedef struct StrategyInfo {
+	const char *name;
+	StrategyFn fn;
+	int judged;              /* 0, 1 (-O1 and -O2) or 2 (-O2) */
+	const char *desc;
+} StrategyInfo;
+/* The table of strategies.def (place.c); *n receives its length. */
+const StrategyInfo *strategy_table(int *n);
+StrategyFn strategy_find(const char *name);
+
+/* ---- place_best.c: judging plans --------------------------------------- */
+/* Materialises the strategy annotated on h (a graph_clone of ctx->g) with
+ * the comm pass and simulates it: the simulated iteration time (INFINITY
+ * when it cannot be materialised), *oom, *peak_over = the largest peak
+ * memory / capacity over the devices, peaks[dev] (or NULL). */
+double plan_simulate(PassCtx *ctx, Graph *h, bool *oom, double *peak_over,
+		     double *peaks);
+/* PyTorch DDP's default bucket_cap_mb, 25 MiB. */
+#define DDP_BUCKET (25.0 * 1024 * 1024)
+/* Writes @bucket = bytes on every replicated update; how many. */
+uint32_t plan_set_buckets(Graph *g, double bytes);
+/* Better of two judged plans: one that fits beats one that does not;
+ * then the faster; among plans that do not fit, the smaller overflow. */
+bool plan_better(double span, bool oom, double over, double bspan,
+		 double bover);
 /* comm.c, for judging plans on a copy of the graph. */
 int pass_comm(PassCtx *ctx);
 
