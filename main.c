@@ -44,7 +44,7 @@ enum {
 	OPT_LIST_PASSES, OPT_DUMP_AFTER, OPT_DUMP_AFTER_ALL, OPT_DUMP_DIR,
 	OPT_STOP_AFTER, OPT_TIME_PASSES, OPT_VERIFY_EACH, OPT_NO_VERIFY_EACH,
 	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
-	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
+	OPT_SEARCH_BUDGET, OPT_SEARCH_WORK, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
 	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS, OPT_BATCH, OPT_IGNORE_DEVICES, OPT_INPUT_SHAPE,
 };
 
@@ -69,6 +69,7 @@ static const struct option longopts[] = {
 	{"runtime-flags", no_argument, NULL, OPT_RUNTIME_FLAGS},
 	{"best-effort", no_argument, NULL, OPT_BEST_EFFORT},
 	{"search-budget", required_argument, NULL, OPT_SEARCH_BUDGET},
+	{"search-work", required_argument, NULL, OPT_SEARCH_WORK},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
 	{"batch", required_argument, NULL, OPT_BATCH},
@@ -117,7 +118,11 @@ static void usage(FILE *f)
 	      "      --dump-after-all    write a dump after parsing and after every pass\n"
 	      "      --dump-dir=DIR      directory for dumps (default .)\n"
 	      "      --best-effort       place even if memory does not fit\n"
-	      "      --search-budget=S   seconds for -O2's search (default 3)\n"
+	      "      --search-work=N     work units for each of -O2's searches (default 4e7;\n"
+	      "                          docs/passes.md); the plan depends on N only\n"
+	      "      --search-budget=S   wall-clock safety cap per search, seconds (default\n"
+	      "                          60): warns when it cuts, as the plan then depends\n"
+	      "                          on the machine's speed\n"
 	      "      --seed=N            seed for randomised searches (default 1)\n"
 	      "Other:\n"
 	      "      --max-errors=N      stop after N errors (default 20)\n"
@@ -220,6 +225,11 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 			if (!parse_double(optarg, &x) || x < 0)
 				return usage_error("bad --search-budget '%s'", optarg);
 			o->run.search_budget = x;
+			break;
+		case OPT_SEARCH_WORK:
+			if (!parse_double(optarg, &x) || x < 0)
+				return usage_error("bad --search-work '%s'", optarg);
+			o->run.search_work = x;
 			break;
 		case OPT_SEED:
 			if (!parse_double(optarg, &x) || x < 0 || x > 4294967295.0)
@@ -451,7 +461,8 @@ static int run(int argc, char **argv, Arena *a)
 {
 	const char *cmdline = join_args(a, argc, argv);  /* as given */
 	Opts o = {.output = "-", .emit = "gir", .max_errors = 20};
-	o.run.search_budget = 3;
+	o.run.search_budget = 60;
+	o.run.search_work = 4e7;
 	o.run.seed = 1;
 	int rc = parse_args(argc, argv, &o, a);
 	if (rc)

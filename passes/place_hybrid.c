@@ -29,8 +29,11 @@
  * group by group in decreasing cost, every candidate strategy, kept when
  * the simulated iteration gets shorter, until a sweep changes nothing
  * (bounded by `evals`).  With search=local (-O2), a local search follows
- * within --search-budget seconds: random changes of one group or of a run
- * of consecutive groups, kept when better.
+ * for --search-work work units (one unit: a group replica or an edge
+ * stepped by one evaluation): random changes of one group or of a run
+ * of consecutive groups, kept when better.  The pseudo-random sequence
+ * is seeded (--seed) and no clock decides anything, so the plan is the
+ * same run to run; --search-budget seconds is only a cap that warns.
  *
  * Finally the candidates (the search's result, data parallelism, the
  * model-parallel start; at -O2 every placer of placers.def) are
@@ -836,23 +839,28 @@ static unsigned rnd(unsigned *s)
 }
 
 /* Local search: change one group, or a run of consecutive groups in
- * topological order, to one candidate; keep it when better. */
-static double local_search(PlanSim *ps, int *st, double best, double budget,
-			   long max_evals, unsigned seed)
+ * topological order, to one candidate; keep it when better.  Stops
+ * after max_evals evaluations in all (the work budget), or when the
+ * wall-clock cap cuts it (*cut). */
+static double local_search(PlanSim *ps, int *st, double best, const PassCtx *ctx,
+			   double t0, long max_evals, unsigned seed, bool *cut)
 {
 	uint32_t n = ps->n;
+	*cut = false;
 	if (!n)
 		return best;
 	int *trial = xmalloc(sizeof(int) * n);
-	double t0 = pcc_now();
 	unsigned rs = seed ? seed : 1;
 	/* Stop early once many tries in a row bring nothing: about ten for
 	 * every (group, strategy) pair, at least 2000. */
 	long stale = 0, patience = 2000;
 	for (uint32_t v = 0; v < n; v++)
 		patience += 10L * ncand(ps, v);
-	while (ps->evals < max_evals && stale < patience &&
-	       pcc_now() - t0 < budget) {
+	while (ps->evals < max_evals && stale < patience) {
+		if (ps->evals % 64 == 0 && search_cut(ctx, t0)) {
+			*cut = true;
+			break;
+		}
 		memcpy(trial, st, sizeof(int) * n);
 		uint32_t j = rnd(&rs) % n, len = 1 + (rnd(&rs) % 2 ? rnd(&rs) % 8 : 0);
 		uint32_t v0 = ps->t->topo[j];
@@ -1028,16 +1036,21 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	 * size (a few hundred ms here), at least 300 evaluations. */
 	const char *ev = pass_opt(ctx, "evals");
 	long max_evals = (long)strtod(ev, NULL);
+	/* Work units of one evaluation: its edges and group replicas. */
+	double work = (double)ps->in_start[n] + 1;
+	for (uint32_t v = 0; v < n; v++)
+		work += ps->splittable[v] ? ps->maxrep : 1;
+	/* The local search's evaluations: --search-work's units, or ten
+	 * times an explicit evals=N. */
+	long max_local = (long)fmin(ctx->search_work / work, 1e9);
 	if (strcmp(ev, "auto") == 0) {
-		double work = (double)ps->in_start[n] + 1;
-		for (uint32_t v = 0; v < n; v++)
-			work += ps->splittable[v] ? ps->maxrep : 1;
 		max_evals = (long)(4e6 / work);
 		max_evals = max_evals < 300 ? 300 : max_evals > 20000 ? 20000 : max_evals;
+	} else {
+		max_local = 10 * max_evals;
 	}
 	const char *search = pass_opt(ctx, "search");
 	bool o2 = strcmp(search, "local") == 0;
-	double budget = ctx->search_budget;
 	double t0 = pcc_now();
 
 	/* Starting points: a model-parallel placement, and data parallelism
@@ -1106,9 +1119,15 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	double start = best;
 	best = greedy(ps, st, best, max_evals);
 	double after_greedy = best;
-	if (o2)
-		best = local_search(ps, st, best, budget - (pcc_now() - t0),
-				    max_evals * 10, ctx->seed);
+	if (o2) {
+		bool cut;
+		long e0 = ps->evals;
+		best = local_search(ps, st, best, ctx, t0, e0 + max_local, ctx->seed,
+				    &cut);
+		if (cut)
+			search_cut_warn(ctx, (double)(ps->evals - e0) * work,
+					(double)max_local * work);
+	}
 
 	/* The final judge: the full simulator on materialised plans. */
 	TaskGraph *ops = NULL;
