@@ -214,7 +214,7 @@ bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
 
 # The planners side by side on the model and cluster zoos (docs/bench-plans.md).
-bench-plans: $(B)/pcc
+bench-plans: $(B)/pcc $(B)/gengraph
 	sh bench/plans.sh $(B)
 
 # ---- install ------------------------------------------------------------
