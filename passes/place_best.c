@@ -21,8 +21,9 @@
  * types when there are at most 3 types, else each type alone.  Identical
  * device sets are tried once.  Each candidate is materialised (comm) on a
  * copy of the graph and simulated; the fastest that fits in memory wins
- * (ties: the first in the order above).  Deterministic: no clock, no
- * randomness. */
+ * (ties: the first in the order above); then the winner with DDP's
+ * gradient buckets, kept if faster (a user on a subset runs DDP too).
+ * Deterministic: no clock, no randomness. */
 #include "plan.h"
 #include "taskgraph.h"
 
@@ -260,16 +261,39 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 			}
 		}
 	int rc;
+	bool buckets = false;
+	if (best >= 0) {
+		/* The winner with DDP's buckets. */
+		Graph *h = graph_clone(ctx->g);
+		PassCtx c = *ctx;
+		c.g = h;
+		c.report = NULL;
+		c.best_effort = true;
+		bool oom = true;
+		double over = INFINITY, x = INFINITY;
+		if (place_dp_on(&c, t, bprop, sets[best].devs, sets[best].n) == EXIT_OK &&
+		    plan_set_buckets(h, DDP_BUCKET))
+			x = plan_simulate(ctx, h, &oom, &over, NULL);
+		graph_free(h);
+		tried++;
+		if (plan_better(x, oom, over, bspan, bover) && x < bspan) {
+			buckets = true;
+			bspan = x;
+		}
+	}
 	if (best < 0) {
 		rc = place_dp(ctx, t, false);
 	} else {
 		if (ctx->report) {
 			fprintf(ctx->report, "place<algo=dp-best>: %d plans simulated; "
-				"chose %s over %s (%d devices): %.6g s (simulated)\n",
-				tried, bprop ? "dp-prop" : "dp", sets[best].label,
+				"chose %s%s over %s (%d devices): %.6g s (simulated)\n",
+				tried, bprop ? "dp-prop" : "dp",
+				buckets ? " with 25 MiB buckets" : "", sets[best].label,
 				sets[best].n, bspan);
 		}
 		rc = place_dp_on(ctx, t, bprop, sets[best].devs, sets[best].n);
+		if (rc == EXIT_OK && buckets)
+			plan_set_buckets(ctx->g, DDP_BUCKET);
 	}
 	for (int k = 0; k < nsets; k++)
 		free(sets[k].devs);

@@ -1005,14 +1005,8 @@ static int candidates(PassCtx *ctx, const TaskGraph *t, const TaskGraph *ops,
 	if (o2)
 		c[nc++] = (Cand){"hybrid+buckets", st, NULL, NULL, NULL, true};
 	for (int i = 0; i < ns; i++)
-		if (si[i].judged == 1 || (o2 && si[i].judged == 2)) {
+		if (si[i].judged & (o2 ? 2 : 1))
 			c[nc++] = (Cand){si[i].name, NULL, NULL, NULL, si[i].fn, false};
-			/* Data-parallel strategies with DDP's buckets too. */
-			if (o2 && strncmp(si[i].name, "dp", 2) == 0)
-				c[nc++] = (Cand){arena_printf(ctx->scratch, "%s+buckets",
-							      si[i].name),
-						 NULL, NULL, NULL, si[i].fn, true};
-		}
 	for (int i = 0; o2 && placer_name(i) && i < 64; i++) {
 		const char *name = placer_name(i);
 		if (strcmp(name, mpname))

@@ -98,7 +98,7 @@ typedef int (*StrategyFn)(PassCtx *ctx, const struct TaskGraph *t);
 typedef struct StrategyInfo {
 	const char *name;
 	StrategyFn fn;
-	int judged;              /* 0, 1 (-O1 and -O2) or 2 (-O2) */
+	int judged;              /* bits: 1 judged at -O1, 2 at -O2 */
 	const char *desc;
 } StrategyInfo;
 /* The table of strategies.def (place.c); *n receives its length. */
