@@ -112,13 +112,6 @@ int place_ddp(PassCtx *ctx, const TaskGraph *t)
 	return EXIT_OK;
 }
 
-/* A device set of dp-best: devs[0..n) in cluster order. */
-typedef struct DevSet {
-	int *devs;
-	int n;
-	const char *label;
-} DevSet;
-
 static void add_devset(DevSet **v, int *nv, const int *devs, int n,
 		       const char *label)
 {
@@ -164,7 +157,7 @@ static const char *mask_label(const Cluster *c, unsigned long long mask,
 	return s;
 }
 
-static DevSet *devsets(const TaskGraph *t, Arena *a, int *nsets)
+DevSet *plan_devsets(const struct TaskGraph *t, Arena *a, int *nsets)
 {
 	const Cluster *c = t->c;
 	DevSet *v = NULL;
@@ -221,6 +214,13 @@ static DevSet *devsets(const TaskGraph *t, Arena *a, int *nsets)
 	return v;
 }
 
+void plan_devsets_free(DevSet *v, int n)
+{
+	for (int k = 0; k < n; k++)
+		free(v[k].devs);
+	free(v);
+}
+
 /* Does a device set mix device types (else dp-prop = dp)? */
 static bool mixed(const Cluster *c, const DevSet *s)
 {
@@ -233,7 +233,7 @@ static bool mixed(const Cluster *c, const DevSet *s)
 int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 {
 	int nsets;
-	DevSet *sets = devsets(t, ctx->scratch, &nsets);
+	DevSet *sets = plan_devsets(t, ctx->scratch, &nsets);
 	int best = -1;
 	bool bprop = false;
 	double bspan = INFINITY, bover = INFINITY;
@@ -295,8 +295,6 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 		if (rc == EXIT_OK && buckets)
 			plan_set_buckets(ctx->g, DDP_BUCKET);
 	}
-	for (int k = 0; k < nsets; k++)
-		free(sets[k].devs);
-	free(sets);
+	plan_devsets_free(sets, nsets);
 	return rc;
 }

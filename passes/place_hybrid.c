@@ -258,6 +258,18 @@ static void build_sets(PlanSim *ps)
 		if (n < nd)
 			add_set(ps, devs, n, w, "one device type");
 	}
+	/* dp-best's machine and type subsets, by speed (the subsets a
+	 * user would try; more replicas on faster devices). */
+	Arena *a = arena_new();
+	int nsub;
+	DevSet *sub = plan_devsets(ps->t, a, &nsub);
+	for (int k = 0; k < nsub; k++) {
+		for (int i = 0; i < sub[k].n; i++)
+			w[i] = speed[sub[k].devs[i]];
+		add_set(ps, sub[k].devs, sub[k].n, w, "machine or type subset");
+	}
+	plan_devsets_free(sub, nsub);
+	arena_free(a);
 	free(devs);
 	free(w);
 	free(ones);

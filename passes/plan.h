@@ -112,6 +112,17 @@ StrategyFn strategy_find(const char *name);
  * memory / capacity over the devices, peaks[dev] (or NULL). */
 double plan_simulate(PassCtx *ctx, Graph *h, bool *oom, double *peak_over,
 		     double *peaks);
+/* dp-best's device subsets (place_best.c): every set of machines (at
+ * most 4 machines; else the fastest-first prefixes and each machine),
+ * every set of device types (at most 3; else each type); devs in
+ * cluster order, no set twice.  plan_devsets_free releases them. */
+typedef struct DevSet {
+	int *devs;
+	int n;
+	const char *label;       /* "m0+m2", in a */
+} DevSet;
+DevSet *plan_devsets(const struct TaskGraph *t, Arena *a, int *n);
+void plan_devsets_free(DevSet *v, int n);
 /* PyTorch DDP's default bucket_cap_mb, 25 MiB. */
 #define DDP_BUCKET (25.0 * 1024 * 1024)
 /* Writes @bucket = bytes on every replicated update; how many. */
