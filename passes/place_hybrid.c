@@ -5,7 +5,8 @@
  * replication): run the group on one of the M devices (model
  * parallelism), or replicate it over a replica set — all devices with
  * equal batch shares, all devices with shares proportional to their speed
- * on this model, the devices of one machine, the devices of one type —
+ * on this model, the devices of one machine, the devices of one type,
+ * the machine and type subsets dp-best tries (place_best.c), by speed —
  * with its gradients combined by AllReduce where producer and consumer
  * share the set, or gathered on the consumer's device (a parameter
  * server) where they do not.  Groups with an op that cannot be split over
