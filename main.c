@@ -457,6 +457,25 @@ static int runtime_flags(const char *argv0)
 	return EXIT_BADINPUT;
 }
 
+/* problem_lower_bound_s: the bound of the input graph once simplify has
+ * dropped what no plan runs (Identity-like ops, ops no sink needs), on a
+ * copy (docs/simulator.md). */
+static double problem_bound(Graph *g, const CostModel *cost, Diag *d)
+{
+	Graph *h = graph_clone(g);
+	Arena *scratch = arena_new();
+	CostModel m = *cost;
+	m.g = h;
+	m.memo = NULL;
+	m.nmemo = 0;
+	PassCtx ctx = {.g = h, .diag = d, .cost = &m, .scratch = scratch,
+		       .pass = "simplify"};
+	double b = pass_simplify(&ctx) == EXIT_OK ? sim_bound_of(h, &m, true) : 0;
+	arena_free(scratch);
+	graph_free(h);
+	return b;
+}
+
 static int run(int argc, char **argv, Arena *a)
 {
 	const char *cmdline = join_args(a, argc, argv);  /* as given */
@@ -623,7 +642,7 @@ static int run(int argc, char **argv, Arena *a)
 		}
 	}
 	/* The bound of the problem itself, before any pass changes it. */
-	double pbound = o.stats_json ? sim_bound_of(g, &cost, true) : 0;
+	double pbound = o.stats_json ? problem_bound(g, &cost, &d) : 0;
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;
