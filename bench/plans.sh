@@ -16,7 +16,9 @@
 # are measured on this machine.
 #   MODELS="vgg19 resnet50" CLUSTERS="heterog" PLANNERS="O2 dp" to narrow;
 #   WORK=4e7 is -O2's --search-work; STRESS=0 skips the memory-stress
-#   cells, BIG=0 the 100k-op timing.
+#   cells, BIG=0 the 100k-op timing; MDONLY=1 runs no cell and rewrites
+#   OUT_BASE.md from OUT_BASE.csv (with BIG=0, keeping the 100k-op line
+#   of the old OUT_BASE.md).
 set -u
 B=${1:-build}
 OUT=${2:-docs/bench-plans}
@@ -29,6 +31,7 @@ PLANNERS=${PLANNERS:-"O2 dp-best ddp dp dp-prop single adjusting dpos heft dcp m
 WORK=${WORK:-4e7}
 STRESS=${STRESS:-1}
 BIG=${BIG:-1}
+MDONLY=${MDONLY:-0}
 HETERO="tag-testbed tag-cloud heterog hetero-4 leftovers-25g mixed-boxes-10g three-gen-16 small-mem-2.5g small-mem-1.5g"
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
@@ -90,7 +93,13 @@ cell() {
 	echo "$m on $c done" >&2
 }
 
-echo "model,cluster,planner,iteration_s,speedup_vs_best_dp,speedup_vs_dp,ratio_to_problem_bound,peak_mem_bytes,peak_mem_fraction,oom,compile_s,estimate_error_pct,chose,status" >"$OUT.csv"
+big=
+if [ "$MDONLY" = 1 ]; then
+	big=$(sed -n 's/^- -O2 at 100k ops on 16 devices ([^)]*): \(.*\) (measured; target <= 10 s)$/\1/p' "$OUT.md" 2>/dev/null)
+	MODELS= STRESS=0
+else
+	echo "model,cluster,planner,iteration_s,speedup_vs_best_dp,speedup_vs_dp,ratio_to_problem_bound,peak_mem_bytes,peak_mem_fraction,oom,compile_s,estimate_error_pct,chose,status" >"$OUT.csv"
+fi
 for m in $MODELS; do
 	for c in $CLUSTERS; do
 		cell "$m" "$c"
@@ -102,7 +111,6 @@ if [ "$STRESS" = 1 ]; then
 	done
 fi
 # -O2 at 100k ops on 16 devices: measured compile time (wall and CPU).
-big=
 if [ "$BIG" = 1 ] && [ -x "$B/gengraph" ]; then
 	"$B/gengraph" --ops 100000 -o "$t/g100k.gir" &&
 	/usr/bin/time -f "%e %U" -o "$t/time" "$PCC" -O2 --search-work="$WORK" \
@@ -131,6 +139,7 @@ fi
 	echo "--search-work=$WORK (deterministic: the same plan on any machine)."
 	echo "Compile times are **measured**: wall-clock seconds of the passes on"
 	echo "this (shared, loaded) machine. Raw figures: \`$(basename "$OUT").csv\`."
+	MODELS=$(cut -d, -f1 "$OUT.csv" | tail -n +2 | grep -v '^bert_base$' | awk '!s[$0]++' | tr '\n' ' ')
 	for c in $CLUSTERS small-mem-2.5g small-mem-1.5g; do
 		grep -q "^[^,]*,$c," "$OUT.csv" || continue
 		echo
@@ -152,7 +161,8 @@ fi
 				awk -F, -v m="$m" -v c="$c" -v p="$p" '
 					$1 == m && $2 == c && $3 == p {
 						if ($14 != "ok") { printf " %s |", $14; exit }
-						printf " %.4g s (%sx best)%s |", $4, $5, ($10 == "true" ? " OOM" : "")
+						printf " %.4g s%s%s |", $4, ($5 != "" ? " (" $5 "x best)" : ""),
+							($10 == "true" ? " OOM" : "")
 					}' "$OUT.csv"
 			done
 			echo

@@ -34,13 +34,16 @@ for m in examples/models/*.gir; do
 	done
 done
 # The whole-strategy placers (strategies.def) need comm before the plan
-# simulates.
+# simulates; its makespan is at least problem_lower_bound_s.
 for m in examples/models/*.gir; do
 	for a in $strategies; do
 		if "$PCC" "-passes=simplify,annotate,place<algo=$a>,comm" --verify-each \
 		       --best-effort --cluster $C "$m" -o "$t/p.gir" --stats-json="$t/s.json" \
 		       2>"$t/err" &&
 		   grep -q '"makespan_s": [0-9]' "$t/s.json" &&
+		   # no plan beats the problem's lower bound
+		   awk '/"makespan_s"/ { m = $2 + 0 } /"problem_lower_bound_s"/ { b = $2 + 0 }
+			END { exit !(b > 0 && m >= b * (1 - 1e-9)) }' "$t/s.json" &&
 		   "$PCC" -passes= "$t/p.gir" -o "$t/q.gir" 2>>"$t/err" &&
 		   cmp -s "$t/p.gir" "$t/q.gir"; then
 			pass=$((pass+1))
