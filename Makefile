@@ -189,6 +189,7 @@ models:
 	$(TORCH2GIR) mobilenet_v2 --batch 64 --optimizer adam --note "batch 64: HeteroG trains MobileNet_v2 without stating a batch; 64 as FD-DPS for mobile models; Adam as in TAG" -o examples/models/mobilenet_v2.gir
 	$(TORCH2GIR) zoo_models:transformer_base --batch 480 --optimizer adam --name transformer --note "batch 480 sentences of 128 tokens: TAG Table 3; Adam as in TAG" -o examples/models/transformer.gir
 	$(TORCH2GIR) zoo_models:bert_large --batch 16 --optimizer adam --name bert_large --note "batch 16 sequences of 128 tokens: TAG Table 3, FastT Table 1; Adam as in TAG" -o examples/models/bert_large.gir
+	$(TORCH2GIR) zoo_models:bert_base --batch 16 --optimizer adam --name bert_base --note "batch 16 sequences of 128 tokens, as bert_large; the memory-stress model of issue 10; Adam as in TAG" -o examples/models/bert_base.gir
 
 # ---- fuzzing (clang + libFuzzer) ----------------------------------------
 FUZZ_CC     ?= clang
@@ -220,7 +221,7 @@ bench-published: $(B)/pcc
 	/usr/bin/python3 bench/published.py $(B)
 
 # The planners side by side on the model and cluster zoos (docs/bench-plans.md).
-bench-plans: $(B)/pcc
+bench-plans: $(B)/pcc $(B)/gengraph
 	sh bench/plans.sh $(B)
 
 # ---- install ------------------------------------------------------------

@@ -44,7 +44,7 @@ enum {
 	OPT_LIST_PASSES, OPT_DUMP_AFTER, OPT_DUMP_AFTER_ALL, OPT_DUMP_DIR,
 	OPT_STOP_AFTER, OPT_TIME_PASSES, OPT_VERIFY_EACH, OPT_NO_VERIFY_EACH,
 	OPT_STATS_JSON, OPT_PRINT_COSTS, OPT_EMIT, OPT_BEST_EFFORT,
-	OPT_SEARCH_BUDGET, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
+	OPT_SEARCH_BUDGET, OPT_SEARCH_WORK, OPT_SEED, OPT_MAX_ERRORS, OPT_VERSION, OPT_HELP,
 	OPT_EMIT_OPT, OPT_RUNTIME_FLAGS, OPT_BATCH, OPT_IGNORE_DEVICES, OPT_INPUT_SHAPE,
 	OPT_PROGRESS,
 };
@@ -70,6 +70,7 @@ static const struct option longopts[] = {
 	{"runtime-flags", no_argument, NULL, OPT_RUNTIME_FLAGS},
 	{"best-effort", no_argument, NULL, OPT_BEST_EFFORT},
 	{"search-budget", required_argument, NULL, OPT_SEARCH_BUDGET},
+	{"search-work", required_argument, NULL, OPT_SEARCH_WORK},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
 	{"batch", required_argument, NULL, OPT_BATCH},
@@ -119,7 +120,11 @@ static void usage(FILE *f)
 	      "      --dump-after-all    write a dump after parsing and after every pass\n"
 	      "      --dump-dir=DIR      directory for dumps (default .)\n"
 	      "      --best-effort       place even if memory does not fit\n"
-	      "      --search-budget=S   seconds for -O2's search (default 3)\n"
+	      "      --search-work=N     work units for each of -O2's searches (default 4e7;\n"
+	      "                          docs/passes.md); the plan depends on N only\n"
+	      "      --search-budget=S   wall-clock safety cap per search, seconds (default\n"
+	      "                          60): warns when it cuts, as the plan then depends\n"
+	      "                          on the machine's speed\n"
 	      "      --seed=N            seed for randomised searches (default 1)\n"
 	      "Other:\n"
 	      "      --max-errors=N      stop after N errors (default 20)\n"
@@ -275,6 +280,11 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 			if (!parse_double(optarg, &x) || x < 0)
 				return usage_error("bad --search-budget '%s'", optarg);
 			o->run.search_budget = x;
+			break;
+		case OPT_SEARCH_WORK:
+			if (!parse_double(optarg, &x) || x < 0)
+				return usage_error("bad --search-work '%s'", optarg);
+			o->run.search_work = x;
 			break;
 		case OPT_SEED:
 			if (!parse_double(optarg, &x) || x < 0 || x > 4294967295.0)
@@ -532,11 +542,31 @@ static int runtime_flags(const char *argv0)
 	return EXIT_BADINPUT;
 }
 
+/* problem_lower_bound_s: the bound of the input graph once simplify has
+ * dropped what no plan runs (Identity-like ops, ops no sink needs), on a
+ * copy (docs/simulator.md). */
+static double problem_bound(Graph *g, const CostModel *cost, Diag *d)
+{
+	Graph *h = graph_clone(g);
+	Arena *scratch = arena_new();
+	CostModel m = *cost;
+	m.g = h;
+	m.memo = NULL;
+	m.nmemo = 0;
+	PassCtx ctx = {.g = h, .diag = d, .cost = &m, .scratch = scratch,
+		       .pass = "simplify"};
+	double b = pass_simplify(&ctx) == EXIT_OK ? sim_bound_of(h, &m, true) : 0;
+	arena_free(scratch);
+	graph_free(h);
+	return b;
+}
+
 static int run(int argc, char **argv, Arena *a)
 {
 	const char *cmdline = join_args(a, argc, argv);  /* as given */
 	Opts o = {.output = "-", .emit = "gir", .max_errors = 20};
-	o.run.search_budget = 3;
+	o.run.search_budget = 60;
+	o.run.search_work = 4e7;
 	o.run.seed = 1;
 	SimJudged judged = {NULL, 0, -1};
 	o.run.judged = &judged;
@@ -714,6 +744,8 @@ static int run(int argc, char **argv, Arena *a)
 			goto out;
 		}
 	}
+	/* The bound of the problem itself, before any pass changes it. */
+	double pbound = o.stats_json ? problem_bound(g, &cost, &d) : 0;
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;
@@ -725,6 +757,7 @@ static int run(int argc, char **argv, Arena *a)
 		if ((rc = sim_run(g, &cost, &sim, &d)))
 			goto out;
 		simulated = true;
+		sim.problem_bound = pbound;
 		phase(&o, "simulate", &t0);
 	} else if (o.run.verbose && graph_placed(g)) {
 		/* only for -v's headline: a plan the simulator refuses is

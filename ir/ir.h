@@ -677,6 +677,8 @@ void cost_print_csv(FILE *f, const CostModel *m);
 typedef struct SimResult {
 	double makespan;         /* seconds */
 	double lower_bound;      /* seconds, see docs/simulator.md */
+	double problem_bound;    /* seconds: sim_bound_of the input graph,
+				  * set by the caller (0: not known) */
 	bool oom;
 	uint32_t nops;
 	int ndevs;
@@ -718,7 +720,7 @@ int sim_run_prio(Graph *g, const CostModel *m, const double *prio,
 void sim_free(SimResult *r);
 /* Plans a placer judged with the simulator on the way to its choice
  * (place<algo=hybrid>: the search's result and the baselines), kept for
- * the summary's headline (--emit=summary, -v).  Names are static. */
+ * the summary's headline (--emit=summary, -v).  Names are copies. */
 typedef struct SimJudged {
 	struct SimJudgedPlan {
 		const char *name;
@@ -730,6 +732,15 @@ typedef struct SimJudged {
 } SimJudged;
 void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom);
 void sim_judged_free(SimJudged *j);
+/* A lower bound on the iteration time of g on the cluster of m
+ * (docs/simulator.md): the larger of the critical path, communication
+ * free, and the work bound of the fractional assignment of ops to
+ * devices.  On the critical path each op takes its time at its fastest
+ * present device type, or with divisible its time split perfectly over
+ * every device (plans may replicate or split the input's ops).  On the
+ * input graph with divisible it is problem_lower_bound_s; on a plan's
+ * own graph without, lower_bound_s. */
+double sim_bound_of(Graph *g, const CostModel *m, bool divisible);
 void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
 		    const SimResult *r);
 

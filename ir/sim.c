@@ -792,43 +792,126 @@ static void setup_order(Sim *s)
 	free(keys);
 }
 
-/* max(critical path at each op's fastest device type with free
- * communication, sum of fastest times / number of devices). */
-static double lower_bound(Sim *s, const uint32_t *topo)
+/* The work term of the bound: the devices, each busy at most T, must
+ * run every op somewhere.  As a linear program over fractional
+ * assignments y[op][type] (k_t devices of type t), T* = min T with
+ * sum_t y = 1, sum_op y c(op, t) <= k_t T; by duality every lambda >= 0
+ * with sum_t k_t lambda_t = 1 gives T* >= f(lambda) = sum_op min_t
+ * lambda_t c(op, t).  f is concave.  lambda starts uniform (the sum of
+ * fastest times over the device count) and climbs by exact line searches
+ * (golden section) that move weight between two types; every point is a
+ * valid bound, and with two types the result is the LP's optimum. */
+static double work_f(const double *c, uint32_t n, int nt, const double *lam)
 {
-	Graph *g = s->g;
-	const Cluster *c = s->c;
-	bool *present = xcalloc((size_t)c->ntypes + 1, sizeof(bool));
+	double f = 0;
+	for (uint32_t o = 0; o < n; o++) {
+		double bv = INFINITY;
+		for (int t = 0; t < nt; t++)
+			if (lam[t] >= 0 && lam[t] * c[(size_t)o * nt + t] < bv)
+				bv = lam[t] * c[(size_t)o * nt + t];
+		f += isfinite(bv) ? bv : 0;
+	}
+	return f;
+}
+
+static double work_bound(const double *c, uint32_t n, int nt, const int *k)
+{
+	double *lam = xmalloc(sizeof(double) * (size_t)(nt + 1));
+	double *x = xmalloc(sizeof(double) * (size_t)(nt + 1));
+	int ndev = 0, used = 0;
+	for (int t = 0; t < nt; t++) {
+		ndev += k[t];
+		used += k[t] > 0;
+	}
+	for (int t = 0; t < nt; t++)
+		lam[t] = k[t] ? 1.0 / ndev : -1;   /* -1: absent type */
+	double best = ndev ? work_f(c, n, nt, lam) : 0;
+	const double phi = 0.6180339887498949;
+	for (int round = 0; round < (used > 2 ? 3 : 1); round++)
+		for (int t = 0; t < nt; t++)
+			for (int u = t + 1; u < nt; u++) {
+				if (!k[t] || !k[u])
+					continue;
+				/* lambda_t + s / k_t, lambda_u - s / k_u */
+				double lo = -lam[t] * k[t], hi = lam[u] * k[u];
+				double a = lo, b = hi;
+				for (int it = 0; it < 60; it++) {
+					double m1 = b - phi * (b - a), m2 = a + phi * (b - a);
+					memcpy(x, lam, sizeof(double) * (size_t)nt);
+					x[t] += m1 / k[t];
+					x[u] -= m1 / k[u];
+					double f1 = work_f(c, n, nt, x);
+					memcpy(x, lam, sizeof(double) * (size_t)nt);
+					x[t] += m2 / k[t];
+					x[u] -= m2 / k[u];
+					double f2 = work_f(c, n, nt, x);
+					if (f1 < f2)
+						a = m1;
+					else
+						b = m2;
+				}
+				memcpy(x, lam, sizeof(double) * (size_t)nt);
+				x[t] += (a + b) / 2 / k[t];
+				x[u] -= (a + b) / 2 / k[u];
+				x[t] = fmax(x[t], 0);
+				x[u] = fmax(x[u], 0);
+				double f = work_f(c, n, nt, x);
+				if (f > best) {
+					best = f;
+					memcpy(lam, x, sizeof(double) * (size_t)nt);
+				}
+			}
+	free(lam);
+	free(x);
+	return best;
+}
+
+double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
+{
+	const Cluster *c = m->c ? m->c : g->cluster;
+	const uint32_t *topo = graph_topo(g);
+	if (!c || !topo || !c->ndevs)
+		return 0;
+	int nt = c->ntypes;
+	int *k = xcalloc((size_t)nt + 1, sizeof(int));
 	for (int d = 0; d < c->ndevs; d++)
-		present[c->devs[d].type] = true;
-	double *ef = xcalloc((size_t)g->nops + 1, sizeof(double));
-	double sum = 0, cp = 0;
+		k[c->devs[d].type]++;
 	uint32_t live = 0;
 	for (uint32_t i = 0; i < g->nops; i++)
 		live += !g->ops[i]->dead;
+	double *ef = xcalloc((size_t)g->nops + 1, sizeof(double));
+	double *cost = xmalloc(sizeof(double) * ((size_t)live * (size_t)nt + 1));
+	double cp = 0;
 	for (uint32_t j = 0; j < live; j++) {
-		uint32_t i = topo[j];
-		const Op *op = g->ops[i];
-		double best = INFINITY;
-		for (int t = 0; t < c->ntypes; t++)
-			if (present[t]) {
-				double x = cost_op(s->m, op, t);
-				best = x < best ? x : best;
-			}
-		if (!isfinite(best))
+		const Op *op = g->ops[topo[j]];
+		double best = INFINITY, rate = 0;
+		for (int t = 0; t < nt; t++) {
+			double x = k[t] ? cost_op(m, op, t) : INFINITY;
+			cost[(size_t)j * nt + t] = isfinite(x) && x >= 0 ? x : INFINITY;
+			best = x < best ? x : best;
+			if (k[t] && x > 0 && isfinite(x))
+				rate += k[t] / x;
+		}
+		/* Split over every device at once, the op takes 1 / rate. */
+		if (divisible && best > 0)
+			best = rate > 0 ? 1 / rate : best;
+		if (!isfinite(best) || best < 0) {
 			best = 0;
+			for (int t = 0; t < nt; t++)
+				cost[(size_t)j * nt + t] = 0;
+		}
 		double est = 0;
-		for (uint32_t k = 0; k < op->nin; k++) {
-			double f = ef[op->in[k].src->id];
+		for (uint32_t q = 0; q < op->nin; q++) {
+			double f = ef[op->in[q].src->id];
 			est = f > est ? f : est;
 		}
-		ef[i] = est + best;
-		cp = ef[i] > cp ? ef[i] : cp;
-		sum += best;
+		ef[op->id] = est + best;
+		cp = ef[op->id] > cp ? ef[op->id] : cp;
 	}
+	double work = work_bound(cost, live, nt, k);
+	free(cost);
 	free(ef);
-	free(present);
-	double work = c->ndevs ? sum / c->ndevs : 0;
+	free(k);
 	return cp > work ? cp : work;
 }
 
@@ -1115,7 +1198,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 		}
 	}
 	if (!rc) {
-		r->lower_bound = lower_bound(&s, topo);
+		r->lower_bound = sim_bound_of(g, m, false);
 		for (int dv = 0; dv < c->ndevs; dv++)
 			if (r->peak_mem[dv] > c->types[c->devs[dv].type].memory)
 				r->oom = true;
@@ -1147,11 +1230,13 @@ void sim_free(SimResult *r)
 void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom)
 {
 	j->plan = xrealloc(j->plan, sizeof *j->plan * (size_t)(j->n + 1));
-	j->plan[j->n++] = (struct SimJudgedPlan){name, makespan, oom};
+	j->plan[j->n++] = (struct SimJudgedPlan){xstrdup(name), makespan, oom};
 }
 
 void sim_judged_free(SimJudged *j)
 {
+	for (int i = 0; i < j->n; i++)
+		free((char *)j->plan[i].name);
 	free(j->plan);
 	j->plan = NULL;
 	j->n = 0;
@@ -1205,6 +1290,12 @@ void sim_stats_json(FILE *f, const Graph *g, const CostModel *m,
 	json_num(f, r->makespan);
 	fputs(",\n  \"lower_bound_s\": ", f);
 	json_num(f, r->lower_bound);
+	if (r->problem_bound > 0) {
+		fputs(",\n  \"problem_lower_bound_s\": ", f);
+		json_num(f, r->problem_bound);
+		fputs(",\n  \"ratio_to_problem_bound\": ", f);
+		json_num(f, r->makespan / r->problem_bound);
+	}
 	fprintf(f, ",\n  \"oom\": %s,\n  \"ops\": %u,\n  \"devices\": [",
 		r->oom ? "true" : "false", live);
 	for (int d = 0; c && d < r->ndevs && d < c->ndevs; d++) {

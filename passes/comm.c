@@ -84,6 +84,16 @@ typedef struct Comm {
 	int nparts;
 	Cache cache;
 	int64_t next_key;
+	/* Every collective made, for bucketing (comm<bucket>, @bucket). */
+	struct ArRec {
+		Op *u;
+		uint32_t k;
+		Op **mem;        /* [pl[u].n] members */
+		double cap;      /* bucket bytes; 0: alone */
+	} *ars;
+	uint32_t nars, capars;
+	double bucket;           /* comm<bucket=SIZE> */
+	unsigned nbucket;
 	unsigned nxfer, nsplit, nconcat, nsum, nar, nrep, nlegal, nsfb;
 	int errors;
 } Comm;
@@ -382,8 +392,11 @@ static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 	return s->r;
 }
 
-/* The AllReduce of u's partial sums: member r on u's replica device r. */
-static Op **allreduce(Comm *m, Op *u, uint32_t k, const char *sync)
+/* The AllReduce of u's partial sums: member r on u's replica device r.
+ * cons is the consumer that asks for it: its @bucket (else comm's
+ * option) decides the bucket it may join. */
+static Op **allreduce(Comm *m, Op *u, uint32_t k, const char *sync,
+		      const Op *cons)
 {
 	bool fresh;
 	Slot *s = cache_get(&m->cache, u->id, k, 0, 0, T_AR, &fresh);
@@ -415,6 +428,15 @@ static Op **allreduce(Comm *m, Op *u, uint32_t k, const char *sync)
 	m->nar++;
 	s = cache_get(&m->cache, u->id, k, 0, 0, T_AR, &fresh);
 	s->members = mem;
+	if (m->nars == m->capars) {
+		m->capars = m->capars ? 2 * m->capars : 64;
+		m->ars = xrealloc(m->ars, sizeof(*m->ars) * m->capars);
+	}
+	double cap = m->bucket;
+	Value *bv = op_ann(g, cons, ANN_BUCKET);
+	if (bv)
+		val_number(bv, &cap);
+	m->ars[m->nars++] = (struct ArRec){u, k, mem, cap};
 	return mem;
 }
 
@@ -865,6 +887,7 @@ static void drop_strategy(Graph *g, Op *op)
 	op_unset(g, op, ann_key(ANN_SYNC));
 	op_unset(g, op, ann_key(ANN_PS));
 	op_unset(g, op, ann_key(ANN_MICRO));
+	op_unset(g, op, ann_key(ANN_BUCKET));
 }
 
 /* Does replica work shrink with the shard (any input or output sliced)? */
@@ -951,7 +974,7 @@ static void wire(Comm *m, Op *op, const Place *p, int r, Input *dst)
 				  m->b.iview[m->b.inbase[op->id] + i], p, r);
 		} else if (p->n > 1 && kind_of(m, u, in->idx) == OK_PARTIAL &&
 			   same_devices(up, p)) {
-			Op **mem = allreduce(m, u, in->idx, p->sync);
+			Op **mem = allreduce(m, u, in->idx, p->sync, op);
 			int q = 0;
 			while (up->dev[q] != d)
 				q++;
@@ -1025,6 +1048,172 @@ static void materialise(Comm *m, Op *op)
 	m->nrep += (unsigned)p->n;
 }
 
+
+/* ---- gradient buckets ------------------------------------------------------ */
+
+/* Is every use of every member of collective a an update (a sink), so
+ * that joining it with later collectives cannot make a cycle? */
+static bool bucketable(Comm *m, const struct ArRec *a, int n)
+{
+	const Uses *us = graph_uses(m->g);
+	const Type *t = &a->u->out[a->k];
+	if (a->cap <= 0 || n < 2 || !type_known(t))
+		return false;
+	for (int r = 0; r < n; r++) {
+		uint32_t i = a->mem[r]->id;
+		for (uint32_t q = us->start[i]; q < us->start[i + 1]; q++)
+			if (!op_has_role(m->g, us->use[q].op, ROLE_UPDATE))
+				return false;
+	}
+	return true;
+}
+
+/* One bucket: collectives a[0..k) over the same devices become, on each
+ * device, Reshape to 1-D, ConcatV2, one AllReduce, SplitV, Reshape back
+ * (PyTorch DDP's flat bucket).  The bucket's AllReduce starts when its
+ * last gradient is ready and overlaps the rest of the backward pass. */
+static void emit_bucket(Comm *m, const struct ArRec *const *a, uint32_t k)
+{
+	Graph *g = m->g;
+	const Place *p = &m->pl[a[0]->u->id];
+	const char *org = origin_of(m, a[0]->u);
+	DType dt = a[0]->u->out[a[0]->k].dt;
+	int64_t total = 0;
+	int64_t *sizes = arena_alloc(m->ctx->scratch, sizeof(int64_t) * k);
+	for (uint32_t j = 0; j < k; j++) {
+		sizes[j] = type_numel(&a[j]->u->out[a[j]->k]);
+		total += sizes[j];
+	}
+	double bytes = (double)total * dtype_size(dt);
+	const char *sync = op_get_str(g, a[0]->mem[0], "algo");
+	const char *algo = cost_allreduce_hier(m->ctx->cost, p->dev, p->n, bytes) <
+			   cost_allreduce_ring(m->ctx->cost, p->dev, p->n, bytes)
+			   ? "hier" : "ring";
+	(void)sync;
+	int64_t key = m->next_key++;
+	const char *base = arena_printf(g->arena, "bucket%lld", (long long)key);
+	Value *devs = op_get(g, a[0]->mem[0], "devices");
+	for (int r = 0; r < p->n; r++) {
+		int d = p->dev[r];
+		int64_t zero = 0;
+		Op *axis = int_const(m, arena_printf(g->arena, "%s/axis", base), &zero,
+				     1, true, DT_I32, d, org);
+		Op *cat = new_op(m, arena_printf(g->arena, "%s/concat", base),
+				 "ConcatV2", k + 1, 1, d, org);
+		for (uint32_t j = 0; j < k; j++) {
+			const Input *x = &a[j]->mem[r]->in[0];
+			Ref f = reshape_to(m, (Ref){x->src, x->idx}, &sizes[j], 1, d, org);
+			cat->in[j] = (Input){f.op, f.idx, false};
+		}
+		cat->in[k] = (Input){axis, 0, false};
+		cat->out[0] = type_make(g->arena, dt, 1, &total);
+		Op *ar = new_op(m, arena_printf(g->arena, "%s/ar%d", base, r),
+				"AllReduce", 1, 1, d, org);
+		ar->in[0] = (Input){cat, 0, false};
+		ar->out[0] = cat->out[0];
+		op_set(g, ar, "key", val_int(g->arena, key));
+		op_set(g, ar, "algo", val_ident(g->arena, algo));
+		op_set(g, ar, "devices", devs);
+		Op *sz = int_const(m, arena_printf(g->arena, "%s/sizes", base), sizes,
+				   (int)k, false, DT_I64, d, org);
+		Op *sp = new_op(m, arena_printf(g->arena, "%s/split", base), "SplitV",
+				3, k, d, org);
+		sp->in[0] = (Input){ar, 0, false};
+		sp->in[1] = (Input){sz, 0, false};
+		sp->in[2] = (Input){axis, 0, false};
+		op_set(g, sp, "num_split", val_int(g->arena, k));
+		for (uint32_t j = 0; j < k; j++) {
+			Op *old = a[j]->mem[r];
+			sp->out[j] = type_make(g->arena, dt, 1, &sizes[j]);
+			Ref back = reshape_to(m, (Ref){sp, j}, old->out[0].dims,
+					      old->out[0].rank, d, org);
+			graph_replace_uses(g, old, 0, back.op, back.idx);
+			graph_remove_op(g, old);
+		}
+	}
+	m->nar -= k - 1;
+	m->nbucket++;
+}
+
+typedef struct ArKey {
+	uint32_t pos, k, i;
+} ArKey;
+
+static int arkey_cmp(const void *pa, const void *pb)
+{
+	const ArKey *a = pa, *b = pb;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
+	if (a->k != b->k)
+		return a->k < b->k ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Gradient bucketing (PyTorch DDP, Horovod tensor fusion): collectives
+ * whose consumers asked for it (@bucket, comm<bucket>) are taken in the
+ * order their gradients are produced (topological order of the
+ * producers: the last layer's first, "reverse order" of the
+ * parameters) and packed into buckets of the same devices and element
+ * type; a bucket closes once it holds at least its cap. */
+static void bucketize(Comm *m, const uint32_t *topo, uint32_t live)
+{
+	uint32_t *pos = xcalloc((size_t)m->norig + 1, sizeof(uint32_t));
+	for (uint32_t j = 0; j < live; j++)
+		pos[topo[j]] = j;
+	ArKey *key = xmalloc(sizeof(ArKey) * ((size_t)m->nars + 1));
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->nars; i++)
+		if (bucketable(m, &m->ars[i], m->pl[m->ars[i].u->id].n))
+			key[n++] = (ArKey){pos[m->ars[i].u->id], m->ars[i].k, i};
+	if (n > 1)
+		qsort(key, n, sizeof(ArKey), arkey_cmp);
+	const struct ArRec **v = xmalloc(sizeof(*v) * ((size_t)n + 1));
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = &m->ars[key[i].i];
+	free(key);
+	bool *done = xcalloc((size_t)n + 1, sizeof(bool));
+	const struct ArRec **b = xmalloc(sizeof(*b) * ((size_t)n + 1));
+	for (uint32_t i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		/* Open a bucket at v[i]; fill it with the next collectives of
+		 * the same devices and type, in order, up to its cap. */
+		const Place *p0 = &m->pl[v[i]->u->id];
+		DType dt = v[i]->u->out[v[i]->k].dt;
+		double bytes = 0;
+		uint32_t k = 0;
+		for (uint32_t j = i; j < n && bytes < v[i]->cap; j++) {
+			const Place *pj = &m->pl[v[j]->u->id];
+			if (done[j] || pj->n != p0->n || v[j]->u->out[v[j]->k].dt != dt ||
+			    memcmp(pj->dev, p0->dev, sizeof(int) * (size_t)p0->n))
+				continue;
+			done[j] = true;
+			b[k++] = v[j];
+			bytes += cost_out_bytes(m->g, v[j]->u, v[j]->k);
+		}
+		if (k > 1)
+			emit_bucket(m, b, k);
+	}
+	free(done);
+	free(b);
+	free(v);
+	free(pos);
+}
+
+/* comm<bucket=SIZE>: bytes, with an optional unit (25MiB); false if bad. */
+static bool parse_bytes(const char *s, double *out)
+{
+	char *end;
+	double x = strtod(s, &end);
+	Unit u = UNIT_BYTES;
+	double scale = 1;
+	if (end == s || x < 0 ||
+	    (*end && (!unit_parse(end, strlen(end), &u, &scale) || u != UNIT_BYTES)))
+		return false;
+	*out = x * scale;
+	return true;
+}
+
 int pass_comm(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
@@ -1034,6 +1223,11 @@ int pass_comm(PassCtx *ctx)
 	m.c = g->cluster;
 	m.next_key = 1;
 	m.norig = g->nops;
+	if (!parse_bytes(pass_opt(ctx, "bucket"), &m.bucket)) {
+		fprintf(stderr, "pcc: error: comm: bucket=%s is not a size in bytes "
+			"(e.g. 25MiB)\n", pass_opt(ctx, "bucket"));
+		return EXIT_USAGE;
+	}
 	const uint32_t *t = graph_topo(g);
 	if (!t)
 		return pass_internal_error(ctx, "the graph has a cycle");
@@ -1058,6 +1252,8 @@ int pass_comm(PassCtx *ctx)
 	if (!m.errors)
 		for (uint32_t j = 0; j < live; j++)
 			materialise(&m, g->ops[topo[j]]);
+	if (!m.errors)
+		bucketize(&m, topo, live);
 	/* Replicated originals are replaced; Consts whose every use now
 	 * reads a copy go too. */
 	if (!m.errors) {
@@ -1081,12 +1277,15 @@ int pass_comm(PassCtx *ctx)
 	if (ctx->report && !m.errors)
 		fprintf(ctx->report,
 			"comm: %u replicas, %u transfers, %u splits, %u concats, "
-			"%u sums, %u allreduces, %u gradients by sufficient factors%s\n",
-			m.nrep, m.nxfer, m.nsplit, m.nconcat, m.nsum, m.nar, m.nsfb,
+			"%u sums, %u allreduces (%u buckets), %u gradients by "
+			"sufficient factors%s\n",
+			m.nrep, m.nxfer, m.nsplit, m.nconcat, m.nsum, m.nar, m.nbucket,
+			m.nsfb,
 			m.nlegal ? arena_printf(ctx->scratch,
 				   "; %u ops that cannot be replicated kept on "
 				   "one device", m.nlegal) : "");
 	free(m.cache.s);
+	free(m.ars);
 	free(m.parts);
 	free(m.pl);
 	free(topo);

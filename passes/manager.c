@@ -218,6 +218,19 @@ double pass_opt_num(const PassCtx *ctx, const char *key)
 	return strtod(pass_opt(ctx, key), NULL);
 }
 
+bool search_cut(const PassCtx *ctx, double t0)
+{
+	return pcc_now() - t0 >= ctx->search_budget;
+}
+
+void search_cut_warn(const PassCtx *ctx, double done, double budget)
+{
+	fprintf(stderr, "pcc: warning: %s: the --search-budget cap of %g s cut "
+		"the search after %.3g of %.3g work units; the plan now depends "
+		"on this machine's speed and load (raise the cap, or lower "
+		"--search-work)\n", ctx->pass, ctx->search_budget, done, budget);
+}
+
 int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -440,7 +453,8 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 			.g = g, .diag = d, .cost = cost, .scratch = scratch,
 			.args = st->args, .nargs = st->nargs,
 			.pass = st->pass->name, .best_effort = o->best_effort,
-			.search_budget = o->search_budget, .seed = o->seed,
+			.search_budget = o->search_budget,
+			.search_work = o->search_work, .seed = o->seed,
 			.report = o->verbose ? out : NULL,
 			.progress = &prog, .judged = o->judged,
 		};

@@ -20,7 +20,8 @@ typedef struct PassCtx {
 	int nargs;
 	const char *pass;        /* name of the running pass */
 	bool best_effort;
-	double search_budget;    /* seconds */
+	double search_budget;    /* seconds: a safety cap (search_cut) */
+	double search_work;      /* work units per search (docs/passes.md) */
 	unsigned seed;
 	FILE *report;            /* stderr: one-line pass reports */
 	Progress *progress;      /* pass_progress's state, or NULL */
@@ -73,6 +74,13 @@ double pass_opt_num(const PassCtx *ctx, const char *key);
  * returns EXIT_INTERNAL for the pass to return. */
 int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The wall-clock safety cap of a search that began at t0: true once
+ * --search-budget seconds have passed.  Searches stop on their work
+ * budget (search_work), which makes the plan deterministic; the cap is
+ * only for machines far slower than expected. */
+bool search_cut(const PassCtx *ctx, double t0);
+/* Warns that the cap cut a search after `done` of `budget` work units. */
+void search_cut_warn(const PassCtx *ctx, double done, double budget);
 
 /* ---- progress.c: --progress ---------------------------------------------- */
 enum { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
@@ -106,7 +114,8 @@ typedef struct RunOptions {
 	bool time_passes;
 	bool verbose;            /* pass reports on stderr */
 	bool best_effort;
-	double search_budget;
+	double search_budget;    /* seconds, the cap */
+	double search_work;      /* work units */
 	unsigned seed;
 	const char *dump_dir;    /* NULL: dumps beside the output / cwd */
 	const char *dump_base;   /* BASE of BASE.NN.PASS.gir */

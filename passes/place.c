@@ -29,6 +29,32 @@ static const struct {
 };
 enum { NPLACERS = sizeof placers / sizeof placers[0] };
 
+static const StrategyInfo strategies[] = {
+#define STRATEGY(name, fn, judged, desc) {name, fn, judged, desc},
+#include "strategies.def"
+#undef STRATEGY
+};
+enum { NSTRATEGIES = sizeof strategies / sizeof strategies[0] };
+
+const StrategyInfo *strategy_table(int *n)
+{
+	*n = NSTRATEGIES;
+	return strategies;
+}
+
+StrategyFn strategy_find(const char *name)
+{
+	for (int i = 0; i < NSTRATEGIES; i++)
+		if (strcmp(strategies[i].name, name) == 0)
+			return strategies[i].fn;
+	return NULL;
+}
+
+const char *placer_name(int i)
+{
+	return i >= 0 && i < NPLACERS ? placers[i].name : NULL;
+}
+
 PlacerFn placer_find(const char *name)
 {
 	for (int i = 0; i < NPLACERS; i++)
@@ -103,13 +129,13 @@ int pass_place(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
 	const char *algo = pass_opt(ctx, "algo");
-	bool dp = strcmp(algo, "dp") == 0, dpp = strcmp(algo, "dp-prop") == 0;
-	bool hy = strcmp(algo, "hybrid") == 0;
-	bool pipe = strcmp(algo, "pipeline") == 0;
+	StrategyFn sf = strategy_find(algo);
 	PlacerFn fn = placer_find(algo);
-	if (!fn && !dp && !dpp && !hy && !pipe) {
-		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of: "
-			"hybrid dp dp-prop pipeline", algo);
+	if (!fn && !sf) {
+		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of:",
+			algo);
+		for (int i = 0; i < NSTRATEGIES; i++)
+			fprintf(stderr, " %s", strategies[i].name);
 		for (int i = 0; i < NPLACERS; i++)
 			fprintf(stderr, " %s", placers[i].name);
 		fputc('\n', stderr);
@@ -121,9 +147,8 @@ int pass_place(PassCtx *ctx)
 	bool *pinned = xcalloc((size_t)g->nops + 1, sizeof(bool));
 	for (uint32_t i = 0; i < g->nops; i++)
 		pinned[i] = !g->ops[i]->dead && op_ann(g, g->ops[i], ANN_DEVICE);
-	if (dp || dpp || hy || pipe) {
-		int rc = hy ? place_hybrid(ctx, t) : pipe ? place_pipeline(ctx, t)
-			: place_dp(ctx, t, dpp);
+	if (sf) {
+		int rc = sf(ctx, t);
 		if (rc == EXIT_OK)
 			colocate(g, pinned);
 		free(pinned);

@@ -63,19 +63,20 @@ void plan_write_replicas(Graph *g, Op *op, const Cluster *c, const int *devs,
 	op_set_ann(g, op, ANN_SHARES, s);
 }
 
-int place_dp(PassCtx *ctx, const TaskGraph *t, bool prop)
+int place_dp_on(PassCtx *ctx, const TaskGraph *t, bool prop, const int *sub,
+		int nsub)
 {
 	Graph *g = ctx->g;
 	const Cluster *c = t->c;
 	BatchInfo b;
 	batch_analyze(g, &b);
-	int nd = t->ndev;
-	double *time = xmalloc(sizeof(double) * (size_t)nd);
-	int *order = xmalloc(sizeof(int) * (size_t)nd);
-	for (int d = 0; d < nd; d++) {
+	int nd = sub ? nsub : t->ndev;
+	double *time = xmalloc(sizeof(double) * (size_t)t->ndev);
+	int *order = xmalloc(sizeof(int) * (size_t)t->ndev);
+	for (int d = 0; d < t->ndev; d++)
 		time[d] = model_time(t, d);
-		order[d] = d;
-	}
+	for (int i = 0; i < nd; i++)
+		order[i] = sub ? sub[i] : i;
 	/* Devices fastest first (stable). */
 	for (int i = 1; i < nd; i++)
 		for (int j = i; j > 0 && time[order[j]] < time[order[j - 1]]; j--) {
@@ -168,7 +169,8 @@ int place_dp(PassCtx *ctx, const TaskGraph *t, bool prop)
 		}
 	}
 	if (ctx->report && rc == EXIT_OK) {
-		fprintf(ctx->report, "place<algo=%s>: %d replicas, shares", prop ? "dp-prop" : "dp", n);
+		fprintf(ctx->report, "place<algo=%s>: %d replicas, shares",
+			prop ? "dp-prop" : "dp", n);
 		for (int i = 0; i < n; i++)
 			fprintf(ctx->report, " %lld", (long long)shares[i]);
 		fputc('\n', ctx->report);
@@ -181,4 +183,9 @@ int place_dp(PassCtx *ctx, const TaskGraph *t, bool prop)
 	free(shares);
 	batch_free(&b);
 	return rc;
+}
+
+int place_dp(PassCtx *ctx, const TaskGraph *t, bool prop)
+{
+	return place_dp_on(ctx, t, prop, NULL, 0);
 }

@@ -5,7 +5,8 @@
  * replication): run the group on one of the M devices (model
  * parallelism), or replicate it over a replica set — all devices with
  * equal batch shares, all devices with shares proportional to their speed
- * on this model, the devices of one machine, the devices of one type —
+ * on this model, the devices of one machine, the devices of one type,
+ * the machine and type subsets dp-best tries (place_best.c), by speed —
  * with its gradients combined by AllReduce where producer and consumer
  * share the set, or gathered on the consumer's device (a parameter
  * server) where they do not.  Groups with an op that cannot be split over
@@ -29,8 +30,11 @@
  * group by group in decreasing cost, every candidate strategy, kept when
  * the simulated iteration gets shorter, until a sweep changes nothing
  * (bounded by `evals`).  With search=local (-O2), a local search follows
- * within --search-budget seconds: random changes of one group or of a run
- * of consecutive groups, kept when better.
+ * for --search-work work units (one unit: a group replica or an edge
+ * stepped by one evaluation): random changes of one group or of a run
+ * of consecutive groups, kept when better.  The pseudo-random sequence
+ * is seeded (--seed) and no clock decides anything, so the plan is the
+ * same run to run; --search-budget seconds is only a cap that warns.
  *
  * Finally the candidates (the search's result, data parallelism, the
  * model-parallel start; at -O2 every placer of placers.def and the
@@ -259,6 +263,18 @@ static void build_sets(PlanSim *ps)
 		if (n < nd)
 			add_set(ps, devs, n, w, "one device type");
 	}
+	/* dp-best's machine and type subsets, by speed (the subsets a
+	 * user would try; more replicas on faster devices). */
+	Arena *a = arena_new();
+	int nsub;
+	DevSet *sub = plan_devsets(ps->t, a, &nsub);
+	for (int k = 0; k < nsub; k++) {
+		for (int i = 0; i < sub[k].n; i++)
+			w[i] = speed[sub[k].devs[i]];
+		add_set(ps, sub[k].devs, sub[k].n, w, "machine or type subset");
+	}
+	plan_devsets_free(sub, nsub);
+	arena_free(a);
 	free(devs);
 	free(w);
 	free(ones);
@@ -844,23 +860,28 @@ static unsigned rnd(unsigned *s)
 }
 
 /* Local search: change one group, or a run of consecutive groups in
- * topological order, to one candidate; keep it when better. */
-static double local_search(PlanSim *ps, int *st, double best, double budget,
-			   long max_evals, unsigned seed)
+ * topological order, to one candidate; keep it when better.  Stops
+ * after max_evals evaluations in all (the work budget), or when the
+ * wall-clock cap cuts it (*cut). */
+static double local_search(PlanSim *ps, int *st, double best, const PassCtx *ctx,
+			   double t0, long max_evals, unsigned seed, bool *cut)
 {
 	uint32_t n = ps->n;
+	*cut = false;
 	if (!n)
 		return best;
 	int *trial = xmalloc(sizeof(int) * n);
-	double t0 = pcc_now();
 	unsigned rs = seed ? seed : 1;
 	/* Stop early once many tries in a row bring nothing: about ten for
 	 * every (group, strategy) pair, at least 2000. */
 	long stale = 0, patience = 2000;
 	for (uint32_t v = 0; v < n; v++)
 		patience += 10L * ncand(ps, v);
-	while (ps->evals < max_evals && stale < patience &&
-	       pcc_now() - t0 < budget) {
+	while (ps->evals < max_evals && stale < patience) {
+		if (ps->evals % 64 == 0 && search_cut(ctx, t0)) {
+			*cut = true;
+			break;
+		}
 		memcpy(trial, st, sizeof(int) * n);
 		uint32_t j = rnd(&rs) % n, len = 1 + (rnd(&rs) % 2 ? rnd(&rs) % 8 : 0);
 		uint32_t v0 = ps->t->topo[j];
@@ -908,12 +929,16 @@ static void write_plan(Graph *g, const PlanSim *ps, const int *st)
 	}
 }
 
-/* A candidate plan for the final comparison. */
+/* A candidate plan for the final comparison: the search's own (st), a
+ * placer of placers.def on the fused groups (t) or on single ops (per
+ * op), or a strategy of strategies.def. */
 typedef struct Cand {
 	const char *name;
 	int *st;                 /* per node, or NULL */
 	PlacerFn mp;             /* a model-parallel placer, or NULL */
-	int dp;                  /* 1: dp, 2: dp-prop */
+	const TaskGraph *mt;     /* the task graph mp runs on */
+	StrategyFn sf;           /* a strategy, or NULL */
+	bool bucket;             /* with DDP's gradient buckets */
 } Cand;
 
 /* The pipeline placer's candidate (place_pipeline.c), by name. */
@@ -923,8 +948,20 @@ static bool is_pipe(const Cand *k)
 }
 
 /* Writes candidate k's strategy on g. */
+static int apply1(PassCtx *ctx, Graph *g, const TaskGraph *t,
+		  const PlanSim *ps, const Cand *k);
+
 static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		 const Cand *k)
+{
+	int rc = apply1(ctx, g, t, ps, k);
+	if (rc == EXIT_OK && k->bucket)
+		plan_set_buckets(g, DDP_BUCKET);
+	return rc;
+}
+
+static int apply1(PassCtx *ctx, Graph *g, const TaskGraph *t,
+		  const PlanSim *ps, const Cand *k)
 {
 	if (k->st) {
 		write_plan(g, ps, k->st);
@@ -934,18 +971,19 @@ static int apply(PassCtx *ctx, Graph *g, const TaskGraph *t, const PlanSim *ps,
 		plan_copy_strategy(ps->pipe, g);
 		return EXIT_OK;
 	}
-	if (k->dp) {
+	if (k->sf) {
 		PassCtx c = *ctx;
 		c.g = g;
 		c.report = NULL;
 		c.best_effort = true;    /* a candidate: the judge weighs memory */
-		return place_dp(&c, t, k->dp == 2);
+		return k->sf(&c, t);
 	}
-	int *dev = xcalloc((size_t)t->n + 1, sizeof(int));
+	const TaskGraph *mt = k->mt ? k->mt : t;
+	int *dev = xcalloc((size_t)mt->n + 1, sizeof(int));
 	PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
-	int rc = k->mp(t, &po, dev);
+	int rc = k->mp(mt, &po, dev);
 	if (rc == EXIT_OK || rc == EXIT_INFEASIBLE) {
-		tg_apply(t, g, dev);
+		tg_apply(mt, g, dev);
 		rc = EXIT_OK;
 	}
 	free(dev);
@@ -977,38 +1015,41 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 	double span = INFINITY;
 	*oom = true;
 	*peak_over = INFINITY;
-	if (apply(ctx, h, t, ps, k) == EXIT_OK) {
-		PassCtx c = *ctx;
-		c.g = h;
-		c.report = NULL;
-		c.pass = "comm";
-		CostModel m = *ctx->cost;
-		m.g = h;
-		c.cost = &m;
-		SimResult r;
-		Diag d;
-		diag_init(&d, stderr, "place", NULL, 0);
-		/* A pipeline runs in order's 1F1B schedule, not ready order. */
-		bool ok = pass_comm(&c) == EXIT_OK;
-		if (ok && is_pipe(k)) {
-			int S, M;
-			c.pass = "order";
-			ok = order_1f1b(&c, &m, &S, &M) <= EXIT_OK;
-		}
-		if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
-			span = r.makespan;
-			*oom = r.oom;
-			*peak_over = 0;
-			for (int dv = 0; dv < r.ndevs; dv++) {
-				double cap = t->c->types[t->c->devs[dv].type].memory;
-				*peak_over = fmax(*peak_over, r.peak_mem[dv] / cap);
-				peaks[dv] = r.peak_mem[dv];
-			}
-			sim_free(&r);
-		}
-	}
+	if (apply(ctx, h, t, ps, k) == EXIT_OK)
+		span = plan_simulate(ctx, h, oom, peak_over, peaks);
 	graph_free(h);
 	return span;
+}
+
+const char *placer_name(int i);
+
+/* The final candidates: the search's plan and its model-parallel start;
+ * every strategy of strategies.def judged at this level; at -O2 every
+ * placer of placers.def on the fused groups and, when the graph is
+ * fused, on single ops (the baselines' own plans).  Returns the count. */
+static int candidates(PassCtx *ctx, const TaskGraph *t, const TaskGraph *ops,
+		      bool o2, int *st, int *mp, const char *mpname, Cand **out)
+{
+	int ns, nc = 0;
+	const StrategyInfo *si = strategy_table(&ns);
+	Cand *c = xmalloc(sizeof(Cand) * (size_t)(3 + 2 * ns + 2 * 64));
+	c[nc++] = (Cand){"hybrid", st, NULL, NULL, NULL, false};
+	c[nc++] = (Cand){mpname, mp, NULL, NULL, NULL, false};
+	if (o2)
+		c[nc++] = (Cand){"hybrid+buckets", st, NULL, NULL, NULL, true};
+	for (int i = 0; i < ns; i++)
+		if (si[i].judged & (o2 ? 2 : 1))
+			c[nc++] = (Cand){si[i].name, NULL, NULL, NULL, si[i].fn, false};
+	for (int i = 0; o2 && placer_name(i) && i < 64; i++) {
+		const char *name = placer_name(i);
+		if (strcmp(name, mpname))
+			c[nc++] = (Cand){name, NULL, placer_find(name), t, NULL, false};
+		if (ops)
+			c[nc++] = (Cand){arena_printf(ctx->scratch, "%s per op", name),
+					 NULL, placer_find(name), ops, NULL, false};
+	}
+	*out = c;
+	return nc;
 }
 
 int place_hybrid(PassCtx *ctx, const TaskGraph *t)
@@ -1023,16 +1064,21 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	 * size (a few hundred ms here), at least 300 evaluations. */
 	const char *ev = pass_opt(ctx, "evals");
 	long max_evals = (long)strtod(ev, NULL);
+	/* Work units of one evaluation: its edges and group replicas. */
+	double work = (double)ps->in_start[n] + 1;
+	for (uint32_t v = 0; v < n; v++)
+		work += ps->splittable[v] ? ps->maxrep : 1;
+	/* The local search's evaluations: --search-work's units, or ten
+	 * times an explicit evals=N. */
+	long max_local = (long)fmin(ctx->search_work / work, 1e9);
 	if (strcmp(ev, "auto") == 0) {
-		double work = (double)ps->in_start[n] + 1;
-		for (uint32_t v = 0; v < n; v++)
-			work += ps->splittable[v] ? ps->maxrep : 1;
 		max_evals = (long)(4e6 / work);
 		max_evals = max_evals < 300 ? 300 : max_evals > 20000 ? 20000 : max_evals;
+	} else {
+		max_local = 10 * max_evals;
 	}
 	const char *search = pass_opt(ctx, "search");
 	bool o2 = strcmp(search, "local") == 0;
-	double budget = ctx->search_budget;
 	double t0 = pcc_now();
 
 	/* Starting points: a model-parallel placement, and data parallelism
@@ -1101,24 +1147,23 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	double start = best;
 	best = greedy(ps, st, best, max_evals);
 	double after_greedy = best;
-	if (o2)
-		best = local_search(ps, st, best, budget - (pcc_now() - t0),
-				    max_evals * 10, ctx->seed);
+	if (o2) {
+		bool cut;
+		long e0 = ps->evals;
+		best = local_search(ps, st, best, ctx, t0, e0 + max_local, ctx->seed,
+				    &cut);
+		if (cut)
+			search_cut_warn(ctx, (double)(ps->evals - e0) * work,
+					(double)max_local * work);
+	}
 
 	/* The final judge: the full simulator on materialised plans. */
-	Cand cands[32];
-	int nc = 0;
-	cands[nc++] = (Cand){"hybrid", st, NULL, 0};
-	cands[nc++] = (Cand){"dp", NULL, NULL, 1};
-	cands[nc++] = (Cand){"dp-prop", NULL, NULL, 2};
-	cands[nc++] = (Cand){mpname, mp, NULL, 0};
-	if (o2) {
-		static const char *const mps[] = {"single", "adjusting", "order-place",
-						  "dpos", "dcp", "mtopo", "metf", "metis"};
-		for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++)
-			if (strcmp(mps[i], mpname) && placer_find(mps[i]))
-				cands[nc++] = (Cand){mps[i], NULL, placer_find(mps[i]), 0};
+	TaskGraph *ops = NULL;
+	if (o2 && t->nops && t->n < t->nops) {
+		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
 	}
+	Cand *cands;
+	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
 	/* Materialised size: data parallelism replicates (nearly) every op
 	 * on every device. */
 	double size = 0;
@@ -1136,14 +1181,14 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		pc.report = NULL;
 		pc.best_effort = true;
 		if (place_pipeline(&pc, t) == EXIT_OK)
-			cands[nc++] = (Cand){"pipeline", NULL, NULL, 0};
+			cands[nc++] = (Cand){"pipeline", NULL, NULL, NULL, NULL, false};
 	}
 	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	bool infeasible = false, simulated = false;
-	if (ctx->judged) {
+	if (ctx->judged)
 		sim_judged_free(ctx->judged);
-	}
+	double hsim = NAN;       /* the hybrid's own plan, simulated */
 	if (size <= limit) {
 		double bspan = INFINITY, bover = INFINITY;
 		simulated = true;
@@ -1158,11 +1203,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 					cands[k].name, x, koom ? ", out of memory" : "");
 			}
-			/* Fits, then faster; among overflowing plans the least
-			 * overflow. */
-			bool better = !koom ? bover > 1 || x < bspan
-					    : bover > 1 && over < bover;
-			if (better && isfinite(x)) {
+			if (k == 0)
+				hsim = x;
+			if (plan_better(x, koom, over, bspan, bover)) {
 				if (ctx->judged)
 					ctx->judged->chosen = ctx->judged->n - 1;
 				chosen = k;
@@ -1191,6 +1234,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		fputs("pcc: note: --best-effort places it anyway\n", stderr);
 		free(peaks);
 		free(bpeaks);
+		free(cands);
+		if (ops)
+			tg_free(ops);
 		free(mp);
 		free(st);
 		ps_free(ps);
@@ -1200,12 +1246,20 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	free(peaks);
 	free(bpeaks);
 	int rc = apply(ctx, g, t, ps, &cands[chosen]);
+	/* How well the strategy simulator tracked the full simulation. */
+	if (ctx->report && isfinite(hsim) && hsim > 0)
+		fprintf(ctx->report, "place<algo=hybrid>: estimate error %+.1f%% "
+			"(estimated %.6g s, simulated %.6g s)\n",
+			100 * (best - hsim) / hsim, best, hsim);
 	if (ctx->report)
 		fprintf(ctx->report,
 			"place<algo=hybrid>: %u groups, %d replica sets, %ld "
 			"evaluations; estimated %.6g s from %.6g s (greedy %.6g s); "
 			"chose %s\n", n, ps->nsets, ps->evals, best, start,
 			after_greedy, cands[chosen].name);
+	free(cands);
+	if (ops)
+		tg_free(ops);
 	free(mp);
 	free(st);
 	ps_free(ps);

@@ -8,11 +8,29 @@
  * predecessors are scheduled and it can start on d at
  *   EST(u, d) = max(avail(d), ready(u, d)),
  * avail(d) the finish of the last node on d (ETF appends; it never
- * inserts into idle slots) and ready(u, d) the largest finish + transfer
- * time over u's predecessors (tg_sched_ready).  Ties: the node of larger
+ * inserts into idle slots) and ready(u, d) the largest arrival time of
+ * u's inputs on d.  Ties: the node of larger
  * static bottom level (mean costs and transfers, tg_levels), then earlier
  * in t->topo, then the device where u finishes first, then the lower
  * device index.
+ *
+ * Communication as Baechi's placer models it (placer_utils.py,
+ * ReadyOpManager and device.py): every device has one send channel and
+ * one receive channel; a transfer from a to b starts when its data is
+ * produced and both a's send and b's receive channels are free, and
+ * holds both for tg_comm seconds (so transfers contend); a node's output
+ * moved to a device once is cached there for its other consumers.
+ * Candidates' ready times are estimated with the channels as they are
+ * when the node becomes ready; the transfers are committed, and the
+ * start recomputed, when the node is scheduled.
+ *
+ * Colocation.  Baechi places under TensorFlow's colocation constraints,
+ * which keep a variable with the ops that read and update it.  Here a
+ * free source — a node with no predecessors and no cost on any device
+ * (a parameter, its optimizer state, a constant, an input) — does not
+ * compete for a device at time 0, where ETF would scatter the model's
+ * parameters over idle devices, far from their readers: it goes to the
+ * device of its first consumer to be scheduled, at no transfer cost.
  *
  * m-ETF.  A device is a candidate for u only while its memory holds u
  * (TgMem: permanent bytes add up, temporary bytes count by their
@@ -40,10 +58,76 @@ typedef struct Metf {
 	uint32_t *prio;          /* [n]: rank by (bottom level desc, topo) */
 	uint32_t *cands;         /* [n]: devices still holding u as candidate */
 	uint32_t *left;          /* [n]: unscheduled predecessors */
+	bool *free_src;          /* [n]: a free source (colocated) */
 	double *avail;           /* [ndev] */
 	Heap *wait, *now;      /* [ndev] */
 	uint32_t *homeless, nhome;
+	double *send, *recv;     /* [ndev]: when each channel is free */
+	/* Outputs already moved: (node * ndev + device) -> arrival, bytes;
+	 * open addressing, key 0 = empty (keys are stored + 1). */
+	struct Moved { uint64_t key; double at, bytes; } *moved;
+	size_t mcap, mn;
 } Metf;
+
+static struct Moved *moved_find(Metf *e, uint64_t key, bool add)
+{
+	if (add && 2 * (e->mn + 1) > e->mcap) {
+		struct Moved *old = e->moved;
+		size_t oc = e->mcap;
+		e->mcap = oc ? 2 * oc : 1024;
+		e->moved = xcalloc(e->mcap, sizeof(struct Moved));
+		e->mn = 0;
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].key)
+				*moved_find(e, old[i].key - 1, true) = old[i];
+		free(old);
+	}
+	if (!e->mcap)
+		return NULL;
+	size_t h = (size_t)hash_bytes(&key, sizeof key) & (e->mcap - 1);
+	for (; e->moved[h].key; h = (h + 1) & (e->mcap - 1))
+		if (e->moved[h].key == key + 1)
+			return &e->moved[h];
+	if (!add)
+		return NULL;
+	e->mn++;
+	e->moved[h].key = key + 1;
+	return &e->moved[h];
+}
+
+/* When u's inputs are all on d: each from its own device through the
+ * channels (or from the cache).  commit: take the channels and record
+ * the arrivals. */
+static double metf_ready(Metf *e, uint32_t u, int d, bool commit)
+{
+	const TaskGraph *t = e->t;
+	double r = 0;
+	for (uint32_t k = t->pred_start[u]; k < t->pred_start[u + 1]; k++) {
+		uint32_t p = t->pred[k].node;
+		int a = e->s.dev[p];
+		if (a < 0)
+			continue;
+		double bytes = t->pred[k].bytes, at = e->s.finish[p];
+		if (a != d && bytes > 0) {
+			uint64_t key = (uint64_t)p * (uint64_t)t->ndev + (uint64_t)d;
+			struct Moved *m = moved_find(e, key, false);
+			if (m && m->bytes >= bytes) {
+				at = m->at;
+			} else {
+				double st = fmax(at, fmax(e->send[a], e->recv[d]));
+				at = st + tg_comm(t, a, d, bytes);
+				if (commit) {
+					e->send[a] = e->recv[d] = at;
+					m = moved_find(e, key, true);
+					m->at = at;
+					m->bytes = bytes;
+				}
+			}
+		}
+		r = at > r ? at : r;
+	}
+	return r;
+}
 
 typedef struct PrioKey {
 	double bl;
@@ -71,7 +155,7 @@ static void make_ready(Metf *e, uint32_t u)
 	for (int d = lo; d < hi; d++) {
 		if (t->pinned[u] < 0 && !tg_mem_fits(t, &e->s.mem, d, u))
 			continue;
-		double r = tg_sched_ready(&e->s, u, d);
+		double r = metf_ready(e, u, d, false);
 		if (r <= e->avail[d])
 			heap_push(&e->now[d], e->prio[u], 0, u);
 		else
@@ -82,10 +166,18 @@ static void make_ready(Metf *e, uint32_t u)
 		e->homeless[e->nhome++] = u;
 }
 
-static void schedule(Metf *e, uint32_t u, int d, double start)
+/* Schedules u on d: its transfers take the channels, and it starts once
+ * they arrive and d is free. */
+static void schedule(Metf *e, uint32_t u, int d)
 {
 	const TaskGraph *t = e->t;
-	tg_sched_put(&e->s, u, d, start);
+	for (uint32_t k = t->pred_start[u]; k < t->pred_start[u + 1]; k++) {
+		uint32_t p = t->pred[k].node;
+		if (e->free_src[p] && e->s.dev[p] < 0)
+			tg_sched_put(&e->s, p, d, 0);
+	}
+	double r = metf_ready(e, u, d, true);
+	tg_sched_put(&e->s, u, d, r > e->avail[d] ? r : e->avail[d]);
 	e->avail[d] = e->s.finish[u];
 	for (uint32_t k = t->succ_start[u]; k < t->succ_start[u + 1]; k++) {
 		uint32_t x = t->succ[k].node;
@@ -137,6 +229,8 @@ int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 	e.left = xmalloc(sizeof(uint32_t) * n1);
 	e.homeless = xmalloc(sizeof(uint32_t) * n1);
 	e.avail = xcalloc(d1, sizeof(double));
+	e.send = xcalloc(d1, sizeof(double));
+	e.recv = xcalloc(d1, sizeof(double));
 	e.wait = xcalloc(d1, sizeof(Heap));
 	e.now = xcalloc(d1, sizeof(Heap));
 	/* Priority: bottom level, larger first; then topological position. */
@@ -152,9 +246,19 @@ int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 	free(pos);
 	free(bl);
 
+	e.free_src = xcalloc(n1, sizeof(bool));
 	for (uint32_t v = 0; v < n; v++) {
-		e.left[v] = t->pred_start[v + 1] - t->pred_start[v];
-		if (!e.left[v])
+		bool f = t->pinned[v] < 0 && t->pred_start[v + 1] == t->pred_start[v] &&
+			 t->succ_start[v + 1] > t->succ_start[v];
+		for (int d = 0; f && d < t->ndev; d++)
+			f = tg_cost(t, v, d) == 0;
+		e.free_src[v] = f;
+	}
+	for (uint32_t v = 0; v < n; v++) {
+		e.left[v] = 0;
+		for (uint32_t k = t->pred_start[v]; k < t->pred_start[v + 1]; k++)
+			e.left[v] += !e.free_src[t->pred[k].node];
+		if (!e.left[v] && !e.free_src[v])
 			make_ready(&e, v);
 	}
 	while (e.s.nplaced < n) {
@@ -162,9 +266,7 @@ int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 			uint32_t u = e.homeless[--e.nhome];
 			if (e.s.dev[u] >= 0)
 				continue;
-			int d = tg_mem_roomiest(t, &e.s.mem);
-			double r = tg_sched_ready(&e.s, u, d);
-			schedule(&e, u, d, r > e.avail[d] ? r : e.avail[d]);
+			schedule(&e, u, tg_mem_roomiest(t, &e.s.mem));
 			continue;
 		}
 		int bd = -1;
@@ -185,15 +287,17 @@ int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 				bfin = fin;
 			}
 		}
+		/* A free source has a consumer, which places it. */
 		if (bd < 0 && !e.nhome)
 			pcc_die("m-ETF: %u nodes left with no candidate",
 				n - e.s.nplaced);
 		if (bd >= 0)
-			schedule(&e, bu, bd, best);
+			schedule(&e, bu, bd);
 	}
 	int rc = tg_mem_status(t, &e.s.mem, o);
 	if (o->report)
-		fprintf(o->report, "place<algo=metf>: estimated makespan %.6g s\n",
+		fprintf(o->report, "place<algo=metf>: estimated makespan %.6g s "
+			"(transfers contend for send and receive channels)\n",
 			e.s.makespan);
 	for (int d = 0; d < t->ndev; d++) {
 		heap_free(&e.wait[d]);
@@ -202,8 +306,12 @@ int placer_metf(const TaskGraph *t, const PlaceOpts *o, int *dev)
 	free(e.wait);
 	free(e.now);
 	free(e.avail);
+	free(e.send);
+	free(e.recv);
+	free(e.moved);
 	free(e.homeless);
 	free(e.left);
+	free(e.free_src);
 	free(e.cands);
 	free(e.prio);
 	tg_sched_free(&e.s);

@@ -84,16 +84,60 @@ void plan_write_replicas(Graph *g, Op *op, const Cluster *c, const int *devs,
 			 const int64_t *shares, int n);
 /* place<algo=dp> and place<algo=dp-prop>. */
 int place_dp(PassCtx *ctx, const struct TaskGraph *t, bool prop);
-/* place<algo=hybrid> (place_hybrid.c). */
-int place_hybrid(PassCtx *ctx, const struct TaskGraph *t);
-/* place<algo=pipeline> (place_pipeline.c): stages, devices and
- * micro-batches from ctx's options `stages` and `micro`, written on
+/* place<algo=pipeline> (place_pipeline.c, a STRATEGY): stages, devices
+ * and micro-batches from ctx's options `stages` and `micro`, written on
  * ctx->g as @stage, @replicas + @micro or @device.  Builds its own op-level
  * task graph (t may be the fused one and is not used). */
-int place_pipeline(PassCtx *ctx, const struct TaskGraph *t);
 /* Copies every op's strategy annotations (@device, @replicas, @shares,
  * @dup, @sync, @ps, @micro, @stage) from a clone of to (same op ids). */
 void plan_copy_strategy(const Graph *from, Graph *to);
+/* The same over the devices sub[0..nsub) only (NULL: every device). */
+int place_dp_on(PassCtx *ctx, const struct TaskGraph *t, bool prop,
+		const int *sub, int nsub);
+
+/* ---- strategies.def: placers that write whole strategies ------------- */
+/* Writes a plan's strategy annotations on ctx->g; EXIT_OK, or
+ * EXIT_INFEASIBLE (reported) when it does not fit and !best_effort. */
+typedef int (*StrategyFn)(PassCtx *ctx, const struct TaskGraph *t);
+#define STRATEGY(name, fn, judged, desc) int fn(PassCtx *ctx, const struct TaskGraph *t);
+#include "strategies.def"
+#undef STRATEGY
+typedef struct StrategyInfo {
+	const char *name;
+	StrategyFn fn;
+	int judged;              /* bits: 1 judged at -O1, 2 at -O2 */
+	const char *desc;
+} StrategyInfo;
+/* The table of strategies.def (place.c); *n receives its length. */
+const StrategyInfo *strategy_table(int *n);
+StrategyFn strategy_find(const char *name);
+
+/* ---- place_best.c: judging plans --------------------------------------- */
+/* Materialises the strategy annotated on h (a graph_clone of ctx->g) with
+ * the comm pass and simulates it: the simulated iteration time (INFINITY
+ * when it cannot be materialised), *oom, *peak_over = the largest peak
+ * memory / capacity over the devices, peaks[dev] (or NULL). */
+double plan_simulate(PassCtx *ctx, Graph *h, bool *oom, double *peak_over,
+		     double *peaks);
+/* dp-best's device subsets (place_best.c): every set of machines (at
+ * most 4 machines; else the fastest-first prefixes and each machine),
+ * every set of device types (at most 3; else each type); devs in
+ * cluster order, no set twice.  plan_devsets_free releases them. */
+typedef struct DevSet {
+	int *devs;
+	int n;
+	const char *label;       /* "m0+m2", in a */
+} DevSet;
+DevSet *plan_devsets(const struct TaskGraph *t, Arena *a, int *n);
+void plan_devsets_free(DevSet *v, int n);
+/* PyTorch DDP's default bucket_cap_mb, 25 MiB. */
+#define DDP_BUCKET (25.0 * 1024 * 1024)
+/* Writes @bucket = bytes on every replicated update; how many. */
+uint32_t plan_set_buckets(Graph *g, double bytes);
+/* Better of two judged plans: one that fits beats one that does not;
+ * then the faster; among plans that do not fit, the smaller overflow. */
+bool plan_better(double span, bool oom, double over, double bspan,
+		 double bover);
 /* comm.c, for judging plans on a copy of the graph. */
 int pass_comm(PassCtx *ctx);
 

@@ -19,14 +19,15 @@
  * the least busy ones) are tried, each materialised and simulated in
  * full; the best is kept only if the iteration gets faster.  mode=first
  * (FastT) stops at the first op no split improves; mode=budget goes on
- * down the path while --search-budget lasts.  Parts record @origin and
+ * down the path until --search-work is spent (SPLIT_UNITS per op of each
+ * plan simulated; no clock decides, so the result is deterministic;
+ * --search-budget seconds only caps it, with a warning).  Parts record @origin and
  * @part = [i, k]. */
 #include "plan.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAXD 8
 
@@ -306,7 +307,26 @@ typedef struct Judge {
 	SimResult last;          /* of the current plan, for candidates */
 	Graph *lastg;            /* its materialised copy */
 	int evals;
+	double work;             /* work units spent (SPLIT_UNITS per op) */
+	double t0;               /* when the search began (the cap) */
+	bool cut;                /* the wall-clock cap stopped it */
 } Judge;
+
+/* Work units per op of a materialised plan simulated: cloning, comm and
+ * the event simulator cost about ten steps of the hybrid's strategy
+ * simulator per op, so one --search-work budget means about the same
+ * time in both searches. */
+#define SPLIT_UNITS 10
+
+/* May the search go on?  Its work budget, then the wall-clock cap. */
+static bool more(Judge *j)
+{
+	if (j->work >= j->ctx->search_work || j->cut)
+		return false;
+	if (search_cut(j->ctx, j->t0))
+		j->cut = true;
+	return !j->cut;
+}
 
 /* Materialises g (or g with split s of op name applied) on a copy and
  * simulates it; returns the iteration time (INFINITY on failure or
@@ -329,7 +349,9 @@ static double judge(Judge *j, const char *name, const Split *s, bool keep)
 	Diag d;
 	diag_init(&d, stderr, "split", NULL, 0);
 	SimResult r;
-	if (pass_comm(&c) == EXIT_OK && sim_run(h, &m, &r, &d) == EXIT_OK) {
+	bool ok = pass_comm(&c) == EXIT_OK;
+	j->work += SPLIT_UNITS * (double)h->nops;
+	if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
 		span = r.oom ? INFINITY : r.makespan;
 		if (keep) {
 			j->last = r;
@@ -462,10 +484,10 @@ int pass_split(PassCtx *ctx)
 	maxk = maxk < 2 ? 2 : maxk > MAXD ? MAXD : maxk;
 	if (c->ndevs < 2)
 		return EXIT_OK;
-	double t0 = pcc_now();
 	Judge j;
 	memset(&j, 0, sizeof j);
 	j.ctx = ctx;
+	j.t0 = pcc_now();
 	j.best = judge(&j, NULL, NULL, true);
 	pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0, j.best);
 	double start = j.best;
@@ -481,14 +503,13 @@ int pass_split(PassCtx *ctx)
 		return EXIT_OK;
 	}
 	bool progress = true;
-	while (progress && pcc_now() - t0 < ctx->search_budget) {
+	while (progress && more(&j)) {
 		progress = false;
 		int ncand;
 		CandOp *cands = critical_ops(&j, &ncand);
 		pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0,
 			      j.best);
-		for (int ci = 0; ci < ncand && !progress &&
-				 pcc_now() - t0 < ctx->search_budget; ci++) {
+		for (int ci = 0; ci < ncand && !progress && more(&j); ci++) {
 			Op *op = graph_lookup(g, cands[ci].name, NULL);
 			int dims[MAXD], in_dim[64], shape;
 			int nd = op && op->nin <= 64 ? split_dims(g, op, dims) : 0;
@@ -499,7 +520,7 @@ int pass_split(PassCtx *ctx)
 					continue;
 				int64_t full = op->out[0].dims[dims[di]];
 				for (int k = 2; k <= maxk && k <= c->ndevs && k <= full &&
-						pcc_now() - t0 < ctx->search_budget; k++)
+						more(&j); k++)
 					for (int var = 0; var < 2; var++) {
 						s.p = dims[di];
 						s.k = k;
@@ -544,9 +565,11 @@ int pass_split(PassCtx *ctx)
 		sim_free(&j.last);
 		graph_free(j.lastg);
 	}
+	if (j.cut)
+		search_cut_warn(ctx, j.work, ctx->search_work);
 	if (ctx->report)
-		fprintf(ctx->report, "split: %d ops split, %d plans simulated, "
-			"%.6g s -> %.6g s (simulated)\n", nsplit, j.evals, start,
-			j.best);
+		fprintf(ctx->report, "split: %d ops split, %d plans simulated "
+			"(%.3g work units), %.6g s -> %.6g s (simulated)\n", nsplit,
+			j.evals, j.work, start, j.best);
 	return EXIT_OK;
 }

@@ -25,7 +25,7 @@ for f in $(find examples -name '*.gir' | sort); do
 	c="--cluster examples/clusters/hetero-4.yaml"
 	grep -q '^cluster ' "$f" && c=    # it brings its own
 	for o in -O1 -O2; do
-		if "$PCC" $o --search-budget=0.2 --best-effort --verify-each "$f" \
+		if "$PCC" $o --search-work=1e6 --best-effort --verify-each "$f" \
 		       $c -o "$tmp/a.gir" 2>"$tmp/err" &&
 		   "$PCC" -passes= "$tmp/a.gir" -o "$tmp/b.gir" 2>>"$tmp/err" &&
 		   cmp -s "$tmp/a.gir" "$tmp/b.gir"; then ok

@@ -14,6 +14,7 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 C=examples/clusters/tag-testbed.yaml
 algos=$(sed -n 's/^PLACER("\([a-z0-9-]*\)".*/\1/p' passes/placers.def)
+strategies=$(sed -n 's/^STRATEGY("\([a-z0-9-]*\)".*/\1/p' passes/strategies.def)
 [ -n "$algos" ] || { echo "no placers found"; exit 1; }
 # --best-effort: the Transformer at batch 480 fits no single device, so
 # single, order-place and the like must still place it (feasibility is
@@ -29,6 +30,25 @@ for m in examples/models/*.gir; do
 			pass=$((pass+1))
 		else
 			echo "FAIL place<algo=$a> $m"; head -n 5 "$t/err"; fail=$((fail+1))
+		fi
+	done
+done
+# The whole-strategy placers (strategies.def) need comm before the plan
+# simulates; its makespan is at least problem_lower_bound_s.
+for m in examples/models/*.gir; do
+	for a in $strategies; do
+		if "$PCC" "-passes=simplify,annotate,place<algo=$a>,comm" --verify-each \
+		       --best-effort --cluster $C "$m" -o "$t/p.gir" --stats-json="$t/s.json" \
+		       2>"$t/err" &&
+		   grep -q '"makespan_s": [0-9]' "$t/s.json" &&
+		   # no plan beats the problem's lower bound
+		   awk '/"makespan_s"/ { m = $2 + 0 } /"problem_lower_bound_s"/ { b = $2 + 0 }
+			END { exit !(b > 0 && m >= b * (1 - 1e-9)) }' "$t/s.json" &&
+		   "$PCC" -passes= "$t/p.gir" -o "$t/q.gir" 2>>"$t/err" &&
+		   cmp -s "$t/p.gir" "$t/q.gir"; then
+			pass=$((pass+1))
+		else
+			echo "FAIL place<algo=$a>,comm $m"; head -n 5 "$t/err"; fail=$((fail+1))
 		fi
 	done
 done
@@ -71,5 +91,28 @@ for a in $algos; do
 		fail=$((fail+1))
 	fi
 done
+# Deterministic -O2: the searches count work units, not seconds, so two
+# runs write byte-identical plans, and so does a third while a busy loop
+# competes for the CPU; none is cut by the wall-clock cap (which warns).
+M=examples/models/inception_v3.gir
+det() { # det OUT: -O2 on M with a smaller work budget
+	"$PCC" -O2 --search-work=5e6 --cluster examples/clusters/hetero-4.yaml "$M" \
+		-o "$1" 2>"$1.err" && ! grep -q 'cut the search' "$1.err"
+}
+if det "$t/d1.gir" && det "$t/d2.gir" && cmp -s "$t/d1.gir" "$t/d2.gir"; then
+	pass=$((pass+1))
+else
+	echo "FAIL -O2 twice: different plans"; fail=$((fail+1))
+fi
+sh -c 'while :; do :; done' &
+busy=$!
+det "$t/d3.gir"
+rc=$?
+kill "$busy"
+if [ $rc -eq 0 ] && cmp -s "$t/d1.gir" "$t/d3.gir"; then
+	pass=$((pass+1))
+else
+	echo "FAIL -O2 under load: a different plan"; fail=$((fail+1))
+fi
 echo "place: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

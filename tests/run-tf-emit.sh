@@ -56,6 +56,14 @@ if command -v protoc >/dev/null 2>&1; then
 			grep -q tensor_content '$t/$n.pbtxt' &&
 			$P <'$t/$n.pbtxt' >'$t/$n.pb' && $D <'$t/$n.pb' | cmp - '$t/$n.pbtxt'"
 	done
+	# a plan with gradient buckets (place<algo=ddp>: ConcatV2, one
+	# collective per bucket, SplitV)
+	for f in tests/ctests/cnn.gir examples/models/resnet50.gir; do
+		n=$((n+1))
+		check "protoc $f ddp (bucketed)" sh -c "'$PCC' -passes='simplify,annotate,place<algo=ddp>,comm,order' '$f' --cluster $C --emit=tf 2>/dev/null >'$t/$n.pbtxt' &&
+			grep -q 'bucket[0-9]*/concat' '$t/$n.pbtxt' &&
+			$P <'$t/$n.pbtxt' >'$t/$n.pb' && $D <'$t/$n.pb' | cmp - '$t/$n.pbtxt'"
+	done
 	check "protoc rejects an unknown field" sh -c "sed 's/^  op: /  opp: /' '$t/1.pbtxt' | $P >/dev/null 2>&1; [ \$? -ne 0 ]"
 	check "protoc rejects a bad enum" sh -c "sed 's/DT_FLOAT/DT_FLOAT32/' '$t/1.pbtxt' | $P >/dev/null 2>&1; [ \$? -ne 0 ]"
 	check "protoc rejects a wrong type" sh -c "sed 's/b: false/b: 3/' '$t/1.pbtxt' | $P >/dev/null 2>&1; [ \$? -ne 0 ]"

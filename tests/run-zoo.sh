@@ -27,7 +27,8 @@ known() { # architecture parameter counts (torchvision, tools/zoo_models.py)
 	vgg19) echo 143667240 ;; resnet50) echo 25557032 ;;
 	resnet101) echo 44549160 ;; inception_v3) echo 23834568 ;;
 	mobilenet_v2) echo 3504872 ;; transformer) echo 101009544 ;;
-	bert_large) echo 334781242 ;; *) echo unknown ;;
+	bert_large) echo 334781242 ;; bert_base) echo 109219386 ;;
+	*) echo unknown ;;
 	esac
 }
 
@@ -75,7 +76,7 @@ for f in examples/models/*.gir; do
 	if "$PCC" -passes=simplify,annotate --verify-each "$f" --cluster $C -o "$t/a.gir" 2>"$t/err"; then ok
 	else ko "$m: pcc: $(grep -m1 error "$t/err")"; fi
 done
-[ $n -eq 7 ] && ok || ko "expected 7 models, found $n"
+[ $n -eq 8 ] && ok || ko "expected 8 models, found $n"
 
 # gengraph: the header's op count, verification, planning, simulation
 "$GEN" --ops 10000 -o "$t/g.gir" && ok || ko "gengraph failed"

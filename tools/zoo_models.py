@@ -104,6 +104,15 @@ def bert_large(batch=16, seq=128, vocab=30522, **kw):
     return m, (torch.randint(0, vocab, (batch, seq)),)
 
 
+def bert_base(batch=16, seq=128, vocab=30522, **kw):
+    """BERT-base: 12 layers, hidden 768, 12 heads, FFN 3072, otherwise as
+    bert_large: about 110 M parameters."""
+    m = EncoderLM(vocab, 768, 12, 12, 3072, seq, act="gelu", segments=2,
+                  mlm_head=True)
+    m.out.weight = m.tok.weight
+    return m, (torch.randint(0, vocab, (batch, seq)),)
+
+
 def tiny(batch=4, **kw):
     """A small CNN + MLP for tests."""
     m = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),

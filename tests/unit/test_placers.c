@@ -542,6 +542,48 @@ static void test_metf(void)
 	fix_free(&f, t);
 }
 
+/* Baechi's channels.  Two devices, 1 B/s between them: a and z (1 s
+ * each) pinned to device 0, b and c (1 s) pinned to device 1, a -> b and
+ * z -> c carry 10 B.  a [0, 1], z [1, 2]; a's tensor crosses [1, 11],
+ * b [11, 12]; z's waits for device 1's receive channel: [11, 21], c
+ * [21, 22].  Makespan 22 s (13 s if the two transfers overlapped).  And
+ * a tensor moved once serves its other consumers there: with y (1 s,
+ * device 1) reading a too, nothing else crosses. */
+static void test_metf_channels(void)
+{
+	Fix f;
+	const int two = 2;
+	fix_cluster(&f, 1, &two, NULL);
+	enum { A, Z, B, C, Y };
+	for (int with_y = 0; with_y < 2; with_y++) {
+		TaskGraph *t = tg_new(with_y ? 5 : 4, &f.m);
+		for (uint32_t v = 0; v < t->n; v++)
+			set_cost(t, v, 1);
+		t->pinned[A] = t->pinned[Z] = 0;
+		t->pinned[B] = t->pinned[C] = 1;
+		tg_add_edge(t, A, B, 10);
+		tg_add_edge(t, Z, C, 10);
+		if (with_y) {
+			t->pinned[Y] = 1;
+			tg_add_edge(t, A, Y, 10);
+		}
+		CU_ASSERT_TRUE_FATAL(tg_finish(t));
+		int dev[5];
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *rf = open_memstream(&buf, &len);
+		PlaceOpts o = {.report = rf};
+		CU_ASSERT_EQUAL(placer_metf(t, &o, dev), EXIT_OK);
+		fclose(rf);
+		/* Without the cache y's copy of a would hold the channels
+		 * [11, 21] and c would end at 32. */
+		CU_ASSERT_PTR_NOT_NULL(strstr(buf, "estimated makespan 22 s"));
+		free(buf);
+		tg_free(t);
+	}
+	arena_free(f.a);
+}
+
 /* ---- METIS ---------------------------------------------------------------- */
 
 /* Two chains of four nodes, 1000 B along each, joined by one 1-byte edge
@@ -784,6 +826,7 @@ void suite_placers(void)
 	CU_add_test(s, "m-TOPO: device memory and the even share", test_mtopo);
 	CU_add_test(s, "m-TOPO: temporary memory, infeasible", test_mtopo_temp);
 	CU_add_test(s, "m-ETF: earliest start, memory spill", test_metf);
+	CU_add_test(s, "m-ETF: send/receive channels, cached tensors", test_metf_channels);
 	CU_add_test(s, "METIS: the obvious 2-way cut", test_metis_cut);
 	CU_add_test(s, "METIS: larger part to the faster device",
 		    test_metis_speed);

@@ -113,6 +113,88 @@ static void test_sim_transfer(void)
 	graph_free(g);
 }
 
+/* Types A (machine ma) and B (machine mb), na and nb devices. */
+static Graph *mk_hetero(int na, int nb)
+{
+	Graph *g = graph_new("t");
+	Arena *a = g->arena;
+	Cluster *c = cluster_new(a, "t");
+	DevType ta = {.name = "A", .flops = 10e12, .memory = 16e9, .mem_bw = 900e9};
+	DevType tb = {.name = "B", .flops = 5e12, .memory = 16e9, .mem_bw = 900e9};
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &ta), 0);
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &tb), 1);
+	Machine ma = {.name = "ma", .type = 0, .count = na, .bw = 1e9};
+	Machine mb = {.name = "mb", .type = 1, .count = nb, .bw = 1e9};
+	cluster_add_machine(c, a, &ma);
+	cluster_add_machine(c, a, &mb);
+	c->net_bw = 1e9;
+	Diag d;
+	diag_init(&d, stderr, "t", NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(cluster_finalize(c, a, &d), 0);
+	g->cluster = c;
+	return g;
+}
+
+/* @cost = {A = a ms, B = b ms}. */
+static void cost2(Graph *g, Op *o, double a, double b)
+{
+	Value *v = val_dict(g->arena, 2);
+	v->dict.items[0].key = graph_intern(g, "A");
+	v->dict.items[0].val = val_qty(g->arena, a * MS, UNIT_SECONDS);
+	v->dict.items[1].key = graph_intern(g, "B");
+	v->dict.items[1].val = val_qty(g->arena, b * MS, UNIT_SECONDS);
+	op_set_ann(g, o, ANN_COST, v);
+}
+
+static double bound(Graph *g, bool divisible)
+{
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
+	return sim_bound_of(g, &m, divisible);
+}
+
+static void test_sim_problem_bound(void)
+{
+	/* One A, one B; three independent ops of 2 ms on A, 4 ms on B.
+	 * Critical path 2 ms.  Work: A runs two (4 ms) while B runs one
+	 * (4 ms); fractionally too, A's share a of the 6 ms of A-time and
+	 * B's 2 (6 - a) balance at a = 4.  The sum of fastest times over
+	 * the devices would say 3 ms. */
+	Graph *g = mk_hetero(1, 1);
+	Op *x = op(g, "x", 8, 0, NULL, 0);
+	Op *y = op(g, "y", 8, 0, NULL, 0);
+	Op *z = op(g, "z", 8, 0, NULL, 0);
+	cost2(g, x, 2, 4);
+	cost2(g, y, 2, 4);
+	cost2(g, z, 2, 4);
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, false), 4 * MS, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, true), 4 * MS, 1e-12);
+	graph_free(g);
+	/* A chain x -> y -> z: the critical path, 6 ms, decides when ops
+	 * stay whole.  Divisible, each op split over A and B takes
+	 * 1 / (1/2 + 1/4) = 4/3 ms: the path is 4 ms, as is the work. */
+	g = mk_hetero(1, 1);
+	x = op(g, "x", 8, 0, NULL, 0);
+	y = op(g, "y", 8, 0, NULL, 1, x);
+	z = op(g, "z", 8, 0, NULL, 1, y);
+	cost2(g, x, 2, 4);
+	cost2(g, y, 2, 4);
+	cost2(g, z, 2, 4);
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, false), 6 * MS, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, true), 4 * MS, 1e-12);
+	graph_free(g);
+	/* Two A, one B; four ops x of 1 ms on A, 10 on B; y 10 on A, 1 on
+	 * B.  Whole ops: the x's on the two A (2 ms each), y on B: 2 ms. */
+	g = mk_hetero(2, 1);
+	for (int i = 0; i < 4; i++)
+		cost2(g, op(g, arena_printf(g->arena, "x%d", i), 8, 0, NULL, 0), 1, 10);
+	cost2(g, op(g, "y", 8, 0, NULL, 0), 10, 1);
+	/* Fractionally B does take a share s of one x (10 s ms) besides y:
+	 * (4 - s) / 2 = 10 s + 1, s = 2/21, T = 2 - 1/21 ms (the dual:
+	 * lambda_A = 10/21, lambda_B = 1/21, 4 * 10/21 + 1/21). */
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, true), (2 - 1.0 / 21) * MS, 1e-12);
+	graph_free(g);
+}
+
 static void test_sim_order(void)
 {
 	/* gpu0: a (1) feeds c (1) and b (1); b -> x (3) on gpu1; c -> y (1)
@@ -538,6 +620,7 @@ void suite_sim(void)
 	CU_pSuite s = CU_add_suite("sim", NULL, NULL);
 	CU_add_test(s, "transfer between devices", test_sim_transfer);
 	CU_add_test(s, "@order and FIFO", test_sim_order);
+	CU_add_test(s, "problem lower bound", test_sim_problem_bound);
 	CU_add_test(s, "link sharing", test_sim_links);
 	CU_add_test(s, "control edges", test_sim_control);
 	CU_add_test(s, "memory", test_sim_memory);
