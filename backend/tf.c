@@ -1164,9 +1164,11 @@ static bool lower_attrs(Low *L, const Op *op, uint32_t node, const TfOpDef *od,
 /* ---- lowerings into core ops ---------------------------------------------- */
 
 /* TensorFlow has no Prelu and no FusedDepthwiseConv2dNative (TF.js's
- * ops), and the kernels of its _FusedConv2D and _FusedMatMul implement a
- * few fused_ops combinations only.  Such ops become chains of core ops
- * ("pieces"), the last keeping the op's name (docs/backends.md). */
+ * ops), the kernels of its _FusedMatMul implement a few fused_ops
+ * combinations only, and its _FusedConv2D has no NodeDef that both 2.9
+ * and 2.21 accept (2.21 requires TArgs, 2.9 rejects it; grappler fuses
+ * the pieces again).  Such ops become chains of core ops ("pieces"), the
+ * last keeping the op's name (docs/backends.md). */
 
 enum { MAX_FUSED = 8 };
 
@@ -1197,7 +1199,7 @@ static const struct Fusion {
 	const char *first[2];   /* none: always lowered */
 } fusions[] = {
 	{"FusedDepthwiseConv2dNative", "DepthwiseConv2dNative", "depthwise", {NULL, NULL}},
-	{"_FusedConv2D", "Conv2D", "conv", {"BiasAdd", "FusedBatchNorm"}},
+	{"_FusedConv2D", "Conv2D", "conv", {NULL, NULL}},
 	{"_FusedMatMul", "MatMul", "matmul", {"BiasAdd", NULL}},
 };
 
