@@ -134,10 +134,15 @@ $(B)/trace-check: tests/trace-check.c
 	@mkdir -p $(B)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(LDFLAGS) -o $@ tests/trace-check.c -ljson-c -lm
 
+# Dumps backend/tfops.def as pcc parses it (tests/run-tfops.sh).
+$(B)/tfopdump: tests/tfopdump.c $(B)/libpcc.a $(HDRS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/tfopdump.c $(B)/libpcc.a $(LIBS)
+
 viz: $(B)/pcc $(B)/gengraph $(B)/trace-check
 	sh tests/run-viz.sh $(B)
 
-check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check $(B)/libpcc_rt.a
+check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check $(B)/libpcc_rt.a \
+       $(B)/tfopdump
 	sh tests/run-all.sh $(B)
 
 # ---- pictures in docs/img (docs/backends.md) -------------------------------

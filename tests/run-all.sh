@@ -3,7 +3,7 @@
 # usage: tests/run-all.sh BUILD_DIR
 B=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
-total_pass=0 total_fail=0 status=0
+total_pass=0 total_fail=0 total_skip=0 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 run() {
@@ -16,6 +16,10 @@ run() {
 	f=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 	[ -n "$p" ] || p=0
 	[ -n "$f" ] || f=1
+	# suites that need something optional (TensorFlow) add ", N skipped"
+	s=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
+	[ -n "$s" ] || s=0
+	total_skip=$((total_skip+s))
 	total_pass=$((total_pass+p)); total_fail=$((total_fail+f))
 	[ "$f" -eq 0 ] || status=1
 }
@@ -34,6 +38,11 @@ run tf-import sh tests/run-tf.sh "$B/pcc"
 run zoo sh tests/run-zoo.sh "$B/pcc" "$B/gengraph"
 run tf-emit sh tests/run-tf-emit.sh "$B/pcc"
 run tfjs sh tests/run-tfjs.sh "$B/pcc"
+run tfops sh tests/run-tfops.sh "$B"
 echo
-echo "all: $total_pass passed, $total_fail failed"
+if [ "$total_skip" -gt 0 ]; then
+	echo "all: $total_pass passed, $total_fail failed, $total_skip SKIPPED (TensorFlow missing: sh tools/setup-debian.sh --tf)"
+else
+	echo "all: $total_pass passed, $total_fail failed"
+fi
 exit $status
