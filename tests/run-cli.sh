@@ -136,6 +136,14 @@ if [ -f "$B/pcc" ] && command -v make >/dev/null; then
 	check "staged binary" test -x "$t/stage/usr/bin/pcc"
 fi
 
+# rebatch: a usable graph at another batch; bad requests exit 1, output untouched.
+check "rebatch runs the result" sh -c "'$PCC' '-passes=rebatch<batch=7>' tests/ctests/cnn.gir --cluster $C -o '$t/rb.gir' 2>/dev/null && grep -q '^graph cnn {batch = 7}' '$t/rb.gir' && '$PCC' -passes=simplify,annotate,place,comm --verify-each '$t/rb.gir' --cluster $C -o /dev/null"
+check "rebatch without batch=" sh -c "'$PCC' -passes=rebatch $M --cluster $C 2>&1 >/dev/null | grep -q 'batch=0 is not a positive integer'"
+check "rebatch of a graph without a batch" sh -c "printf 'gir 1\\ngraph g {\\n  %%a = Const() {value = 1.0} : f32[2]\\n  %%b = Neg(%%a) {@output = true} : f32[2]\\n}\\n' > '$t/nob.gir'; '$PCC' '-passes=rebatch<batch=3>' '$t/nob.gir' --cluster $C 2>&1 >/dev/null | grep -q 'has no batch'"
+printf 'precious\n' >"$t/rbout.gir"
+check "rebatch of an unresizable mask exits 1" status 1 "$PCC" '-passes=rebatch<batch=3>' examples/models/transformer.gir -o "$t/rbout.gir"
+check "rebatch error names the op, output untouched" sh -c "'$PCC' '-passes=rebatch<batch=3>' examples/models/transformer.gir -o '$t/rbout.gir' 2>&1 | grep -q \"'drop/RealDiv' holds a batch-sized value\" && [ \"\$(cat '$t/rbout.gir')\" = precious ]"
+
 # Every annotation of ir/annots.def is documented in docs/gir.md.
 for k in $(sed -n 's/^ANN([A-Z_]*, *"\(@[a-z_]*\)".*/\1/p' ir/annots.def); do
 	check "docs/gir.md documents $k" grep -q "\`$k\`" docs/gir.md
