@@ -277,9 +277,11 @@ class Result:
         self.times = []
 
 
-def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None):
+def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, traces=None):
     """Runs a prepared GraphDef (prepare()) on cluster: init, then steps
-    steps; returns a Result with every original variable's value."""
+    steps; returns a Result with every original variable's value.  With a
+    list traces, every step runs with FULL_TRACE and appends its
+    RunMetadata (tools/tfprofile)."""
     tf = _tf()
     graph = tf.Graph()
     with graph.as_default():
@@ -307,16 +309,18 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None):
         s.run(graph.get_operation_by_name('init'), init_feed)
         for k in range(steps):
             opts = meta = None
-            if timeline and k == steps - 1:
+            if (timeline and k == steps - 1) or traces is not None:
                 opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
                 meta = tf.compat.v1.RunMetadata()
             t0 = time.perf_counter()
             s.run(targets, feeds, options=opts, run_metadata=meta)
             dt = time.perf_counter() - t0
             res.times.append(dt)
+            if traces is not None:
+                traces.append(meta)
             if log:
                 log('step %d: %.6f s' % (k + 1, dt))
-            if meta is not None:
+            if timeline and k == steps - 1:
                 from tensorflow.python.client import timeline as tl
                 with open(timeline, 'w') as f:
                     f.write(tl.Timeline(meta.step_stats).generate_chrome_trace_format())
