@@ -39,6 +39,7 @@ run zoo sh tests/run-zoo.sh "$B/pcc" "$B/gengraph"
 run tf-emit sh tests/run-tf-emit.sh "$B/pcc"
 run tfjs sh tests/run-tfjs.sh "$B/pcc"
 run tfops sh tests/run-tfops.sh "$B"
+run tfprofile sh tests/run-tfprofile.sh "$B/pcc"
 echo
 if [ "$total_skip" -gt 0 ]; then
 	echo "all: $total_pass passed, $total_fail failed, $total_skip SKIPPED (TensorFlow missing: sh tools/setup-debian.sh --tf)"
