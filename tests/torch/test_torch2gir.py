@@ -227,15 +227,21 @@ class TestTorch2Gir(unittest.TestCase):
         seg = [o for o in ops if o["type"] == "UnsortedSegmentSum"]
         self.assertEqual(len(seg), 2)
         self.assertEqual(seg[0]["types"][0], ("f32", [V, d]))
-        # layer norm's backward: the input gradient splits with the batch,
-        # the parameter gradients are partial sums
-        lnb = [o for o in ops if o["type"] == "aten.native_layer_norm_backward"]
-        self.assertEqual(len(lnb), 2 * 32)
-        self.assertEqual(len([o for o in lnb if "@split = concat" in o["attrs"] and
-                              "@split_dims = [0, 1]" in o["attrs"]]), 32)
-        self.assertEqual(len([o for o in lnb if "@split = sum" in o["attrs"]]), 32)
-        ln = [o for o in ops if o["type"] == "aten.native_layer_norm"]
-        self.assertTrue(all("@split_dims = [0, 1]" in o["attrs"] for o in ln))
+        # no aten op is left: layer norm, dropout and softmax's backward are
+        # compositions of TensorFlow core ops
+        self.assertEqual([t for t in types if t.startswith("aten.")], [])
+        for t in ("Rsqrt", "RandomUniform", "GreaterEqual", "Cast"):
+            self.assertIn(t, types)
+        # 62 dropout masks, each RandomUniform with seed 1 and its own seed2
+        ru = [o for o in ops if o["type"] == "RandomUniform"]
+        self.assertEqual(len(ru), 62)
+        self.assertTrue(all("seed = 1," in o["attrs"] for o in ru))
+        seeds = {re.search(r"seed2 = (\d+)", o["attrs"]).group(1) for o in ru}
+        self.assertEqual(len(seeds), 62)
+        # 32 layer norms: each parameter gradient is a Sum over [batch, seq]
+        lnw = [o for o in ops if o["type"] == "Sum" and o["role"] == "bwd" and
+               o["types"][0] == ("f32", [d])]
+        self.assertEqual(len(lnw), 2 * 32)
 
     def test_module_function(self):
         """MODULE:FUNCTION with two inputs and labels; a frozen layer is
