@@ -24,6 +24,7 @@
 #include "plan.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t *scaled(Graph *g, const Type *t, int dim, int64_t from, int64_t to)
@@ -32,6 +33,105 @@ static int64_t *scaled(Graph *g, const Type *t, int dim, int64_t from, int64_t t
 	memcpy(d, t->dims, sizeof(int64_t) * (size_t)t->rank);
 	d[dim] = t->dims[dim] / from * to;
 	return d;
+}
+
+/* A new Const like the rank-1 integer Const feeding op->in[slot], with
+ * entry dim scaled from `from` to `to` batch (a shape input). */
+static void scaled_shape_input(Graph *g, Op *op, uint32_t slot, int dim,
+			       int64_t from, int64_t to)
+{
+	Input *in = &op->in[slot];
+	const Value *old = op_get(g, in->src, "value");
+	Op *c = graph_add_op(g, graph_fresh_name(g, arena_printf(g->arena, "%s/shape",
+								 op->name)),
+			     "Const", 0, 1);
+	c->out[0] = in->src->out[in->idx];
+	c->types_given = true;
+	c->loc = op->loc;
+	Value *v = val_list(g->arena, old->list.n);
+	for (uint32_t j = 0; j < old->list.n; j++)
+		v->list.items[j] = (int)j == dim
+			? val_int(g->arena, old->list.items[j]->i / from * to)
+			: old->list.items[j];
+	op_set(g, c, "value", v);
+	*in = (Input){c, 0, false};
+}
+
+/* A rank-1 integer Const whose value has rank entries, entry dim = size. */
+static bool is_shape_const(const Graph *g, const Input *in, int rank, int dim,
+			   int64_t size)
+{
+	const Value *v = op_get(g, in->src, "value");
+	if (in->src->opcode != O_Const || !v || v->kind != V_LIST ||
+	    v->list.n != (uint32_t)rank)
+		return false;
+	for (uint32_t j = 0; j < v->list.n; j++)
+		if (v->list.items[j]->kind != V_INT)
+			return false;
+	return v->list.items[dim]->i == size;
+}
+
+/* Resizes output idx of u, which a replica would slice along dim although
+ * the batch analysis does not see the batch there (a batch-sized constant
+ * operand, a dropout mask RandomUniform(shape) -> ... -> Mul): backwards
+ * through the producers of the same size along dim, to Consts holding one
+ * repeated value (resized) and shape Consts (rewritten).  False, after an
+ * error naming the op, when a producer holds explicit values. */
+static bool resize_back(PassCtx *ctx, Op *u0, uint32_t idx0, int dim0,
+			int64_t from, int64_t to, uint8_t *seen)
+{
+	Graph *g = ctx->g;
+	typedef struct { Op *op; uint32_t idx; int dim; } Item;
+	uint32_t cap = 16, n = 0;
+	Item *st = xmalloc(sizeof *st * cap);
+	st[n++] = (Item){u0, idx0, dim0};
+	bool ok = true;
+	while (n && ok) {
+		Item it = st[--n];
+		Op *u = it.op;
+		Type *t = &u->out[it.idx];
+		if (u->id < g->nops && seen[u->id])
+			continue;
+		if (u->id < g->nops)
+			seen[u->id] = 1;
+		if (!type_known(t) || it.dim >= t->rank || t->dims[it.dim] % from) {
+			continue;
+		}
+		int64_t old = t->dims[it.dim];
+		Value *v = op_get(g, u, "value");
+		if (u->opcode == O_Const && v && v->kind == V_LIST) {
+			diag_error(ctx->diag, u->loc,
+				   "rebatch: '%s' holds a batch-sized value (dimension %d) that cannot be resized",
+				   u->name, it.dim);
+			ok = false;
+			break;
+		}
+		if (u->opcode != O_Const && !u->nin) {
+			diag_error(ctx->diag, u->loc,
+				   "rebatch: '%s' (%s) makes a batch-sized value that cannot be resized",
+				   u->name, u->type);
+			ok = false;
+			break;
+		}
+		t->dims = scaled(g, t, it.dim, from, to);
+		for (uint32_t s = 0; s < u->nin; s++) {
+			Input *in = &u->in[s];
+			if (in->ctrl)
+				continue;
+			const Type *it2 = &in->src->out[in->idx];
+			if (type_known(it2) && it2->rank == t->rank && it2->dims[it.dim] == old) {
+				if (n == cap) {
+					cap *= 2;
+					st = xrealloc(st, sizeof *st * cap);
+				}
+				st[n++] = (Item){in->src, in->idx, it.dim};
+			} else if (is_shape_const(g, in, t->rank, it.dim, old)) {
+				scaled_shape_input(g, u, s, it.dim, from, to);
+			}
+		}
+	}
+	free(st);
+	return ok;
 }
 
 /* A Const of op's new output-0 shape, replacing its data input si. */
@@ -74,6 +174,7 @@ int pass_rebatch(PassCtx *ctx)
 		return EXIT_BADINPUT;
 	}
 	uint32_t nops = g->nops;  /* new Consts are appended: not visited */
+	uint8_t *seen = xcalloc(nops + 1, 1);
 	/* Constant operands sliced along the batch, before outputs change. */
 	for (uint32_t i = 0; i < nops && rc == EXIT_OK; i++) {
 		Op *op = g->ops[i];
@@ -85,18 +186,10 @@ int pass_rebatch(PassCtx *ctx)
 			Op *u = in->src;
 			if (in->ctrl || dim < 0 || batch_okind(&b, u, in->idx) == OK_SPLIT)
 				continue;
-			Type *t = &u->out[in->idx];
-			if (!type_known(t) || dim >= t->rank || t->dims[dim] % from)
-				continue;
-			Value *v = op_get(g, u, "value");
-			if (u->opcode != O_Const || (v && v->kind == V_LIST)) {
-				diag_error(ctx->diag, u->loc,
-					   "rebatch: '%s' holds a batch-sized value (dimension %d of %s) that cannot be resized",
-					   u->name, dim, op->name);
+			if (!resize_back(ctx, u, in->idx, dim, from, to, seen)) {
 				rc = EXIT_BADINPUT;
 				break;
 			}
-			t->dims = scaled(g, t, dim, from, to);
 		}
 	}
 	for (uint32_t i = 0; i < nops && rc == EXIT_OK; i++) {
@@ -128,6 +221,7 @@ int pass_rebatch(PassCtx *ctx)
 		}
 	}
 	batch_free(&b);
+	free(seen);
 	if (rc != EXIT_OK)
 		return rc;
 	graph_set_attr(g, "batch", val_int(g->arena, to));
