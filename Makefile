@@ -7,6 +7,7 @@
 #   make check-torch  tools/torch2gir's tests (PyTorch)
 #   make models       regenerate examples/models/ with tools/torch2gir
 #   make bench        performance figures (never pass/fail)
+#   make bench-real   pcc's simulated step times against TensorFlow's measured ones
 #   make docs-pictures  docs/img/: a plan drawn by every picture backend
 #   make tsan         run a distributed plan's generated C under ThreadSanitizer
 #   make install PREFIX=/usr/local
@@ -55,7 +56,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures bench-plans ctests tsan check-tf-models check-torch models
+        fuzz-build viz docs-pictures bench-plans bench-real ctests tsan check-tf-models check-torch models
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -216,6 +217,11 @@ fuzz: fuzz-build
 # ---- benchmarks: figures, not tests -------------------------------------
 bench: $(B)/pcc $(B)/gengraph
 	sh bench/run.sh $(B)
+
+# pcc's simulator against real TensorFlow on a 2-task local cluster
+# (docs/bench-real.md); needs tools/tfpython's TensorFlow.
+bench-real: $(B)/pcc
+	sh bench/real.sh $(B)
 
 # The planners side by side on the model and cluster zoos (docs/bench-plans.md).
 bench-plans: $(B)/pcc

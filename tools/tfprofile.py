@@ -15,8 +15,9 @@ the method:
     start to the next node's start on the device (the kernel plus the
     executor's per-node overhead), so the ops' times add up to the traced
     span; the rest of the step's wall time (Session.run, feeding, fetching)
-    is the step overhead, charged to the graph's Placeholders in equal
-    parts (they start every step); --no-overhead leaves both out;
+    is the step overhead (its median over the batches: it hardly depends
+    on the batch), charged to the graph's Placeholders in equal parts
+    (they start every step); --no-overhead leaves both out;
   * an op TensorFlow ran no node of (grappler fused it into a neighbour,
     as MatMul + BiasAdd + Relu into _FusedMatMul) gets 0: its time is in
     the node that absorbed it;
@@ -224,6 +225,9 @@ def write_profile(out, a, ops, batches, res, model):
         r = res[b]
         lines.append('# batch %d: traced span %s, step wall time %s (median)' % (
             b, fmt_time(r['span']), fmt_time(r['wall'])))
+    if not a.no_overhead:
+        lines.append('# step overhead (wall - span, median over the batches): %s, on the '
+                     'Placeholders' % fmt_time(a.overhead))
     lines.append('batch_sizes: [%s]' % ', '.join(str(b) for b in batches))
     lines.append('ops:')
     for name, typ in ops:
@@ -374,7 +378,7 @@ def main():
     ap.add_argument('-o', '--output', help='profile YAML (default: stdout)')
     ap.add_argument('--batches', help='batch sizes, comma-separated (default: B/2, B, 2B '
                     'for the graph\'s batch B)')
-    ap.add_argument('--steps', type=positive, default=10, help='traced steps per batch (10)')
+    ap.add_argument('--steps', type=positive, default=15, help='traced steps per batch (15)')
     ap.add_argument('--warmup', type=positive, default=3, help='untraced steps first (3)')
     ap.add_argument('--intra', type=positive, default=1, help='intra-op threads (1)')
     ap.add_argument('--inter', type=positive, default=1, help='inter-op threads (1)')
@@ -424,14 +428,18 @@ def main():
                     p = os.path.join(d, 'b%d.pbtxt' % b)
                     emit_at(a.pcc, a.model, cl, b, p)
                     times, ran, span, wall = profile_batch(cluster, p, ops, a, b)
-                    if not a.no_overhead:
-                        ph = [n for n, t in ops if t == 'Placeholder']
-                        extra = max(wall - span, 0.0)
-                        for n in ph:
-                            times[n] = times.get(n, 0.0) + extra / len(ph)
                     res[b] = {'times': times, 'ran': ran, 'span': span, 'wall': wall}
                     log('batch %d: %d ops, traced span %s, step %s (median)' % (
                         b, len(ops), fmt_time(span), fmt_time(wall)))
+                if not a.no_overhead:
+                    # One step overhead for all batches, the median over
+                    # them: it hardly depends on the batch, and a noisy
+                    # batch must not tilt the Placeholders' fit.
+                    a.overhead = median([max(r['wall'] - r['span'], 0.0) for r in res.values()])
+                    ph = [n for n, t in ops if t == 'Placeholder']
+                    for r in res.values():
+                        for n in ph:
+                            r['times'][n] = r['times'].get(n, 0.0) + a.overhead / len(ph)
             except RuntimeError as e:
                 log('error: %s' % e)
                 return 1
