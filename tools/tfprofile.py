@@ -28,7 +28,9 @@ Cluster (--cluster-out): device throughput from a MatMul (FLOP/s) and an
 element-wise add (bytes/s) on one task with the same threads; the link from
 transfers of 2^k float32 bytes between two tasks (a reduction on the
 receiver, minus the same graph without the transfer), fitted to
-t = latency + bytes/bandwidth by least squares (TAG 4.1.2, FastT 4).
+t = latency + bytes/bandwidth by least squares on the relative error (TAG
+4.1.2, FastT 4); the same for a 2-task CollectiveReduce (t = 2 latency +
+bytes/bandwidth), the network with --network collective.
 Figures are measured; they vary with the machine's load (printed)."""
 import argparse
 import csv
@@ -197,10 +199,11 @@ def profile_batch(cluster, path, ops, a, batch):
         for g in per_op:
             per_op[g].append(acc.get(g, 0.0))
     ran = {to_gir[n] for n in names if n in to_gir}
-    times = {g: median(v) for g, v in per_op.items()}
+    stat = min if a.stat == 'min' else median
+    times = {g: stat(v) for g, v in per_op.items()}
     # untraced wall time: the same number of steps again, without tracing
     wall = pcctf.run_plan(cluster, gd, steps=a.steps, seed=a.seed).times
-    return times, ran, median(spans), median(wall)
+    return times, ran, stat(spans), stat(wall)
 
 
 def fit(points):
@@ -215,16 +218,32 @@ def fit(points):
     return my - b * mx, b
 
 
+def rel_fit(points):
+    """t = a + b*x minimising the relative error (weights 1/t^2), so that
+    small transfers, whose time is mostly latency, weigh as much as large
+    ones (sizes span four orders of magnitude)."""
+    pts = [(x, y) for x, y in points if y > 0]
+    if len(pts) < 2:
+        return fit(points)
+    w = [1.0 / (y * y) for _, y in pts]
+    sw = sum(w)
+    mx = sum(wi * x for wi, (x, _) in zip(w, pts)) / sw
+    my = sum(wi * y for wi, (_, y) in zip(w, pts)) / sw
+    sxx = sum(wi * (x - mx) ** 2 for wi, (x, _) in zip(w, pts))
+    b = sum(wi * (x - mx) * (y - my) for wi, (x, y) in zip(w, pts)) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
 def write_profile(out, a, ops, batches, res, model):
     lines = ['# Measured by tools/tfprofile (TensorFlow %s) on %s: %s' % (
         pcctf._tf().__version__, os.uname().nodename, model),
         '# device type %s: one task, %d intra-op and %d inter-op thread(s); '
-        'median of %d traced steps' % (a.type, a.intra, a.inter, a.steps),
+        '%s of %d traced steps' % (a.type, a.intra, a.inter, a.stat, a.steps),
         '# load average at the start: %s' % a.load]
     for b in batches:
         r = res[b]
-        lines.append('# batch %d: traced span %s, step wall time %s (median)' % (
-            b, fmt_time(r['span']), fmt_time(r['wall'])))
+        lines.append('# batch %d: traced span %s, step wall time %s (%s)' % (
+            b, fmt_time(r['span']), fmt_time(r['wall']), a.stat))
     if not a.no_overhead:
         lines.append('# step overhead (wall - span, median over the batches): %s, on the '
                      'Placeholders' % fmt_time(a.overhead))
@@ -305,6 +324,20 @@ def measure_cluster(cluster, a):
                 local[s] = tf.reduce_sum(tf.identity(w))
             with tf.device(dev[1]):
                 xfer[s] = tf.reduce_sum(tf.identity(w))
+        # a ring AllReduce of 2 tasks: CollectiveReduce as pcc emits it
+        coll, cloc = {}, {}
+        csizes = [1024 * 4 ** k for k in range(max(1, (a.max_size_log2 - 8) // 2))]
+        for k, sz in enumerate(csizes):
+            outs, locs = [], []
+            for i in (0, 1):
+                with tf.device(dev[i]):
+                    w = tf.Variable(tf.random.uniform([sz // 4], seed=5 + i), name='c%d_%d' % (sz, i))
+                    r = tf.raw_ops.CollectiveReduce(
+                        input=tf.identity(w), group_size=2, group_key=1, instance_key=k + 1,
+                        merge_op='Add', final_op='Id', subdiv_offsets=[0])
+                    outs.append(tf.reduce_sum(r))
+                    locs.append(tf.reduce_sum(tf.identity(w)))
+            coll[sz], cloc[sz] = outs, locs
         init = tf.compat.v1.global_variables_initializer()
     with tf.compat.v1.Session(cluster.target, graph=g, config=cluster.config) as s:
         s.run(init)
@@ -317,16 +350,26 @@ def measure_cluster(cluster, a):
             s.run(xfer[sz])
             s.run(local[sz])
             pts.append((sz, paired_difference(s, xfer[sz], local[sz], a.repeat)))
+        cpts = []
+        for sz in csizes:
+            s.run(coll[sz])
+            s.run(cloc[sz])
+            cpts.append((sz, paired_difference(s, coll[sz], cloc[sz], a.repeat)))
     # kernel times from the trace: MatMul 2n^3 FLOPs; the add reads two
     # vectors and writes one
     res['flops'] = 2.0 * n ** 3 / max(t_mm, 1e-9)
     res['mem_bw'] = 3 * 4.0 * a.bw_elems / max(t_add, 1e-9)
-    lat, inv_bw = fit(pts)
+    lat, inv_bw = rel_fit(pts)
     if inv_bw <= 0:
         inv_bw = 1e-12
     res['latency'] = max(lat, 0.0)
     res['bandwidth'] = 1.0 / inv_bw
     res['points'] = pts
+    # 2 tasks: t = 2 (lat + (B/2)/bw) = 2 lat + B/bw (docs/cost-model.md)
+    clat2, cinv = rel_fit(cpts)
+    res['coll_latency'] = max(clat2 / 2, 0.0)
+    res['coll_bandwidth'] = 1.0 / cinv if cinv > 0 else 1e12
+    res['coll_points'] = cpts
     return res
 
 
@@ -351,6 +394,12 @@ def write_cluster(out, a, m):
     ]
     for sz, t in m['points']:
         lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
+    lines.append('# a 2-task CollectiveReduce (ring: t = 2 latency + bytes/bandwidth) of:')
+    for sz, t in m['coll_points']:
+        lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
+    lines.append('#   fitted: bandwidth %.6g MB/s, latency %.6g us per ring step%s' % (
+        m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6,
+        ' (used below: --network collective)' if a.network == 'collective' else ''))
     lines += [
         'name: %s' % yaml_key(a.cluster_name),
         'device_types:',
@@ -360,8 +409,9 @@ def write_cluster(out, a, m):
     ]
     for i in range(a.tasks):
         lines.append('  - {name: t%d, type: %s, count: 1}' % (i, yaml_key(a.type)))
+    key = 'coll_' if a.network == 'collective' else ''
     lines.append('network: {bandwidth: %.6g MB/s, latency: %.6g us}' % (
-        m['bandwidth'] / 1e6, m['latency'] * 1e6))
+        m[key + 'bandwidth'] / 1e6, m[key + 'latency'] * 1e6))
     with open(out, 'w') as f:
         f.write('\n'.join(lines) + '\n')
 
@@ -383,6 +433,9 @@ def main():
     ap.add_argument('--intra', type=positive, default=1, help='intra-op threads (1)')
     ap.add_argument('--inter', type=positive, default=1, help='inter-op threads (1)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--stat', choices=('median', 'min'), default='median',
+                    help="an op's time over the steps: median (default) or min (the "
+                    "machine without the load of other processes)")
     ap.add_argument('--pcc', default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  '..', 'pcc'), help='the pcc binary (./pcc)')
     ap.add_argument('--no-overhead', action='store_true',
@@ -390,6 +443,9 @@ def main():
     ap.add_argument('--cluster-out', metavar='FILE', help='also measure this machine as a '
                     'cluster of --tasks local tasks and write its YAML')
     ap.add_argument('--tasks', type=positive, default=2, help='tasks of that cluster (2)')
+    ap.add_argument('--network', choices=('transfer', 'collective'), default='transfer',
+                    help="the cluster's network from point-to-point transfers (default) or "
+                    "from 2-task CollectiveReduces (per ring step)")
     ap.add_argument('--cluster-name', default='local', help='its name (local)')
     ap.add_argument('--matmul', type=positive, default=256, help='MatMul size for flops (256)')
     ap.add_argument('--bw-elems', type=positive, default=1 << 23,
@@ -429,8 +485,8 @@ def main():
                     emit_at(a.pcc, a.model, cl, b, p)
                     times, ran, span, wall = profile_batch(cluster, p, ops, a, b)
                     res[b] = {'times': times, 'ran': ran, 'span': span, 'wall': wall}
-                    log('batch %d: %d ops, traced span %s, step %s (median)' % (
-                        b, len(ops), fmt_time(span), fmt_time(wall)))
+                    log('batch %d: %d ops, traced span %s, step %s (%s)' % (
+                        b, len(ops), fmt_time(span), fmt_time(wall), a.stat))
                 if not a.no_overhead:
                     # One step overhead for all batches, the median over
                     # them: it hardly depends on the batch, and a noisy
@@ -444,14 +500,19 @@ def main():
                 log('error: %s' % e)
                 return 1
             except (pcctf.PlanError, tf.errors.OpError) as e:
-                log('error: TensorFlow: %s' % str(e).strip().split('\n')[0])
+                msg = str(e).split('Original stack trace')[0]
+                lines = [x.strip() for x in msg.split('\n') if x.strip() and
+                         not x.startswith(('Graph execution error', 'Detected at', '\t'))]
+                log('error: TensorFlow: %s' % ' | '.join(lines[-2:]))
                 return 3
         write_profile(a.output, a, ops, batches, res, os.path.basename(a.model))
     if a.cluster_out:
         m = measure_cluster(cluster, a)
         write_cluster(a.cluster_out, a, m)
-        log('cluster: %.3g GFLOP/s, %.3g GB/s memory, link %.3g MB/s + %.3g us' % (
-            m['flops'] / 1e9, m['mem_bw'] / 1e9, m['bandwidth'] / 1e6, m['latency'] * 1e6))
+        log('cluster: %.3g GFLOP/s, %.3g GB/s memory, link %.3g MB/s + %.3g us, '
+            'collective step %.3g MB/s + %.3g us' % (
+                m['flops'] / 1e9, m['mem_bw'] / 1e9, m['bandwidth'] / 1e6, m['latency'] * 1e6,
+                m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6))
     return 0
 
 
