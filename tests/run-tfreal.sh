@@ -15,8 +15,9 @@ PCC=$(pwd)/$B/pcc
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 plans=$(grep -v '^#' tests/tfreal/plans.txt | grep -c .)
-if ! tools/tfpython -c 'import tensorflow' 2>"$t/err"; then
-	rc=$?
+tools/tfpython -c 'import tensorflow' 2>"$t/err"
+rc=$?
+if [ "$rc" -ne 0 ]; then
 	if [ "$rc" -eq 77 ]; then
 		echo "tfreal: SKIPPED: $(cat "$t/err")"
 		echo "tfreal: 0 passed, 0 failed, $plans skipped"

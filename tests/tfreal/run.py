@@ -4,7 +4,7 @@ plan): reads lines `GRAPH NAME PBTXT [CEXPECTED]` from the file argv[1];
 the first plan of each GRAPH is its one-device reference, run for one step
 from the seeded initial values; each other plan must end with every
 variable within TOL (relative above 1) of it.  The reference's step must
-move some variable by more than 5e-3 (so the tolerance could tell a wrong
+move some variable by more than 10 x TOL (so the tolerance could tell a wrong
 gradient), and where CEXPECTED (the C runtime's NAME SUM L2 lines) is given,
 the reference's sums and norms must agree with it within TOL.  Prints `ok
 GRAPH/NAME ...` or `FAIL ...` per check and `tfreal: N passed, N failed, 0
@@ -25,6 +25,9 @@ def main():
     for r in rows:
         gd = pcctf.load(r[2])
         plans.append((r[0], r[1], gd, r[3] if len(r) > 3 else None))
+    if not plans:
+        print('tfreal: 0 passed, 0 failed, 0 skipped')
+        return 0
     need = [pcctf.device_map(p[2]) for p in plans]
     cluster = pcctf.Cluster(max(4, max(n[1] for n in need)), max(n[2] for n in need))
     import tensorflow as tf
@@ -53,8 +56,8 @@ def main():
             ref[graph] = r.values
             moved = max(float(np.max(np.abs(r.values[k].astype(np.float64) - init.values[k])))
                         for k in r.values if r.values[k].size)
-            check(moved > 5e-3 and not r.copies_differ,
-                  '%s: the step moves a variable by %.3g (> 5e-3)' % (what, moved))
+            check(moved > 10 * TOL and not r.copies_differ,
+                  '%s: the step moves a variable by %.3g (> 10 x tolerance)' % (what, moved))
             if cexp:
                 want = {}
                 for line in open(cexp):
