@@ -137,6 +137,9 @@ _NCHW_OPS = {
     'MaxPoolGrad': ((0, 1, 2), (), True), 'AvgPoolGrad': ((1,), (0,), True),
     'Conv2D': ((0,), (), True), 'Conv2DBackpropInput': ((2,), (0,), True),
     'Conv2DBackpropFilter': ((0, 2), (), False),
+    'DepthwiseConv2dNative': ((0,), (), True),
+    'DepthwiseConv2dNativeBackpropInput': ((2,), (0,), True),
+    'DepthwiseConv2dNativeBackpropFilter': ((0, 2), (), False),
 }
 
 
