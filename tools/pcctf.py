@@ -129,9 +129,98 @@ def device_map(gd):
 _key_base = [0]
 
 
+# NCHW ops whose CPU kernels refuse NCHW (oneDNN takes only some cases):
+# op -> (its NCHW activation inputs, its NCHW shape-vector inputs, whether
+# its output is an NCHW activation)
+_NCHW_OPS = {
+    'MaxPool': ((0,), (), True), 'AvgPool': ((0,), (), True),
+    'MaxPoolGrad': ((0, 1, 2), (), True), 'AvgPoolGrad': ((1,), (0,), True),
+    'Conv2D': ((0,), (), True), 'Conv2DBackpropInput': ((2,), (0,), True),
+    'Conv2DBackpropFilter': ((0, 2), (), False),
+    'DepthwiseConv2dNative': ((0,), (), True),
+    'DepthwiseConv2dNativeBackpropInput': ((2,), (0,), True),
+    'DepthwiseConv2dNativeBackpropFilter': ((0, 2), (), False),
+}
+
+
+def _perm(v, p):
+    return [v[i] for i in p]
+
+
+def nhwc_ops(gd):
+    """Every NCHW convolution, pooling op and their gradients becomes the
+    NHWC op between Transposes (NAME/nhwc/..., then NAME = the result in
+    NCHW), on its device: TensorFlow's CPU kernels refuse most NCHW cases.
+    The numbers are the same; only the layout of the kernel's call
+    changes.  Returns the names of the nodes rewritten."""
+    tf = _tf()
+    i32 = tf.int32.as_datatype_enum
+    done = []
+    for n in list(gd.node):
+        spec = _NCHW_OPS.get(n.op)
+        if not spec or n.attr['data_format'].s != b'NCHW':
+            continue
+        acts, shapes, out_act = spec
+        dev = n.device
+
+        def const(name, vals):
+            c = gd.node.add(name=name, op='Const', device=dev)
+            c.attr['dtype'].type = i32
+            c.attr['value'].tensor.CopyFrom(tf.make_tensor_proto(vals, tf.int32))
+            return name
+
+        to_nhwc = const(n.name + '/nhwc/to', [0, 2, 3, 1])
+        inner = gd.node.add()
+        inner.CopyFrom(n)
+        inner.name = n.name + '/nhwc/op'
+        inner.attr['data_format'].s = b'NHWC'
+        for k in ('ksize', 'strides', 'dilations'):
+            if k in inner.attr and len(inner.attr[k].list.i) == 4:
+                v = list(inner.attr[k].list.i)
+                del inner.attr[k].list.i[:]
+                inner.attr[k].list.i.extend(_perm(v, (0, 2, 3, 1)))
+        if 'explicit_paddings' in inner.attr and len(inner.attr['explicit_paddings'].list.i) == 8:
+            v = list(inner.attr['explicit_paddings'].list.i)
+            pairs = [v[2 * i:2 * i + 2] for i in range(4)]
+            del inner.attr['explicit_paddings'].list.i[:]
+            for pr in _perm(pairs, (0, 2, 3, 1)):
+                inner.attr['explicit_paddings'].list.i.extend(pr)
+        data = [i for i in n.input if not i.startswith('^')]
+        for k in acts:
+            t = gd.node.add(name='%s/nhwc/in%d' % (n.name, k), op='Transpose', device=dev)
+            t.input.extend([data[k], to_nhwc])
+            t.attr['T'].CopyFrom(n.attr['T'])
+            t.attr['Tperm'].type = i32
+            inner.input[k] = t.name
+        for k in shapes:
+            g = gd.node.add(name='%s/nhwc/shape%d' % (n.name, k), op='GatherV2', device=dev)
+            g.input.extend([data[k], to_nhwc, const('%s/nhwc/axis%d' % (n.name, k), 0)])
+            g.attr['Tparams'].type = i32
+            g.attr['Tindices'].type = i32
+            g.attr['Taxis'].type = i32
+            inner.input[k] = g.name
+        ctrl = [i for i in n.input if i.startswith('^')]
+        t = n.attr['T'].type
+        for k in list(n.attr):
+            if not k.startswith('_'):
+                del n.attr[k]
+        del n.input[:]
+        n.attr['T'].type = t
+        if out_act:
+            n.op = 'Transpose'
+            n.input.extend([inner.name, const(n.name + '/nhwc/back', [0, 3, 1, 2])] + ctrl)
+            n.attr['Tperm'].type = i32
+        else:
+            n.op = 'Identity'
+            n.input.extend([inner.name] + ctrl)
+        done.append(n.name)
+    return done
+
+
 def prepare(gd, ntasks_avail):
     """Maps the devices in place, gives the collectives keys no other plan
     of this process uses; returns (tasks needed, CPUs per task)."""
+    nhwc_ops(gd)
     mapping, ntasks, ncpu = device_map(gd)
     if ntasks > ntasks_avail:
         raise PlanError('the plan places ops on %d tasks (task:0 .. task:%d) but the '
@@ -358,3 +447,16 @@ def largest_difference(a, b):
         if d > worst or where is None:
             worst, where = d, name
     return worst, where
+
+
+def error_line(e):
+    """The informative line of a TensorFlow error (not 'Graph execution
+    error:' nor the Python traceback TensorFlow quotes)."""
+    msg = getattr(e, 'message', None) or str(e)
+    lines = [x.strip() for x in msg.split('\n') if x.strip()]
+    for x in lines:
+        if x.startswith(('Graph execution error', 'Detected at node', 'File ', 'Node:')):
+            continue
+        if re.match(r'^\w+Error|^[A-Z][a-z]+.*: ', x) or 'node' in x:
+            return x
+    return lines[0] if lines else type(e).__name__

@@ -65,7 +65,7 @@ def main():
         log('error: %s' % e)
         return 2
     except (tf.errors.OpError, ValueError) as e:
-        log('error: TensorFlow: %s' % str(e).strip().split('\n')[0])
+        log('error: TensorFlow: %s' % pcctf.error_line(e))
         return 3
     print('\n'.join(pcctf.summary_lines(r.values)))
     status = 0
