@@ -15,8 +15,8 @@ the method:
     start to the next node's start on the device (the kernel plus the
     executor's per-node overhead), so the ops' times add up to the traced
     span; the rest of the step's wall time (Session.run, feeding, fetching)
-    is the step overhead (its median over the batches: it hardly depends
-    on the batch), charged to the graph's Placeholders in equal parts
+    is the step overhead (one figure for all batches, pooled over them: it
+    hardly depends on the batch), charged to the graph's Placeholders in equal parts
     (they start every step); --no-overhead leaves both out;
   * an op TensorFlow ran no node of (grappler fused it into a neighbour,
     as MatMul + BiasAdd + Relu into _FusedMatMul) gets 0: its time is in
@@ -203,7 +203,7 @@ def profile_batch(cluster, path, ops, a, batch):
     times = {g: stat(v) for g, v in per_op.items()}
     # untraced wall time: the same number of steps again, without tracing
     wall = pcctf.run_plan(cluster, gd, steps=a.steps, seed=a.seed).times
-    return times, ran, stat(spans), stat(wall)
+    return times, ran, stat(spans), wall
 
 
 def fit(points):
@@ -245,8 +245,8 @@ def write_profile(out, a, ops, batches, res, model):
         lines.append('# batch %d: traced span %s, step wall time %s (%s)' % (
             b, fmt_time(r['span']), fmt_time(r['wall']), a.stat))
     if not a.no_overhead:
-        lines.append('# step overhead (wall - span, median over the batches): %s, on the '
-                     'Placeholders' % fmt_time(a.overhead))
+        lines.append('# step overhead (%s of wall - span over all steps): %s, on the '
+                     'Placeholders' % (a.stat, fmt_time(a.overhead)))
     lines.append('batch_sizes: [%s]' % ', '.join(str(b) for b in batches))
     lines.append('ops:')
     for name, typ in ops:
@@ -483,15 +483,22 @@ def main():
                 for b in batches:
                     p = os.path.join(d, 'b%d.pbtxt' % b)
                     emit_at(a.pcc, a.model, cl, b, p)
-                    times, ran, span, wall = profile_batch(cluster, p, ops, a, b)
-                    res[b] = {'times': times, 'ran': ran, 'span': span, 'wall': wall}
+                    times, ran, span, walls = profile_batch(cluster, p, ops, a, b)
+                    stat = min if a.stat == 'min' else median
+                    wall = stat(walls)
+                    res[b] = {'times': times, 'ran': ran, 'span': span, 'wall': wall,
+                              'walls': walls}
                     log('batch %d: %d ops, traced span %s, step %s (%s)' % (
                         b, len(ops), fmt_time(span), fmt_time(wall), a.stat))
                 if not a.no_overhead:
-                    # One step overhead for all batches, the median over
-                    # them: it hardly depends on the batch, and a noisy
-                    # batch must not tilt the Placeholders' fit.
-                    a.overhead = median([max(r['wall'] - r['span'], 0.0) for r in res.values()])
+                    # One step overhead for all batches: it hardly depends
+                    # on the batch, and a burst of load during one batch
+                    # must not tilt the Placeholders' fit; the median
+                    # (or min) of every untraced step's wall time less its
+                    # batch's traced span, pooled over the batches.
+                    stat = min if a.stat == 'min' else median
+                    a.overhead = max(stat([w - r['span'] for r in res.values()
+                                           for w in r['walls']]), 0.0)
                     ph = [n for n, t in ops if t == 'Placeholder']
                     for r in res.values():
                         for n in ph:
