@@ -44,17 +44,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcctf  # noqa: E402
+from tfrun import positive  # noqa: E402  (tfrun's option checker)
 
 
 def log(msg):
     print('tfprofile: ' + msg, file=sys.stderr, flush=True)
-
-
-def positive(s):
-    v = int(s)
-    if v < 1:
-        raise argparse.ArgumentTypeError('must be at least 1')
-    return v
 
 
 def median(xs):
