@@ -203,8 +203,11 @@ def profile_batch(cluster, path, ops, a, batch):
     total, span = sum(times.values()), stat(spans)
     if seq and total > 0 and span > 0:
         times = {g: t * span / total for g, t in times.items()}
-    # untraced wall time: the same number of steps again, without tracing
-    wall = pcctf.run_plan(cluster, gd, steps=a.steps, seed=a.seed).times
+    # untraced wall times: enough steps to last --wall-window seconds (a
+    # burst of load from other processes lasts longer than a few small
+    # steps), at least --steps, at most 2000
+    n = max(a.steps, min(2000, int(a.wall_window / max(span, 1e-6))))
+    wall = pcctf.run_plan(cluster, gd, steps=n, seed=a.seed).times
     return times, ran, span, wall
 
 
@@ -440,6 +443,8 @@ def main():
                     "machine without the load of other processes)")
     ap.add_argument('--pcc', default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  '..', 'pcc'), help='the pcc binary (./pcc)')
+    ap.add_argument('--wall-window', type=float, default=1.0, metavar='S',
+                    help='untraced steps for the step overhead: about S seconds of them (1)')
     ap.add_argument('--no-overhead', action='store_true',
                     help='kernel times only: no executor gaps, no step overhead on the Placeholders')
     ap.add_argument('--cluster-out', metavar='FILE', help='also measure this machine as a '
