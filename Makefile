@@ -8,6 +8,7 @@
 #   make models       regenerate examples/models/ with tools/torch2gir
 #   make bench        performance figures (never pass/fail)
 #   make bench-published  simulated vs published GPU training throughput
+#   make bench-real   pcc's simulated step times against TensorFlow's measured ones
 #   make docs-pictures  docs/img/: a plan drawn by every picture backend
 #   make tsan         run a distributed plan's generated C under ThreadSanitizer
 #   make install PREFIX=/usr/local
@@ -56,7 +57,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures bench-plans bench-published ctests tsan check-tf-models check-torch models
+        fuzz-build viz docs-pictures bench-plans bench-published bench-real ctests tsan check-tf-models check-torch models
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -135,10 +136,15 @@ $(B)/trace-check: tests/trace-check.c
 	@mkdir -p $(B)
 	$(CC) $(STD) $(WARN) $(CFLAGS) $(LDFLAGS) -o $@ tests/trace-check.c -ljson-c -lm
 
+# Dumps backend/tfops.def as pcc parses it (tests/run-tfops.sh).
+$(B)/tfopdump: tests/tfopdump.c $(B)/libpcc.a $(HDRS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ tests/tfopdump.c $(B)/libpcc.a $(LIBS)
+
 viz: $(B)/pcc $(B)/gengraph $(B)/trace-check
 	sh tests/run-viz.sh $(B)
 
-check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check $(B)/libpcc_rt.a
+check: $(B)/pcc $(B)/unit-tests $(B)/gengraph $(B)/trace-check $(B)/libpcc_rt.a \
+       $(B)/tfopdump
 	sh tests/run-all.sh $(B)
 
 # ---- pictures in docs/img (docs/backends.md) -------------------------------
@@ -219,6 +225,10 @@ bench: $(B)/pcc $(B)/gengraph
 # (docs/cost-model.md, "Fidelity"); imports models with tools/torch2gir.
 bench-published: $(B)/pcc
 	/usr/bin/python3 bench/published.py $(B)
+# pcc's simulator against real TensorFlow on a 2-task local cluster
+# (docs/bench-real.md); needs tools/tfpython's TensorFlow.
+bench-real: $(B)/pcc
+	sh bench/real.sh $(B)
 
 # The planners side by side on the model and cluster zoos (docs/bench-plans.md).
 bench-plans: $(B)/pcc $(B)/gengraph

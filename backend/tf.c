@@ -74,14 +74,17 @@ bool tf_opts_read(const EmitCtx *ctx, bool json, TfOpts *o)
 	static const char *const wts[] = {"zeros", "generated", NULL};
 	static const char *const bools[] = {"false", "true", NULL};
 	static const char *const vars[] = {"keep", "auto", NULL};
+	static const char *const cops[] = {"error", "keep", NULL};
 	memset(o, 0, sizeof *o);
-	int ord, an, ar, wt, os;
+	int ord, an, ar, wt, os, in, co;
 	double prod;
 	if (!opt_choice(ctx, "order", orders, &ord) ||
 	    !opt_choice(ctx, "annotations", annots, &an) ||
 	    !opt_choice(ctx, "allreduce", ars, &ar) ||
 	    !opt_choice(ctx, "weights", wts, &wt) ||
 	    !opt_choice(ctx, "output_shapes", bools, &os) ||
+	    !opt_choice(ctx, "init", bools, &in) ||
+	    !opt_choice(ctx, "custom_ops", cops, &co) ||
 	    !opt_num(ctx, "producer", &prod) || !opt_num(ctx, "lr", &o->lr) ||
 	    !opt_num(ctx, "momentum", &o->momentum) ||
 	    !opt_num(ctx, "beta1", &o->beta1) || !opt_num(ctx, "beta2", &o->beta2) ||
@@ -97,6 +100,8 @@ bool tf_opts_read(const EmitCtx *ctx, bool json, TfOpts *o)
 	o->nccl = ar == 1;
 	o->generate = wt == 1;
 	o->output_shapes = os == 1;
+	o->init = in == 1;
+	o->custom_ops = co == 1;
 	o->producer = (int)prod;
 	o->job = backend_opt(ctx, "job");
 	if (!*o->job || strpbrk(o->job, "/: ")) {
@@ -199,8 +204,41 @@ typedef struct Low {
 	uint32_t nwarned, capwarned;
 	uint32_t (*pieces)[2];   /* lowerings: {piece, the node of its op} */
 	uint32_t npieces, cappieces;
+	const char **names;      /* every node name: a set, ncap a power of 2 */
+	uint32_t nnames, ncap;
+	struct VarInit *vars;    /* every variable node and how it starts */
+	uint32_t nvars, capvars;
+	struct PowUpd *pows;     /* Adam's beta powers, updated after the step */
+	uint32_t npows, cappows;
+	struct CCache *consts;   /* scalar Consts of the initialisers */
+	uint32_t nconsts, capconsts;
 	int opc_transfer, opc_allreduce, opc_sce, opc_variablev2, opc_variable;
 } Low;
+
+/* How a variable starts (the init target, docs/backends.md). */
+enum { VI_PARAM, VI_ZEROS, VI_VALUE };
+typedef struct VarInit {
+	uint32_t node;
+	const char *key;         /* the original name: @origin, else the name */
+	const Type *t;
+	int kind;                /* VI_* */
+	double value;            /* VI_VALUE */
+	bool resource;           /* VarHandleOp */
+} VarInit;
+
+/* power <- power * beta after the ApplyAdam apply has read it. */
+typedef struct PowUpd {
+	uint32_t var, beta, apply;
+	int dtype;
+	bool resource;
+} PowUpd;
+
+typedef struct CCache {
+	const char *device;
+	int dtype;
+	uint64_t bits;
+	uint32_t node;
+} CCache;
 
 /* A tensor: node index and output index, with its gir type. */
 typedef struct Ten {
@@ -305,6 +343,8 @@ static void warn_once(Low *L, const Op *op, const char *key, const char *why)
 /* ---- values ------------------------------------------------------------ */
 
 static GdVal v_int(int64_t i) { GdVal v = {.kind = TK_INT}; v.i = i; return v; }
+static GdVal v_float(double f) { GdVal v = {.kind = TK_FLOAT}; v.f = f; return v; }
+static GdVal v_bool(bool b) { GdVal v = {.kind = TK_BOOL}; v.b = b; return v; }
 static GdVal v_type(int t) { GdVal v = {.kind = TK_TYPE}; v.type = t; return v; }
 
 static GdVal v_str(const char *s)
@@ -673,21 +713,111 @@ static bool resolve_transfers(Low *L)
 
 /* ---- names -------------------------------------------------------------- */
 
-/* NodeDef.name: [A-Za-z0-9.][A-Za-z0-9_./\-]* (gir's names are a subset
- * except for the first character). */
-static bool tf_name_ok(const char *s)
+/* NodeDef.name: [A-Za-z0-9.][A-Za-z0-9_./\-]* (TensorFlow's
+ * kValidNodeNameRegex).  Every node name is kept in L->names, an
+ * open-addressing set, so that a mangled or added name is unique. */
+static bool tf_name_char(unsigned char c, bool first)
 {
-	return isalnum((unsigned char)*s) || *s == '.';
+	return isalnum(c) || c == '.' || (!first && (c == '_' || c == '-' || c == '/'));
 }
 
-/* name/arg, or name/arg_1, ... if the graph already has that name. */
+static bool tf_name_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (!tf_name_char(*p, p == (const unsigned char *)s))
+			return false;
+	return true;
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	return h;
+}
+
+static bool names_has(const Low *L, const char *s)
+{
+	if (!L->ncap)
+		return false;
+	for (uint64_t i = name_hash(s) & (L->ncap - 1);; i = (i + 1) & (L->ncap - 1)) {
+		if (!L->names[i])
+			return false;
+		if (!strcmp(L->names[i], s))
+			return true;
+	}
+}
+
+static void names_add(Low *L, const char *s)
+{
+	if (2 * (L->nnames + 1) > L->ncap) {
+		uint32_t oc = L->ncap, nc = oc ? oc * 2 : 256;
+		const char **old = L->names;
+		L->names = xcalloc(nc, sizeof(char *));
+		L->ncap = nc;
+		L->nnames = 0;
+		for (uint32_t i = 0; i < oc; i++)
+			if (old[i])
+				names_add(L, old[i]);
+		free(old);
+	}
+	uint64_t i = name_hash(s) & (L->ncap - 1);
+	while (L->names[i]) {
+		if (!strcmp(L->names[i], s))
+			return;
+		i = (i + 1) & (L->ncap - 1);
+	}
+	L->names[i] = s;
+	L->nnames++;
+}
+
+/* base, or base_1, base_2, ... : the first one no node has; taken. */
+static const char *unique_name(Low *L, const char *base)
+{
+	const char *s = base;
+	for (int k = 1; names_has(L, s); k++)
+		s = arena_printf(L->a, "%s_%d", base, k);
+	names_add(L, s);
+	return s;
+}
+
+/* A valid name for a gir op's node: the name itself when TensorFlow
+ * accepts it (pass 1 reserves all of those), else every character outside
+ * the rule replaced by '_', "pcc" put before a first character that may
+ * not start a name, and _1, _2, ... appended until it is unique.  The
+ * name "init" is pcc's initialiser target: an op of that name is renamed
+ * too.  Deterministic: it depends only on the graph. */
+static const char *mangle(Low *L, const char *name)
+{
+	size_t n = strlen(name);
+	char *b = arena_alloc(L->a, n + 4);
+	size_t k = 0;
+	if (!tf_name_char((unsigned char)name[0], true)) {
+		memcpy(b, "pcc", 3);
+		k = 3;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool first = k == 0;
+		b[k++] = tf_name_char((unsigned char)name[i], first) ? name[i] : '_';
+	}
+	b[k] = 0;
+	return unique_name(L, b);
+}
+
+/* The node name of op (mangled), or its gir name before nodes exist. */
+static const char *node_name(const Low *L, const Op *op)
+{
+	uint32_t nd = L->node_of ? L->node_of[op->id] : NONE;
+	return nd != NONE && nd < L->gd->n ? L->gd->nodes[nd].name : op->name;
+}
+
+/* NAME/arg, or NAME/arg_1, ... if the graph already has that name. */
 static const char *added_name(Low *L, const Op *op, const char *arg)
 {
-	const char *s = arena_printf(L->a, "%s/%s", op->name, arg);
-	uint32_t idx;
-	for (int k = 1; graph_lookup(L->g, s, &idx); k++)
-		s = arena_printf(L->a, "%s/%s_%d", op->name, arg, k);
-	return s;
+	return unique_name(L, arena_printf(L->a, "%s/%s", node_name(L, op), arg));
 }
 
 /* ---- Const tensors -------------------------------------------------------- */
@@ -802,7 +932,25 @@ static uint32_t add_const(Low *L, const Op *op, const char *arg, int dtype,
 	return id;
 }
 
-/* A variable pcc adds (optimizer state: accum, m, v) like var. */
+/* The original name of op: @origin, else its name. */
+static const char *op_key(const Low *L, const Op *op)
+{
+	const char *o = op_ann_str(L->g, op, ANN_ORIGIN);
+	return o ? o : op->name;
+}
+
+static void var_init(Low *L, uint32_t node, const char *key, const Type *t,
+		     int kind, double value, bool resource)
+{
+	if (L->nvars == L->capvars) {
+		L->capvars = L->capvars ? L->capvars * 2 : 16;
+		L->vars = xrealloc(L->vars, sizeof *L->vars * L->capvars);
+	}
+	L->vars[L->nvars++] = (VarInit){node, key, t, kind, value, resource};
+}
+
+/* A variable pcc adds (optimizer state: accum, m, v, Adam's powers) of
+ * type t, keyed ORIGIN/arg so that every replica's copy has one key. */
 static uint32_t add_variable(Low *L, const Op *op, const char *arg,
 			     bool resource, const Type *t, const char *device)
 {
@@ -816,6 +964,9 @@ static uint32_t add_variable(Low *L, const Op *op, const char *arg,
 	*node_attr(L, id, "shared_name") = v_str("");
 	if (resource)
 		*node_attr(L, id, "allowed_devices") = v_list(L, TK_STRING, 0);
+	const char *key = arena_printf(L->a, "%s/%s", op_key(L, op), arg);
+	*node_attr(L, id, "_pcc_origin") = v_str(key);
+	var_init(L, id, key, t, VI_ZEROS, 0, resource);
 	return id;
 }
 
@@ -874,6 +1025,19 @@ static double shorthand_value(Low *L, const Op *op, const char *arg)
 	return o->lr;
 }
 
+/* NAME/arg/read = ReadVariableOp(resource). */
+static uint32_t add_read(Low *L, const Op *op, const char *arg, uint32_t var,
+			 int dtype, const char *device)
+{
+	GdNode *n = node_new(L, added_name(L, op, arena_printf(L->a, "%s/read", arg)),
+			     "ReadVariableOp", NULL);
+	uint32_t id = (uint32_t)(n - L->gd->nodes);
+	n->device = device;
+	node_input(L, id, var, 0, false);
+	*node_attr(L, id, "dtype") = v_type(dtype);
+	return id;
+}
+
 /* Expands ins[0..2) = (var, grad) into the full argument list. */
 static int expand_shorthand(Low *L, const Op *op, const struct Shorthand *sh,
 			    Ten *ins, int nargs, const char *device)
@@ -890,6 +1054,29 @@ static int expand_shorthand(Low *L, const Op *op, const struct Shorthand *sh,
 			ins[k] = var;
 		} else if (!strcmp(a, "grad")) {
 			ins[k] = grad;
+		} else if (a[0] == '=' && strstr(a, "_power")) {
+			/* Adam's beta powers: variables starting at beta, times
+			 * beta after each step (TensorFlow's AdamOptimizer) */
+			Type *st = arena_alloc(L->a, sizeof *st);
+			st->dt = var.t->dt;
+			st->rank = 0;
+			double beta = shorthand_value(L, op, a + 1);
+			uint32_t v = add_variable(L, op, a + 1, resource, st, device);
+			L->vars[L->nvars - 1].kind = VI_VALUE;
+			L->vars[L->nvars - 1].value = beta;
+			uint32_t b = add_const(L, op, arena_printf(L->a, "%s/beta", a + 1),
+					       tfdt_of(st->dt), beta, device);
+			if (L->npows == L->cappows) {
+				L->cappows = L->cappows ? L->cappows * 2 : 8;
+				L->pows = xrealloc(L->pows, sizeof *L->pows * L->cappows);
+			}
+			L->pows[L->npows++] = (PowUpd){v, b, L->node_of[op->id],
+						       tfdt_of(st->dt), resource};
+			ins[k] = (Ten){v, 0, st};
+			if (resource) {
+				uint32_t r = add_read(L, op, a + 1, v, tfdt_of(st->dt), device);
+				ins[k] = (Ten){r, 0, st};
+			}
 		} else if (a[0] == '=') {
 			ins[k] = (Ten){add_const(L, op, a + 1, tfdt_of(var.t->dt),
 						 shorthand_value(L, op, a + 1), device),
@@ -1164,9 +1351,11 @@ static bool lower_attrs(Low *L, const Op *op, uint32_t node, const TfOpDef *od,
 /* ---- lowerings into core ops ---------------------------------------------- */
 
 /* TensorFlow has no Prelu and no FusedDepthwiseConv2dNative (TF.js's
- * ops), and the kernels of its _FusedConv2D and _FusedMatMul implement a
- * few fused_ops combinations only.  Such ops become chains of core ops
- * ("pieces"), the last keeping the op's name (docs/backends.md). */
+ * ops), the kernels of its _FusedMatMul implement a few fused_ops
+ * combinations only, and its _FusedConv2D has no NodeDef that both 2.9
+ * and 2.21 accept (2.21 requires TArgs, 2.9 rejects it; grappler fuses
+ * the pieces again).  Such ops become chains of core ops ("pieces"), the
+ * last keeping the op's name (docs/backends.md). */
 
 enum { MAX_FUSED = 8 };
 
@@ -1197,7 +1386,7 @@ static const struct Fusion {
 	const char *first[2];   /* none: always lowered */
 } fusions[] = {
 	{"FusedDepthwiseConv2dNative", "DepthwiseConv2dNative", "depthwise", {NULL, NULL}},
-	{"_FusedConv2D", "Conv2D", "conv", {"BiasAdd", "FusedBatchNorm"}},
+	{"_FusedConv2D", "Conv2D", "conv", {NULL, NULL}},
 	{"_FusedMatMul", "MatMul", "matmul", {"BiasAdd", NULL}},
 };
 
@@ -1271,8 +1460,6 @@ const char *tf_lowered(const Graph *g, const Op *op)
 	return s ? s->op : f->contraction;
 }
 
-static GdVal v_float(double f) { GdVal v = {.kind = TK_FLOAT}; v.f = f; return v; }
-static GdVal v_bool(bool b) { GdVal v = {.kind = TK_BOOL}; v.b = b; return v; }
 
 /* A piece of op's lowering, of TensorFlow type tfop with T = dt: the op's
  * own node self when last, else a new node NAME/suffix on its device. */
@@ -1645,6 +1832,13 @@ static bool lower_op(Low *L, const Op *op, uint32_t node)
 		od = tf_opdef(&L->defs, tfop);
 	n->op = tfop;
 
+	if (!od && !L->o->custom_ops) {
+		err(L, op, "TensorFlow has no op type '%s' (it is not in pcc's OpDef "
+		    "table, backend/tfops.def); lower it to core ops before the "
+		    "TensorFlow backend, or write it as it is with "
+		    "--emit-opt=custom_ops=keep (it must then be registered)", op->type);
+		return false;
+	}
 	if (!od) {
 		/* outside the table: inputs and attrs as they are */
 		warn_once(L, op, NULL, NULL);
@@ -1715,6 +1909,409 @@ static bool lower_op(Low *L, const Op *op, uint32_t node)
 	return true;
 }
 
+
+
+static bool has_input_from(const GdNode *n, uint32_t src);
+
+static bool is_var_node(const GdNode *n)
+{
+	return !strcmp(n->op, "VariableV2") || !strcmp(n->op, "VarHandleOp") ||
+	       !strcmp(n->op, "Variable");
+}
+
+/* Every op that reads a variable runs before the update of it: a control
+ * input from each reader to each update op whose input 0 is the variable
+ * (TensorFlow reads a Ref or a resource when the reader runs, so without
+ * it an update may overtake a reader of the same step).  The C runtime
+ * orders them alike (docs/backends.md). */
+static void readers_before_updates(Low *L)
+{
+	GdGraph *gd = L->gd;
+	uint32_t n = gd->n;
+	uint32_t *start = xcalloc(n + 2, sizeof *start);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < gd->nodes[i].nin; j++)
+			if (!gd->nodes[i].in[j].ctrl && is_var_node(&gd->nodes[gd->nodes[i].in[j].node]))
+				start[gd->nodes[i].in[j].node + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	uint32_t *rd = xmalloc(sizeof(uint32_t) * (start[n] + 1));
+	uint32_t *fill = xmalloc(sizeof(uint32_t) * (n + 1));
+	memcpy(fill, start, sizeof(uint32_t) * n);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < gd->nodes[i].nin; j++)
+			if (!gd->nodes[i].in[j].ctrl && is_var_node(&gd->nodes[gd->nodes[i].in[j].node]))
+				rd[fill[gd->nodes[i].in[j].node]++] = i;
+	for (uint32_t u = 0; u < n; u++) {
+		const GdNode *un = &gd->nodes[u];
+		const OpInfo *info = un->src ? op_info(un->src->opcode) : NULL;
+		if (!info || !(info->flags & OPF_UPDATE) || !un->nin || un->in[0].ctrl)
+			continue;
+		uint32_t v = un->in[0].node;
+		if (!is_var_node(&gd->nodes[v]))
+			continue;
+		for (uint32_t k = start[v]; k < start[v + 1]; k++) {
+			uint32_t r = rd[k];
+			const GdNode *rn = &gd->nodes[r];
+			const OpInfo *ri = rn->src ? op_info(rn->src->opcode) : NULL;
+			if (r == u || (ri && (ri->flags & OPF_UPDATE)))
+				continue;
+			if (!has_input_from(&gd->nodes[u], r))
+				node_input(L, u, r, 0, true);
+		}
+	}
+	free(start);
+	free(rd);
+	free(fill);
+}
+
+/* ---- the init target and save/restore ----------------------------------- */
+
+/* A node pcc adds: op on device, data inputs a, b (NONE: fewer), T = dt
+ * when dt (TF number) is not 0. */
+static uint32_t add_node(Low *L, const char *name, const char *op,
+			 const char *device, uint32_t a, uint32_t b, int dt)
+{
+	GdNode *n = node_new(L, unique_name(L, name), op, NULL);
+	uint32_t id = (uint32_t)(n - L->gd->nodes);
+	n->device = device;
+	if (a != NONE)
+		node_input(L, id, a, 0, false);
+	if (b != NONE)
+		node_input(L, id, b, 0, false);
+	if (dt)
+		*node_attr(L, id, "T") = v_type(dt);
+	return id;
+}
+
+/* A Const of dtype and shape filled with one value (bits: the uint64's or
+ * int64's bits, else f). */
+static uint32_t const_fill(Low *L, const char *name, const char *device,
+			   int dtype, const GdShape *shape, double f, uint64_t bits)
+{
+	uint32_t id = add_node(L, name, "Const", device, NONE, NONE, 0);
+	GdTensor *x = arena_alloc(L->a, sizeof *x);
+	x->dtype = dtype;
+	if (shape)
+		x->shape = *shape;
+	x->src = GS_VALUES;
+	x->nv = 1;
+	if (is_float_dt(dtype)) {
+		x->f = arena_alloc(L->a, sizeof(double));
+		x->f[0] = f;
+	} else {
+		x->i = arena_alloc(L->a, sizeof(int64_t));
+		x->i[0] = dtype == TFDT_UINT64 || dtype == TFDT_INT64 ? (int64_t)bits
+								      : (int64_t)f;
+	}
+	L->gd->nodes[id].weight = x;
+	*node_attr(L, id, "dtype") = v_type(dtype);
+	*node_attr(L, id, "value") = v_tensor(x);
+	return id;
+}
+
+/* A scalar constant of the initialisers, one per device, dtype and value. */
+static uint32_t cconst(Low *L, const char *device, int dtype, uint64_t bits)
+{
+	for (uint32_t i = 0; i < L->nconsts; i++)
+		if (L->consts[i].device == device && L->consts[i].dtype == dtype &&
+		    L->consts[i].bits == bits)
+			return L->consts[i].node;
+	double f = 0;
+	if (dtype == TFDT_DOUBLE)
+		memcpy(&f, &bits, sizeof f);
+	uint32_t id = const_fill(L, "init/const", device, dtype, NULL, f, bits);
+	if (L->nconsts == L->capconsts) {
+		L->capconsts = L->capconsts ? L->capconsts * 2 : 16;
+		L->consts = xrealloc(L->consts, sizeof *L->consts * L->capconsts);
+	}
+	L->consts[L->nconsts++] = (CCache){device, dtype, bits, id};
+	return id;
+}
+
+static uint64_t dbits(double f)
+{
+	uint64_t b;
+	memcpy(&b, &f, sizeof b);
+	return b;
+}
+
+#define PHI 0x9E3779B97F4A7C15ull
+
+/* z ^ (z >> k) in uint64 */
+static uint32_t xorshift(Low *L, const char *pfx, const char *dev, uint32_t z, int k)
+{
+	uint32_t sh = add_node(L, arena_printf(L->a, "%s/shift%d", pfx, k),
+			       "RightShift", dev, z,
+			       cconst(L, dev, TFDT_UINT64, (uint64_t)k), TFDT_UINT64);
+	return add_node(L, arena_printf(L->a, "%s/xor%d", pfx, k), "BitwiseXor",
+			dev, z, sh, TFDT_UINT64);
+}
+
+/* The C runtime's PARAM values (backend/runtime/seed.c) computed in the
+ * graph: element i of the tensor named key is
+ *   scale * ((splitmix64(fnv1a64(key) ^ seed*PHI + (i+1)*PHI) >> 11)
+ *            * 2^-52 - 1),
+ * scale the Glorot bound sqrt(6 / (fan_in + fan_out)), computed in double
+ * and rounded to the variable's type, seed the init/seed placeholder. */
+static uint32_t gen_param(Low *L, const char *pfx, const VarInit *vi,
+			  const char *dev, uint32_t seedphi)
+{
+	const Type *t = vi->t;
+	int64_t numel = type_numel(t);
+	double fin = 1, fout = 1;
+	if (t->rank == 1)
+		fin = fout = (double)t->dims[0];
+	else if (t->rank >= 2) {
+		double rf = 1;
+		for (int i = 0; i < t->rank - 2; i++)
+			rf *= (double)t->dims[i];
+		fin = rf * (double)t->dims[t->rank - 2];
+		fout = rf * (double)t->dims[t->rank - 1];
+	}
+	double scale = fin + fout > 0 ? sqrt(6.0 / (fin + fout)) : 1.0;
+	uint32_t idx = add_node(L, arena_printf(L->a, "%s/index", pfx), "Range", dev,
+				cconst(L, dev, TFDT_INT64, 0),
+				cconst(L, dev, TFDT_INT64, (uint64_t)numel), 0);
+	node_input(L, idx, cconst(L, dev, TFDT_INT64, 1), 0, false);
+	*node_attr(L, idx, "Tidx") = v_type(TFDT_INT64);
+	uint32_t u = add_node(L, arena_printf(L->a, "%s/bits", pfx), "Bitcast", dev,
+			      idx, NONE, TFDT_INT64);
+	*node_attr(L, u, "type") = v_type(TFDT_UINT64);
+	uint32_t phi = cconst(L, dev, TFDT_UINT64, PHI);
+	uint32_t h = add_node(L, arena_printf(L->a, "%s/name", pfx), "BitwiseXor", dev,
+			      cconst(L, dev, TFDT_UINT64, name_hash(vi->key)), seedphi,
+			      TFDT_UINT64);
+	uint32_t c0 = add_node(L, arena_printf(L->a, "%s/base", pfx), "AddV2", dev, h,
+			       phi, TFDT_UINT64);
+	uint32_t z = add_node(L, arena_printf(L->a, "%s/step", pfx), "Mul", dev, u,
+			      phi, TFDT_UINT64);
+	z = add_node(L, arena_printf(L->a, "%s/z", pfx), "AddV2", dev, z, c0,
+		     TFDT_UINT64);
+	z = add_node(L, arena_printf(L->a, "%s/mul1", pfx), "Mul", dev,
+		     xorshift(L, pfx, dev, z, 30),
+		     cconst(L, dev, TFDT_UINT64, 0xbf58476d1ce4e5b9ull), TFDT_UINT64);
+	z = add_node(L, arena_printf(L->a, "%s/mul2", pfx), "Mul", dev,
+		     xorshift(L, pfx, dev, z, 27),
+		     cconst(L, dev, TFDT_UINT64, 0x94d049bb133111ebull), TFDT_UINT64);
+	z = xorshift(L, pfx, dev, z, 31);
+	uint32_t top = add_node(L, arena_printf(L->a, "%s/top", pfx), "RightShift", dev,
+				z, cconst(L, dev, TFDT_UINT64, 11), TFDT_UINT64);
+	uint32_t d = add_node(L, arena_printf(L->a, "%s/double", pfx), "Cast", dev, top,
+			      NONE, 0);
+	*node_attr(L, d, "SrcT") = v_type(TFDT_UINT64);
+	*node_attr(L, d, "DstT") = v_type(TFDT_DOUBLE);
+	d = add_node(L, arena_printf(L->a, "%s/unit", pfx), "Mul", dev, d,
+		     cconst(L, dev, TFDT_DOUBLE, dbits(0x1.0p-52)), TFDT_DOUBLE);
+	d = add_node(L, arena_printf(L->a, "%s/uniform", pfx), "Sub", dev, d,
+		     cconst(L, dev, TFDT_DOUBLE, dbits(1.0)), TFDT_DOUBLE);
+	d = add_node(L, arena_printf(L->a, "%s/scaled", pfx), "Mul", dev, d,
+		     cconst(L, dev, TFDT_DOUBLE, dbits(scale)), TFDT_DOUBLE);
+	int dt = tfdt_of(t->dt);
+	if (dt != TFDT_DOUBLE) {
+		d = add_node(L, arena_printf(L->a, "%s/cast", pfx), "Cast", dev, d, NONE, 0);
+		*node_attr(L, d, "SrcT") = v_type(TFDT_DOUBLE);
+		*node_attr(L, d, "DstT") = v_type(dt);
+	}
+	GdShape sh = shape_of(L, t);
+	GdShape one = {1, arena_alloc(L->a, sizeof(int64_t))};
+	one.dims[0] = t->rank;
+	uint32_t shape = const_fill(L, arena_printf(L->a, "%s/shape", pfx), dev,
+				    TFDT_INT64, &one, 0, 0);
+	GdTensor *x = L->gd->nodes[shape].weight;
+	x->nv = (uint32_t)t->rank;
+	x->i = arena_alloc(L->a, sizeof(int64_t) * ((size_t)t->rank + 1));
+	for (int i = 0; i < t->rank; i++)
+		x->i[i] = sh.dims[i];
+	uint32_t r = add_node(L, pfx, "Reshape", dev, d, shape, dt);
+	*node_attr(L, r, "Tshape") = v_type(TFDT_INT64);
+	return r;
+}
+
+/* var <- value: Assign or AssignVariableOp, on the variable's device. */
+static uint32_t add_assign(Low *L, const char *name, const VarInit *vi,
+			   uint32_t value)
+{
+	const GdNode *v = &L->gd->nodes[vi->node];
+	int dt = tfdt_of(vi->t->dt);
+	uint32_t a;
+	if (vi->resource) {
+		a = add_node(L, name, "AssignVariableOp", v->device, vi->node, value, 0);
+		*node_attr(L, a, "dtype") = v_type(dt);
+	} else {
+		a = add_node(L, name, "Assign", v->device, vi->node, value, dt);
+		*node_attr(L, a, "use_locking") = v_bool(true);
+		*node_attr(L, a, "validate_shape") = v_bool(true);
+	}
+	return a;
+}
+
+static int cmp_vinit(const void *a, const void *b)
+{
+	const VarInit *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* power <- power * beta, after the apply that read it. */
+static void add_power_updates(Low *L)
+{
+	for (uint32_t i = 0; i < L->npows; i++) {
+		const PowUpd *p = &L->pows[i];
+		const GdNode *v = &L->gd->nodes[p->var];
+		const char *dev = v->device;
+		const char *name = arena_printf(L->a, "%s/update", v->name);
+		uint32_t cur = p->var;
+		if (p->resource) {
+			cur = add_node(L, arena_printf(L->a, "%s/read", name), "ReadVariableOp",
+				       dev, p->var, NONE, 0);
+			*node_attr(L, cur, "dtype") = v_type(p->dtype);
+			node_input(L, cur, p->apply, 0, true);
+		}
+		uint32_t m = add_node(L, arena_printf(L->a, "%s/mul", name), "Mul", dev,
+				      cur, p->beta, p->dtype);
+		node_input(L, m, p->apply, 0, true);
+		VarInit vi = {p->var, NULL, NULL, 0, 0, p->resource};
+		Type st = {0};
+		for (uint32_t k = 0; k < L->nvars; k++)
+			if (L->vars[k].node == p->var)
+				st = *L->vars[k].t;
+		vi.t = &st;
+		add_assign(L, name, &vi, m);
+	}
+}
+
+/* The init target: a NoOp "init" with a control input from the
+ * initialiser of every variable.  Variables of one key (a variable and its
+ * replicas) are all assigned the same tensor, made once on the device of
+ * the first of them (graph order): seeded PARAM values, zeros for optimizer
+ * state, beta for Adam's powers.  Then save/: SaveV2 and RestoreV2 of one
+ * tensor per key, named by the key, as tf.compat.v1.train.Saver writes
+ * them (save/Const the filename, save/control_dependency,
+ * save/restore_all), on task 0's CPU. */
+static void add_init(Low *L)
+{
+	if (!L->nvars) {
+		node_new(L, "init", "NoOp", NULL);
+		return;
+	}
+	VarInit *v = xmalloc(sizeof *v * L->nvars);
+	memcpy(v, L->vars, sizeof *v * L->nvars);
+	qsort(v, L->nvars, sizeof *v, cmp_vinit);
+	uint32_t *assigns = xmalloc(sizeof(uint32_t) * (L->nvars + 1));
+	uint32_t *prim = xmalloc(sizeof(uint32_t) * (L->nvars + 1));
+	uint32_t nprim = 0;
+	/* the seed: fed by tfrun --seed, 0 by default */
+	const char *dev0 = L->gd->nodes[L->vars[0].node].device;
+	uint32_t sd = cconst(L, dev0, TFDT_UINT64, 0);
+	uint32_t seed = add_node(L, "init/seed", "PlaceholderWithDefault", dev0, sd,
+				 NONE, 0);
+	*node_attr(L, seed, "dtype") = v_type(TFDT_UINT64);
+	GdShape scalar = {0, NULL};
+	GdVal sv = {.kind = TK_SHAPE};
+	sv.shape = scalar;
+	*node_attr(L, seed, "shape") = sv;
+	uint32_t seedphi = add_node(L, "init/seed_phi", "Mul", dev0, seed,
+				    cconst(L, dev0, TFDT_UINT64, PHI), TFDT_UINT64);
+	for (uint32_t i = 0, j; i < L->nvars; i = j) {
+		for (j = i + 1; j < L->nvars && !strcmp(v[j].key, v[i].key); j++)
+			;
+		/* the group's first variable in graph order: its primary */
+		uint32_t p = i;
+		for (uint32_t k = i; k < j; k++)
+			if (v[k].node < v[p].node)
+				p = k;
+		prim[nprim++] = p;
+		const GdNode *pn = &L->gd->nodes[v[p].node];
+		const char *pfx = arena_printf(L->a, "%s/Initializer", pn->name);
+		int dt = tfdt_of(v[p].t->dt);
+		GdShape sh = shape_of(L, v[p].t);
+		uint32_t val;
+		if (v[p].kind == VI_PARAM && is_float_dt(dt) && type_known(v[p].t))
+			val = gen_param(L, pfx, &v[p], pn->device, seedphi);
+		else
+			val = const_fill(L, pfx, pn->device, dt, &sh,
+					 v[p].kind == VI_VALUE ? v[p].value : 0, 0);
+		for (uint32_t k = i; k < j; k++)
+			assigns[k] = add_assign(L, arena_printf(L->a, "%s/Assign",
+								L->gd->nodes[v[k].node].name),
+						&v[k], val);
+	}
+	GdNode *in = node_new(L, "init", "NoOp", NULL);   /* reserved */
+	uint32_t init = (uint32_t)(in - L->gd->nodes);
+	for (uint32_t k = 0; k < L->nvars; k++)
+		node_input(L, init, assigns[k], 0, true);
+
+	/* save/ and restore */
+	const char *cpu = dev_intern(L, arena_printf(L->a,
+			"/job:%s/replica:0/task:0/device:CPU:0", L->o->job));
+	GdShape vec = {1, arena_alloc(L->a, sizeof(int64_t))};
+	vec.dims[0] = nprim;
+	uint32_t fname = const_fill(L, "save/Const", cpu, TFDT_STRING, NULL, 0, 0);
+	GdTensor *fx = L->gd->nodes[fname].weight;
+	fx->s = arena_alloc(L->a, sizeof(char *));
+	fx->s[0] = "model";
+	uint32_t tn[2], ss[2];
+	for (int r = 0; r < 2; r++) {
+		const char *op = r ? "save/RestoreV2" : "save/SaveV2";
+		tn[r] = const_fill(L, arena_printf(L->a, "%s/tensor_names", op), cpu,
+				   TFDT_STRING, &vec, 0, 0);
+		ss[r] = const_fill(L, arena_printf(L->a, "%s/shape_and_slices", op), cpu,
+				   TFDT_STRING, &vec, 0, 0);
+		GdTensor *a = L->gd->nodes[tn[r]].weight, *b = L->gd->nodes[ss[r]].weight;
+		a->nv = b->nv = nprim;
+		a->s = arena_alloc(L->a, sizeof(char *) * (nprim + 1));
+		b->s = arena_alloc(L->a, sizeof(char *) * (nprim + 1));
+		for (uint32_t k = 0; k < nprim; k++) {
+			a->s[k] = v[prim[k]].key;
+			b->s[k] = "";
+		}
+	}
+	GdVal dts = v_list(L, TK_TYPE, nprim);
+	for (uint32_t k = 0; k < nprim; k++) {
+		dts.l.items[k].kind = TK_TYPE;
+		dts.l.items[k].type = tfdt_of(v[prim[k]].t->dt);
+	}
+	uint32_t save = add_node(L, "save/SaveV2", "SaveV2", cpu, fname, tn[0], 0);
+	node_input(L, save, ss[0], 0, false);
+	uint32_t *reads = xmalloc(sizeof(uint32_t) * (nprim + 1));
+	for (uint32_t k = 0; k < nprim; k++) {
+		const VarInit *pv = &v[prim[k]];
+		reads[k] = pv->node;
+		if (pv->resource) {
+			const GdNode *pn = &L->gd->nodes[pv->node];
+			reads[k] = add_node(L, arena_printf(L->a, "save/read_%u", k),
+					    "ReadVariableOp", pn->device, pv->node, NONE, 0);
+			*node_attr(L, reads[k], "dtype") = v_type(tfdt_of(pv->t->dt));
+		}
+	}
+	for (uint32_t k = 0; k < nprim; k++)
+		node_input(L, save, reads[k], 0, false);
+	*node_attr(L, save, "dtypes") = dts;
+	uint32_t dep = add_node(L, "save/control_dependency", "Identity", cpu, fname,
+				NONE, TFDT_STRING);
+	node_input(L, dep, save, 0, true);
+	uint32_t rest = add_node(L, "save/RestoreV2", "RestoreV2", cpu, fname, tn[1], 0);
+	node_input(L, rest, ss[1], 0, false);
+	*node_attr(L, rest, "dtypes") = dts;
+	uint32_t all = add_node(L, "save/restore_all", "NoOp", cpu, NONE, NONE, 0);
+	for (uint32_t k = 0, i = 0; i < L->nvars; k++) {
+		uint32_t j = i + 1;
+		while (j < L->nvars && !strcmp(v[j].key, v[i].key))
+			j++;
+		for (uint32_t m = i; m < j; m++) {
+			uint32_t a = add_assign(L, "save/Assign", &v[m], rest);
+			L->gd->nodes[a].in[1].idx = k;
+			node_input(L, all, a, 0, true);
+		}
+		i = j;
+	}
+	free(reads);
+	free(v);
+	free(assigns);
+	free(prim);
+}
+
 /* ---- order and acyclicity ------------------------------------------------ */
 
 typedef struct OrdKey {
@@ -1774,7 +2371,13 @@ static void add_order(Low *L)
 			continue;
 		if (L->o->order & TF_ORDER_PRIORITY)
 			*node_attr(L, i, "_priority") = v_int(n->order);
-		if (n->device)
+		/* sources (variables, Consts, Placeholders: no data input)
+		 * take no part: initialising or restoring a variable must not
+		 * wait for a step, and a source waits for nothing anyway */
+		bool source = true;
+		for (uint32_t j = 0; j < n->nin && source; j++)
+			source = n->in[j].ctrl;
+		if (n->device && !source)
 			keys[m++] = (OrdKey){n->device, n->order, i};
 	}
 	if (L->o->order & TF_ORDER_CONTROL) {
@@ -1911,36 +2514,50 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 	int before = d->nerrors;
 	bool ok = resolve_transfers(&L);
 
-	/* variables that an op updates (input 0 of an update op) */
+	/* variables that an op updates (input 0 of an update op), and its
+	 * optimizer state (the other Ref or resource inputs: they start at 0) */
+	bool *slot = xcalloc(nops + 1, sizeof(bool));
 	for (uint32_t i = 0; i < nops && ok; i++) {
 		const Op *op = g->ops[i];
 		const OpInfo *info = op_info(op->opcode);
 		if (op->dead || !info || !(info->flags & OPF_UPDATE))
 			continue;
-		for (uint32_t j = 0; j < op->nin; j++)
-			if (!op->in[j].ctrl) {
-				const Op *s = op->in[j].src;
-				if (s->opcode == L.opc_transfer && L.xsrc[s->id])
-					s = L.xsrc[s->id];
+		const TfOpDef *od = tf_opdef(&L.defs, op->type);
+		for (uint32_t j = 0, k = 0; j < op->nin; j++) {
+			if (op->in[j].ctrl)
+				continue;
+			const Op *s = op->in[j].src;
+			if (s->opcode == L.opc_transfer && L.xsrc[s->id])
+				s = L.xsrc[s->id];
+			if (k == 0)
 				L.updated[s->id] = true;
-				break;
-			}
+			else if (od && (int)k < od->nin &&
+				 (od->in[k].ref || od->in[k].fixed == TFDT_RESOURCE))
+				slot[s->id] = true;
+			k++;
+		}
 	}
 
-	/* one node per op (Transfers excepted), in graph order */
-	for (uint32_t i = 0; i < nops && ok; i++) {
+	/* one node per op (Transfers excepted), in graph order; the names
+	 * TensorFlow accepts first, so that mangled ones avoid them */
+	names_add(&L, "init");   /* pcc's own: an op of that name is renamed */
+	for (uint32_t i = 0; i < nops; i++) {
 		const Op *op = g->ops[i];
 		L.node_of[i] = NONE;
+		if (!op->dead && op->opcode != L.opc_transfer && tf_name_ok(op->name) &&
+		    strcmp(op->name, "init"))
+			names_add(&L, op->name);
+	}
+	for (uint32_t i = 0; i < nops && ok; i++) {
+		const Op *op = g->ops[i];
 		if (op->dead || op->opcode == L.opc_transfer)
 			continue;
-		if (!tf_name_ok(op->name)) {
-			err(&L, op, "TensorFlow node names start with a letter, a digit "
-			    "or '.'");
-			ok = false;
-			continue;
-		}
-		GdNode *n = node_new(&L, op->name, op->type, op);
+		bool keep = tf_name_ok(op->name) && strcmp(op->name, "init");
+		GdNode *n = node_new(&L, keep ? op->name : mangle(&L, op->name),
+				     op->type, op);
 		L.node_of[i] = (uint32_t)(n - L.gd->nodes);
+		if (!keep)
+			*node_attr(&L, L.node_of[i], "_pcc_name") = v_str(op->name);
 		n->device = tf_device(&L, op);
 		Value *ord = op_ann(g, op, ANN_ORDER);
 		if (ord && ord->kind == V_INT)
@@ -1955,6 +2572,13 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 		uint32_t node = L.node_of[i];
 		if (!lower_op(&L, op, node))
 			continue;
+		const char *nop = L.gd->nodes[node].op;
+		bool res = !strcmp(nop, "VarHandleOp");
+		if (res || !strcmp(nop, "VariableV2") || !strcmp(nop, "Variable")) {
+			if (op->nout == 1)
+				var_init(&L, node, op_key(&L, op), &op->out[0],
+					 slot[op->id] ? VI_ZEROS : VI_PARAM, 0, res);
+		}
 		/* control inputs after data inputs, Transfers resolved */
 		for (uint32_t j = 0; j < op->nin; j++) {
 			if (!op->in[j].ctrl)
@@ -1970,6 +2594,10 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 	if (d->nerrors != before)
 		ok = false;
 	if (ok) {
+		readers_before_updates(&L);
+		add_power_updates(&L);
+		if (o->init)
+			add_init(&L);
 		if (o->order)
 			add_order(&L);
 		piece_controls(&L);
@@ -1991,6 +2619,11 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 	free(L.groups);
 	free(L.warned);
 	free(L.pieces);
+	free(L.names);
+	free(L.vars);
+	free(L.pows);
+	free(L.consts);
+	free(slot);
 	if (!ok) {
 		gd_free(L.gd);
 		return NULL;

@@ -95,6 +95,7 @@ typedef struct GdTensor {
 	GdSrc src;
 	uint32_t nv;             /* GS_VALUES: number of values */
 	double *f;               /* values of float dtypes */
+	const char **s;          /* values of DT_STRING (NUL-terminated) */
 	int64_t *i;              /* values of integer and bool dtypes */
 	uint64_t seed;           /* GS_GENERATED */
 	int64_t offset;
@@ -165,6 +166,8 @@ typedef struct TfOpts {
 	double lr, momentum, beta1, beta2, epsilon;
 	const char *weights_file;/* tf-json; "" = beside the output */
 	const char *output;      /* -o argument */
+	bool init;               /* the init target and save/ (docs/backends.md) */
+	bool custom_ops;         /* ops outside tfops.def: written (else an error) */
 } TfOpts;
 /* Reads the backend's resolved options; false (message on stderr) on a
  * bad value. */

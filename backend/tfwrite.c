@@ -242,6 +242,14 @@ static void pb_tensor_body(FILE *f, const GdTensor *t, int depth)
 		case TFDT_INT64:
 			fprintf(f, "int64_val: %lld\n", (long long)t->i[k]);
 			break;
+		case TFDT_UINT64:
+			fprintf(f, "uint64_val: %llu\n", (unsigned long long)(uint64_t)t->i[k]);
+			break;
+		case TFDT_STRING:
+			fputs("string_val: ", f);
+			put_str(f, t->s[k]);
+			fputc('\n', f);
+			break;
 		case TFDT_BOOL:
 			fprintf(f, "bool_val: %s\n", t->i[k] ? "true" : "false");
 			break;

@@ -1,9 +1,12 @@
 #!/bin/sh
-# make check: every test suite; one summary line at the end.
+# make check: every test suite; one summary line at the end:
+#   all: N passed, N failed, N skipped
+# (a suite's line is NAME: N passed, N failed[, N skipped]; skips are
+# checks that a missing dependency kept from running, never passes).
 # usage: tests/run-all.sh BUILD_DIR
 B=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
-total_pass=0 total_fail=0 status=0
+total_pass=0 total_fail=0 total_skip=0 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 run() {
@@ -12,6 +15,10 @@ run() {
 	"$@" 2>&1 | tee "$log"
 	rc=$?
 	line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+	# a suite that skips for a missing dependency says "N skipped"
+	s=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
+	[ -n "$s" ] || s=0
+	total_skip=$((total_skip+s))
 	p=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) passed.*/\1/p')
 	f=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
 	[ -n "$p" ] || p=0
@@ -34,6 +41,9 @@ run tf-import sh tests/run-tf.sh "$B/pcc"
 run zoo sh tests/run-zoo.sh "$B/pcc" "$B/gengraph"
 run tf-emit sh tests/run-tf-emit.sh "$B/pcc"
 run tfjs sh tests/run-tfjs.sh "$B/pcc"
+run tfops sh tests/run-tfops.sh "$B"
+run tfprofile sh tests/run-tfprofile.sh "$B/pcc"
+run tfreal sh tests/run-tfreal.sh "$B"
 echo
-echo "all: $total_pass passed, $total_fail failed"
+echo "all: $total_pass passed, $total_fail failed, $total_skip skipped"
 exit $status

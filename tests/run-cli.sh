@@ -142,6 +142,16 @@ if [ -f "$B/pcc" ] && command -v make >/dev/null; then
 	check "staged binary" test -x "$t/stage/usr/bin/pcc"
 fi
 
+# rebatch: a usable graph at another batch; bad requests exit 1, output untouched.
+check "rebatch runs the result" sh -c "'$PCC' '-passes=rebatch<batch=7>' tests/ctests/cnn.gir --cluster $C -o '$t/rb.gir' 2>/dev/null && grep -q '^graph cnn {batch = 7}' '$t/rb.gir' && '$PCC' -passes=simplify,annotate,place,comm --verify-each '$t/rb.gir' --cluster $C -o /dev/null"
+check "rebatch without batch=" sh -c "'$PCC' -passes=rebatch $M --cluster $C 2>&1 >/dev/null | grep -q 'batch=0 is not a positive integer'"
+check "rebatch of a graph without a batch" sh -c "printf 'gir 1\\ngraph g {\\n  %%a = Const() {value = 1.0} : f32[2]\\n  %%b = Neg(%%a) {@output = true} : f32[2]\\n}\\n' > '$t/nob.gir'; '$PCC' '-passes=rebatch<batch=3>' '$t/nob.gir' --cluster $C 2>&1 >/dev/null | grep -q 'has no batch'"
+printf 'precious\n' >"$t/rbout.gir"
+printf 'gir 1\ngraph g {batch = 2} {\n  %%x = Placeholder() {@batch_dim = 0} : f32[2,2]\n  %%c = Const() {value = [1.0, 2.0, 3.0, 4.0]} : f32[2,2]\n  %%y = Mul(%%x, %%c) {@output = true} : f32[2,2]\n}\n' >"$t/vals.gir"
+check "rebatch of explicit batch-sized values exits 1" status 1 "$PCC" '-passes=rebatch<batch=3>' "$t/vals.gir" --cluster $C -o "$t/rbout.gir"
+check "rebatch error names the op, output untouched" sh -c "'$PCC' '-passes=rebatch<batch=3>' '$t/vals.gir' --cluster $C -o '$t/rbout.gir' 2>&1 | grep -q \"'c' holds a batch-sized value\" && [ \"\$(cat '$t/rbout.gir')\" = precious ]"
+check "rebatch resizes a dropout mask (transformer)" sh -c "'$PCC' '-passes=rebatch<batch=3>' examples/models/transformer.gir --cluster $C -o '$t/tr3.gir' 2>/dev/null && grep -q '^graph transformer {batch = 3}' '$t/tr3.gir'"
+
 # Every annotation of ir/annots.def is documented in docs/gir.md.
 for k in $(sed -n 's/^ANN([A-Z_]*, *"\(@[a-z_]*\)".*/\1/p' ir/annots.def); do
 	check "docs/gir.md documents $k" grep -q "\`$k\`" docs/gir.md

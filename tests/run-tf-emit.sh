@@ -14,7 +14,7 @@
 PCC=${1:-./pcc}
 cd "$(dirname "$0")/.." || exit 2
 case $PCC in /*) ;; *) PCC=$(pwd)/$PCC ;; esac
-pass=0 fail=0
+pass=0 fail=0 skip=0
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 check() { # check NAME COMMAND...: the command must succeed
@@ -35,7 +35,7 @@ if command -v protoc >/dev/null 2>&1; then
 			cl="--cluster $C"
 			grep -q '^cluster ' "$f" && cl=""   # a plan keeps its own
 			# shellcheck disable=SC2086
-			check "protoc $f $opts" sh -c "'$PCC' -passes= '$f' $cl --emit=tf $opts 2>/dev/null >'$t/$n.pbtxt' &&
+			check "protoc $f $opts" sh -c "'$PCC' -passes= '$f' $cl --emit=tf --emit-opt=custom_ops=keep $opts 2>/dev/null >'$t/$n.pbtxt' &&
 				$P <'$t/$n.pbtxt' >'$t/$n.pb' && $D <'$t/$n.pb' >'$t/$n.back' &&
 				cmp '$t/$n.pbtxt' '$t/$n.back'"
 		done
@@ -69,6 +69,9 @@ if command -v protoc >/dev/null 2>&1; then
 	check "protoc rejects a wrong type" sh -c "sed 's/b: false/b: 3/' '$t/1.pbtxt' | $P >/dev/null 2>&1; [ \$? -ne 0 ]"
 else
 	echo "tf-emit: protoc not found (apt-get install protobuf-compiler): protobuf checks SKIPPED"
+	# as many as the loops above would run
+	skip=$(( $(ls examples/mlp.gir examples/hand-placed.gir examples/models/*.gir \
+		tests/tf/train-plan.gir tests/tf/ops.gir tests/tfjs/*.gir | wc -l) * 2 + 3 + 3 ))
 fi
 
 # the CLI
@@ -91,6 +94,23 @@ check "weights_file=none writes no weights" sh -c "cd '$t' && rm -f mlp.weights.
 if command -v node >/dev/null 2>&1; then
 	check "model.json is JSON" node -e "JSON.parse(require('fs').readFileSync('$t/out/m.json','utf8'))"
 fi
+# an op TensorFlow lacks: located error, exit 1, output untouched
+printf 'gir 1\ngraph g {\n  %%x = Placeholder() : f32[4]\n  %%y = aten.gelu(%%x) : f32[4]\n}\n' >"$t/aten.gir"
+check "an op TensorFlow lacks exits 1" sh -c "'$PCC' -passes= '$t/aten.gir' --emit=tf -o '$t/out.pbtxt' 2>'$t/err'; [ \$? -eq 1 ]"
+check "  naming the op and where it is" sh -c "grep -q \"aten.gir:4:3: error: op 'y' (aten.gelu): TensorFlow has no op type 'aten.gelu'\" '$t/err'"
+check "  and leaves the output alone" sh -c "[ \"\$(cat '$t/out.pbtxt')\" = precious ]"
+check "custom_ops=keep writes it" sh -c "'$PCC' -passes= '$t/aten.gir' --emit=tf --emit-opt=custom_ops=keep 2>/dev/null | grep -q 'op: \"aten.gelu\"'"
+# names TensorFlow forbids are mangled, uniquely, the original kept
+printf 'gir 1\ngraph g {\n  %%_a = Placeholder() : f32[4]\n  %%pcc_a = Relu(%%_a) : f32[4]\n  %%init = Relu(%%pcc_a) : f32[4]\n  %%-b = Relu(%%init) : f32[4]\n}\n' >"$t/names.gir"
+check "names: _a -> pcc_a_1 (pcc_a is taken)" sh -c "'$PCC' -passes= '$t/names.gir' --emit=tf >'$t/names.pbtxt' 2>'$t/err' &&
+	grep -q 'name: \"pcc_a_1\"' '$t/names.pbtxt' && grep -q 'input: \"pcc_a_1\"' '$t/names.pbtxt' && grep -q 's: \"_a\"' '$t/names.pbtxt'"
+check "names: an op named init -> init_1, init is the NoOp" sh -c "grep -q 'name: \"init_1\"' '$t/names.pbtxt' && grep -A1 'name: \"init\"' '$t/names.pbtxt' | grep -q NoOp"
+check "names: -b -> pcc-b" sh -c "grep -q 'name: \"pcc-b\"' '$t/names.pbtxt' && grep -q 'input: \"init_1\"' '$t/names.pbtxt'"
+# the init target and save/: every variable, seeded, and nothing orders a variable
+check "init: an Assign per variable and its replicas" sh -c "'$PCC' -passes= tests/tfjs/mlp-plan.gir --emit=tf >'$t/plan.pbtxt' 2>/dev/null &&
+	[ \$(grep -c 'op: \"VariableV2\"' '$t/plan.pbtxt') -eq \$(awk '/name: \"init\"/{f=1} f&&/^}/{exit} f&&/input: \"\\^/' '$t/plan.pbtxt' | wc -l) ]"
+check "no control input on a variable" sh -c "! awk '/^node/{v=0} /op: \"VariableV2\"/{v=1} v&&/input:/{print; bad=1} END{exit !bad}' '$t/plan.pbtxt'"
+check "save/ and restore_all" sh -c "grep -q 'name: \"save/SaveV2\"' '$t/plan.pbtxt' && grep -q 'name: \"save/restore_all\"' '$t/plan.pbtxt'"
 check "--help lists tf and tf-json" sh -c "'$PCC' --help | grep -q '^  tf-json'"
-echo "tf-emit: $pass passed, $fail failed"
+echo "tf-emit: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

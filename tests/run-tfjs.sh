@@ -12,7 +12,8 @@ case $PCC in /*) ;; *) PCC=$(pwd)/$PCC ;; esac
 if ! command -v node >/dev/null 2>&1 ||
    [ ! -d tests/tfjs/node_modules/@tensorflow/tfjs-converter ]; then
 	echo "tfjs: SKIPPED: needs node and 'npm ci' in tests/tfjs (tools/setup-debian.sh)"
-	echo "tfjs: 0 passed, 0 failed"
+	# one check per case and the lowering check
+	echo "tfjs: 0 passed, 0 failed, $(( $(grep -v '^#' tests/tfjs/cases.txt | grep -c .) + 1 )) skipped"
 	exit 0
 fi
 pass=0 fail=0

@@ -227,15 +227,21 @@ class TestTorch2Gir(unittest.TestCase):
         seg = [o for o in ops if o["type"] == "UnsortedSegmentSum"]
         self.assertEqual(len(seg), 2)
         self.assertEqual(seg[0]["types"][0], ("f32", [V, d]))
-        # layer norm's backward: the input gradient splits with the batch,
-        # the parameter gradients are partial sums
-        lnb = [o for o in ops if o["type"] == "aten.native_layer_norm_backward"]
-        self.assertEqual(len(lnb), 2 * 32)
-        self.assertEqual(len([o for o in lnb if "@split = concat" in o["attrs"] and
-                              "@split_dims = [0, 1]" in o["attrs"]]), 32)
-        self.assertEqual(len([o for o in lnb if "@split = sum" in o["attrs"]]), 32)
-        ln = [o for o in ops if o["type"] == "aten.native_layer_norm"]
-        self.assertTrue(all("@split_dims = [0, 1]" in o["attrs"] for o in ln))
+        # no aten op is left: layer norm, dropout and softmax's backward are
+        # compositions of TensorFlow core ops
+        self.assertEqual([t for t in types if t.startswith("aten.")], [])
+        for t in ("Rsqrt", "RandomUniform", "GreaterEqual", "Cast"):
+            self.assertIn(t, types)
+        # 62 dropout masks, each RandomUniform with seed 1 and its own seed2
+        ru = [o for o in ops if o["type"] == "RandomUniform"]
+        self.assertEqual(len(ru), 62)
+        self.assertTrue(all("seed = 1," in o["attrs"] for o in ru))
+        seeds = {re.search(r"seed2 = (\d+)", o["attrs"]).group(1) for o in ru}
+        self.assertEqual(len(seeds), 62)
+        # 32 layer norms: each parameter gradient is a Sum over [batch, seq]
+        lnw = [o for o in ops if o["type"] == "Sum" and o["role"] == "bwd" and
+               o["types"][0] == ("f32", [d])]
+        self.assertEqual(len(lnw), 2 * 32)
 
     def test_module_function(self):
         """MODULE:FUNCTION with two inputs and labels; a frozen layer is
@@ -303,6 +309,125 @@ class TestTorch2Gir(unittest.TestCase):
             for flags in (["-passes=simplify,annotate", "--verify-each"], ["-O1"]):
                 r = pcc(*flags, g, "--cluster", CLUSTER, "-o", os.path.join(d, "p.gir"))
                 self.assertEqual(r.returncode, 0, " ".join(flags) + ": " + r.stderr[:2000])
+
+
+# pcc_seed_hash of backend/runtime/seed.c, for the C runtime's inputs,
+# labels and RandomUniform streams.
+M64 = (1 << 64) - 1
+PHI = 0x9E3779B97F4A7C15
+
+
+def seed_hash(name, seed, index):
+    h = 0xcbf29ce484222325
+    for ch in name.encode():
+        h = ((h ^ ch) * 0x100000001b3) & M64
+    z = ((h ^ (seed * PHI & M64)) + ((index + 1) * PHI & M64)) & M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
+RT_LIB = os.path.join(ROOT, "build", "libpcc_rt.a")
+ONE_CPU = os.path.join(ROOT, "tests", "ctests", "one-cpu.yaml")
+LR = 4.0     # so that the step's change shows each gradient to ~1e-7
+
+
+@unittest.skipUnless(HAVE_TORCH and os.path.exists(PCC) and os.path.exists(RT_LIB),
+                     "needs PyTorch, ./pcc and build/libpcc_rt.a")
+class TestLoweringNumerics(unittest.TestCase):
+    """The lowered graph against PyTorch itself: torch2gir's graph of
+    custom_models.lowered (layer norm, an activation, dropout 0.25,
+    attention, softmax and log-softmax along dimension 1) runs one SGD step
+    in the C runtime (--emit=c); PyTorch runs the same step from the same
+    initial values (the C program's --init --values, its seeded inputs and
+    labels) with the C runtime's dropout mask (RandomUniform >= 0.25,
+    recomputed here from its documented hash); every parameter's gradient,
+    (initial - updated) / lr, must agree with PyTorch's within 1e-5 of the
+    tensor's largest.  The mask itself must drop a
+    quarter or so of 64 elements (not none, not all)."""
+
+    def step(self, spec, act):
+        import torch
+        import custom_models
+        with tempfile.TemporaryDirectory() as d:
+            g, c, exe = (os.path.join(d, n) for n in ("m.gir", "m.c", "m"))
+            r = run_tool(["custom_models:" + spec, "--batch", "4", "-o", g], cwd=HERE)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(g) as f:
+                ops = parse(f.read())
+            self.assertEqual([o["type"] for o in ops if o["type"].startswith("aten.")], [])
+            ru = [o for o in ops if o["type"] == "RandomUniform"]
+            self.assertEqual(len(ru), 1)
+            seed2 = int(re.search(r"seed2 = (\d+)", ru[0]["attrs"]).group(1))
+            r = pcc("-passes=simplify,annotate,place", g, "--cluster", ONE_CPU,
+                    "--emit=c", "--emit-opt=lr=%g" % LR, "-o", c)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            flags = pcc("--runtime-flags").stdout.split()
+            r = subprocess.run(["cc", "-O1", c] + flags + ["-o", exe],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            vals = {}
+            for which in ("init", "step"):
+                r = subprocess.run([exe, "--values"] + (["--init"] if which == "init" else []),
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                for line in r.stdout.splitlines():
+                    n, i, v = line.split()
+                    vals.setdefault((which, n), {})[int(i)] = float(v)
+        torch.manual_seed(0)
+        model, _ = custom_models.lowered(4, act)
+        sd = model.state_dict()
+        for k in sd:
+            name = k[:k.rindex(".")] + "/" + k[k.rindex(".") + 1:]
+            v = vals[("init", name)]
+            sd[k] = torch.tensor([v[i] for i in range(len(v))]).reshape(sd[k].shape)
+        model.load_state_dict(sd)
+        x = torch.tensor([(seed_hash("x", 0, i) >> 11) * 2.0 ** -52 - 1
+                          for i in range(4 * 6)], dtype=torch.float32).reshape(4, 6)
+        labels = torch.tensor([seed_hash("labels", 0, i) % 5 for i in range(4)])
+        u = torch.tensor([(seed_hash("drop/RandomUniform", (1 << 32) ^ seed2, i) >> 40)
+                          * 2.0 ** -24 for i in range(4 * 16)],
+                         dtype=torch.float32).reshape(4, 16)
+        mask = (u >= torch.tensor(0.75 - 0.5, dtype=torch.float32)).float()
+        self.assertTrue(4 <= 64 - int(mask.sum()) <= 32, int(mask.sum()))
+
+        class Masked(torch.nn.Module):
+            def forward(self, t):
+                return t * (mask / 0.75)
+        model.drop = Masked()
+        model.train()
+        loss = torch.nn.functional.cross_entropy(model(x), labels)
+        loss.backward()
+        worst = 0.0
+        with torch.no_grad():
+            for k, p in model.named_parameters():
+                name = k[:k.rindex(".")] + "/" + k[k.rindex(".") + 1:]
+                init, got = vals[("init", name)], vals[("step", name)]
+                want = p.grad.flatten().tolist()
+                scale = max(abs(w) for w in want)
+                self.assertGreater(scale, 1e-4, name + " has no gradient")
+                for i, w in enumerate(want):
+                    gc = (init[i] - got[i]) / LR
+                    worst = max(worst, abs(gc - w) / scale)
+                    self.assertLessEqual(abs(gc - w), 1e-5 * scale,
+                                         "%s[%d]: gradient in C %r, PyTorch %r"
+                                         % (name, i, gc, w))
+        return worst
+
+    def test_gelu_erf(self):
+        self.step("lowered", "gelu")
+
+    def test_gelu_tanh(self):
+        self.step("lowered_gelu_tanh", "gelu_tanh")
+
+    def test_silu(self):
+        self.step("lowered_silu", "silu")
+
+    def test_hardswish(self):
+        self.step("lowered_hardswish", "hardswish")
+
+    def test_hardsigmoid(self):
+        self.step("lowered_hardsigmoid", "hardsigmoid")
 
 
 if __name__ == "__main__":

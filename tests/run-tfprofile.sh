@@ -1,0 +1,51 @@
+#!/bin/sh
+# run-tfprofile.sh PCC — tools/tfprofile on the C tests' MLP
+# (tests/ctests/mlp.gir, batch 12) at batches 6 and 12, and this machine as
+# a 2-task cluster; deterministic checks only, never a timing:
+#   - the profile parses in pcc (--profile) and every op of the graph has
+#     an entry with non-negative times; pcc's --print-costs is, op by op,
+#     the entry's least-squares line at batch 12 (tests/tfprof/
+#     check_profile.py), and differs from the table without the profile;
+#   - the cluster YAML parses in pcc, has two one-device machines of the
+#     named type and a network, and pcc plans the MLP on it (-O1) with
+#     the profile.
+# Without TensorFlow (tools/tfpython exits 77) the checks count as skipped.
+# Prints "tfprofile: N passed, N failed, N skipped".
+PCC=${1:-./pcc}
+case $PCC in /*) ;; *) PCC=$(pwd)/$PCC ;; esac
+cd "$(dirname "$0")/.." || exit 2
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); echo "FAIL $*"; }
+check() { # check NAME CMD...
+	name=$1; shift
+	if "$@" >"$t/log" 2>&1; then ok
+	else ko "$name"; sed 's/^/  | /' "$t/log" | grep -v 'WARNING\|I0000' | head -n 20; fi
+}
+M=tests/ctests/mlp.gir
+ONE=tests/ctests/one-cpu.yaml
+tools/tfprofile "$M" -t CPU --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" \
+	-o "$t/prof.yaml" --cluster-out "$t/local.yaml" --max-size-log2 14 --repeat 3 \
+	>"$t/out" 2>"$t/err"
+rc=$?
+if [ $rc -eq 77 ]; then
+	echo "SKIPPED tfprofile: $(cat "$t/err")"
+	echo "tfprofile: 0 passed, 0 failed, 5 skipped"
+	exit 0
+fi
+check "tfprofile exits 0" test $rc -eq 0 || { grep -v 'WARNING\|I0000' "$t/err" | tail -n 5; }
+check "profile parses in pcc" "$PCC" -passes=simplify "$M" --cluster $ONE --profile "$t/prof.yaml" \
+	--print-costs="$t/costs.csv" -o /dev/null
+check "cost table without the profile" "$PCC" -passes=simplify "$M" --cluster $ONE \
+	--print-costs="$t/costs0.csv" -o /dev/null
+if tools/tfpython tests/tfprof/check_profile.py "$t/prof.yaml" "$t/costs.csv" "$t/costs0.csv" CPU 12 \
+	>"$t/check" 2>&1; then ok; else ko "profile: entries and fits (check_profile.py)"; grep -v 'WARNING\|I0000' "$t/check" | head -n 20; fi
+check "cluster YAML: 2 machines of type CPU and a network" sh -c "
+	'$PCC' -passes= '$M' --cluster '$t/local.yaml' -o '$t/c.gir' &&
+	[ \$(grep -c '^  machine \"t[01]\" {type = \"CPU\", count = 1' '$t/c.gir') -eq 2 ] &&
+	grep -q '^  network {bandwidth = ' '$t/c.gir' &&
+	'$PCC' -O1 '$M' --cluster '$t/local.yaml' --profile '$t/prof.yaml' -o /dev/null"
+echo "tfprofile: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

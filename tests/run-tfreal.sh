@@ -1,0 +1,72 @@
+#!/bin/sh
+# Plans on real TensorFlow (docs/backends.md, "Running a plan on
+# TensorFlow"): every plan of tests/tfreal/plans.txt is emitted with
+# --emit=tf and trained one step on a local TensorFlow cluster
+# (tools/pcctf.py, all plans in one Python process), against the graph's
+# one-device reference (and the reference against the C runtime).
+# Without TensorFlow (tools/tfpython exits 77) every plan counts as
+# skipped.  In a sanitizer build (BUILD_DIR other than build) only the
+# mlp plans run (pcc under the sanitizers emits them; TensorFlow itself is
+# not instrumented); the rest count as skipped.
+# usage: tests/run-tfreal.sh [BUILD_DIR]
+B=${1:-build}
+cd "$(dirname "$0")/.." || exit 2
+PCC=$(pwd)/$B/pcc
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+plans=$(grep -v '^#' tests/tfreal/plans.txt | grep -c .)
+tools/tfpython -c 'import tensorflow' 2>"$t/err"
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	if [ "$rc" -eq 77 ]; then
+		echo "tfreal: SKIPPED: $(cat "$t/err")"
+		echo "tfreal: 0 passed, 0 failed, $plans skipped"
+		exit 0
+	fi
+	cat "$t/err"; echo "tfreal: 0 passed, 1 failed, 0 skipped"; exit 1
+fi
+# the zoo's models, small (docs/models.md): mobilenet_v2 at batch 2, 32x32
+zoo="$t/zoo"
+mkdir "$zoo"
+if [ "$B" = build ]; then
+	/usr/bin/python3 tools/torch2gir mobilenet_v2 --batch 2 --image-size 32 \
+		-o "$zoo/mobilenet_v2.gir" >"$t/zoo.err" 2>&1 ||
+		echo "tfreal: no zoo models (tools/torch2gir failed or PyTorch is missing): their plans SKIPPED"
+fi
+fail=0 skipped=0 n=0 prev=
+: >"$t/list"; : >"$t/failed"; : >"$t/skipped"
+grep -v '^#' tests/tfreal/plans.txt | grep . | while read -r graph name file args; do
+	n=$((n+1))
+	file=$(printf '%s' "$file" | sed "s|@ZOO@|$zoo|")
+	if { [ "$B" != build ] && [ "$graph" != mlp ]; } || [ ! -f "$file" ]; then
+		echo skip >>"$t/skipped"; continue
+	fi
+	out="$t/$n.pbtxt"
+	# shellcheck disable=SC2086
+	if ! "$PCC" "$file" $args --emit=tf -o "$out" 2>"$t/$n.err"; then
+		echo "FAIL $graph/$name: pcc --emit=tf"; sed 's/^/  | /' "$t/$n.err" | head -n 5
+		echo fail >>"$t/failed"; continue
+	fi
+	cexp=
+	if [ "$graph" != "$prev" ] && grep -q "^$graph  *$name  *$file" tests/ctests/plans.txt; then
+		# shellcheck disable=SC2086
+		if "$PCC" "$file" $args --emit=c -o "$t/$n.c" 2>/dev/null &&
+		   cc "$t/$n.c" $("$PCC" --runtime-flags) -o "$t/$n.bin" 2>/dev/null &&
+		   "$t/$n.bin" >"$t/$n.cexp"; then
+			cexp="$t/$n.cexp"
+		fi
+	fi
+	prev=$graph
+	echo "$graph $name $out $cexp" >>"$t/list"
+done
+f0=$(wc -l <"$t/failed" 2>/dev/null || echo 0)
+s0=$(wc -l <"$t/skipped" 2>/dev/null || echo 0)
+tools/tfpython tests/tfreal/run.py "$t/list" 2>"$t/tf.err" | tee "$t/out"
+grep -q '^tfreal: ' "$t/out" || { sed 's/^/  | /' "$t/tf.err" | tail -n 20; }
+p=$(sed -n 's/^tfreal: \([0-9]*\) passed.*/\1/p' "$t/out")
+f=$(sed -n 's/^tfreal: [0-9]* passed, \([0-9]*\) failed.*/\1/p' "$t/out")
+[ -n "$p" ] || p=0
+[ -n "$f" ] || f=1
+# the summary line of the whole suite replaces the Python one
+echo "tfreal: $p passed, $((f + f0)) failed, $s0 skipped (real TensorFlow $(tools/tfpython -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null))"
+[ $((f + f0)) -eq 0 ]

@@ -1,0 +1,86 @@
+"""Runs the plans of tests/run-tfreal.sh on real TensorFlow in one
+process (TensorFlow starts once; one local cluster of 4 tasks serves every
+plan): reads lines `GRAPH NAME PBTXT [CEXPECTED]` from the file argv[1];
+the first plan of each GRAPH is its one-device reference, run for one step
+from the seeded initial values; each other plan must end with every
+variable within TOL (relative above 1) of it.  The reference's step must
+move some variable by more than 10 x TOL (so the tolerance could tell a wrong
+gradient), and where CEXPECTED (the C runtime's NAME SUM L2 lines) is given,
+the reference's sums and norms must agree with it within TOL.  Prints `ok
+GRAPH/NAME ...` or `FAIL ...` per check and `tfreal: N passed, N failed, 0
+skipped`."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools'))
+import numpy as np  # noqa: E402
+import pcctf  # noqa: E402
+
+TOL = 1e-4
+
+
+def main():
+    rows = [line.split() for line in open(sys.argv[1]) if line.strip()]
+    plans = []
+    for r in rows:
+        gd = pcctf.load(r[2])
+        plans.append((r[0], r[1], gd, r[3] if len(r) > 3 else None))
+    if not plans:
+        print('tfreal: 0 passed, 0 failed, 0 skipped')
+        return 0
+    need = [pcctf.device_map(p[2]) for p in plans]
+    cluster = pcctf.Cluster(max(4, max(n[1] for n in need)), max(n[2] for n in need))
+    import tensorflow as tf
+    passed = failed = 0
+
+    def check(ok, what):
+        nonlocal passed, failed
+        print(('ok ' if ok else 'FAIL ') + what, flush=True)
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+
+    ref = {}
+    for graph, name, gd, cexp in plans:
+        what = '%s/%s' % (graph, name)
+        try:
+            pcctf.prepare(gd, cluster.ntasks)
+            r = pcctf.run_plan(cluster, gd, 1, 0)
+            if graph not in ref:
+                init = pcctf.run_plan(cluster, gd, 0, 0)
+        except (pcctf.PlanError, tf.errors.OpError, ValueError) as e:
+            check(False, '%s: %s' % (what, pcctf.error_line(e)))
+            continue
+        if graph not in ref:
+            ref[graph] = r.values
+            moved = max(float(np.max(np.abs(r.values[k].astype(np.float64) - init.values[k])))
+                        for k in r.values if r.values[k].size)
+            check(moved > 10 * TOL and not r.copies_differ,
+                  '%s: the step moves a variable by %.3g (> 10 x tolerance)' % (what, moved))
+            if cexp:
+                want = {}
+                for line in open(cexp):
+                    f = line.split()
+                    if len(f) == 3:
+                        want[f[0]] = (float(f[1]), float(f[2]))
+                got = {line.split()[0]: tuple(map(float, line.split()[1:]))
+                       for line in pcctf.summary_lines(r.values)}
+                common = sorted(set(want) & set(got))
+                worst = max((abs(a - b) / max(1.0, abs(b)) for k in common
+                             for a, b in zip(got[k], want[k])), default=float('inf'))
+                check(worst <= TOL and common,
+                      '%s: the C runtime agrees on %d variables: %.3g' % (what, len(common), worst))
+            continue
+        d, where = pcctf.largest_difference(r.values, ref[graph])
+        missing = sorted(set(ref[graph]) - set(r.values))
+        check(d <= TOL and not missing and not r.copies_differ,
+              '%s: largest difference %.3g (%s)%s%s' % (
+                  what, d, where, ' missing ' + ' '.join(missing) if missing else '',
+                  ' copies differ: %s' % r.copies_differ if r.copies_differ else ''))
+    print('tfreal: %d passed, %d failed, 0 skipped' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,462 @@
+"""pcctf: running pcc's TensorFlow plans (--emit=tf) on real TensorFlow.
+
+Shared by tools/tfrun and tools/tfprofile; run through tools/tfpython.
+docs/backends.md ("Running a plan on TensorFlow") describes the scheme:
+
+  * a local cluster: one tf.distribute.Server per task of job "worker",
+    all in this process, on 127.0.0.1 with free ports;
+  * the device mapping: on each task, the distinct devices the plan names
+    (/job:worker/replica:0/task:I/device:TYPE:K), sorted by type then K,
+    become that task's virtual CPU devices CPU:0, CPU:1, ... (each server
+    gets as many as the busiest task needs), so every device of the plan
+    stays a device of its own (collectives need distinct devices);
+  * the ConfigProto: collective_group_leader (task 0), the CPU device
+    count, intra-op and inter-op thread counts, isolated session state;
+  * seeded data for the Placeholders, the C runtime's (backend/runtime/
+    seed.c): element i of the whole tensor named N is
+    splitmix64(fnv1a64(N) ^ seed*PHI + (i+1)*PHI), f32 U(-1, 1), integers
+    hash mod classes; a replica holding rows [begin, begin+size) of the
+    batch (@shard, @batch_dim) gets exactly those rows of the whole.
+"""
+import math
+import os
+import re
+import socket
+import sys
+import time
+
+import numpy as np
+
+PHI = np.uint64(0x9E3779B97F4A7C15)
+DEV_RE = re.compile(r'^/job:([^/]+)/replica:(\d+)/task:(\d+)/device:([A-Za-z_]+):(\d+)$')
+VAR_OPS = ('VariableV2', 'Variable', 'VarHandleOp')
+
+
+class PlanError(Exception):
+    """A plan tfrun cannot run (bad device strings, too few tasks...)."""
+
+
+def _tf():
+    import tensorflow as tf
+    return tf
+
+
+# ---- seeded values (backend/runtime/seed.c) ------------------------------
+
+def fnv1a64(name):
+    h = 0xcbf29ce484222325
+    for c in name.encode('utf-8', 'surrogateescape') if isinstance(name, str) else name:
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def seed_hash(name, seed, index):
+    """pcc_seed_hash for an array of whole-tensor indices (uint64)."""
+    with np.errstate(over='ignore'):
+        h = np.uint64(fnv1a64(name))
+        z = (h ^ (np.uint64(seed) * PHI)) + (index.astype(np.uint64) + np.uint64(1)) * PHI
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+        return z ^ (z >> np.uint64(31))
+
+
+def seed_uniform(name, seed, index):
+    return (seed_hash(name, seed, index) >> np.uint64(11)).astype(np.float64) * 2.0 ** -52 - 1.0
+
+
+def whole_index(shape, batch_dim, begin, full):
+    """Indices in the whole tensor of a tensor holding rows [begin, begin +
+    shape[batch_dim]) of a batch of full along batch_dim."""
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    i = np.arange(n, dtype=np.int64)
+    if batch_dim is None or batch_dim < 0 or batch_dim >= len(shape):
+        return i.astype(np.uint64)
+    rows = shape[batch_dim]
+    inner = int(np.prod(shape[batch_dim + 1:], dtype=np.int64))
+    o, r, k = i // (rows * inner), i // inner % rows, i % inner
+    return ((o * full + begin + r) * inner + k).astype(np.uint64)
+
+
+# ---- the GraphDef ----------------------------------------------------------
+
+def load(path):
+    tf = _tf()
+    from google.protobuf import text_format
+    gd = tf.compat.v1.GraphDef()
+    with open(path) as f:
+        text_format.Parse(f.read(), gd)
+    return gd
+
+
+def _attr_s(node, key):
+    if key in node.attr and node.attr[key].s:
+        return node.attr[key].s.decode('utf-8', 'surrogateescape')
+    return None
+
+
+def origin(node):
+    """The name in pcc's input graph: @origin, else the gir name."""
+    return _attr_s(node, '_pcc_origin') or _attr_s(node, '_pcc_name') or node.name
+
+
+def device_map(gd):
+    """{plan device: local device}, tasks needed, CPU devices per task."""
+    per_task = {}
+    job = None
+    for n in gd.node:
+        if not n.device:
+            continue
+        m = DEV_RE.match(n.device)
+        if not m:
+            raise PlanError("node '%s': device '%s' is not /job:J/replica:R/task:I/device:TYPE:K"
+                            % (n.name, n.device))
+        if job is None:
+            job = m.group(1)
+        elif m.group(1) != job:
+            raise PlanError("the plan uses two jobs, '%s' and '%s'" % (job, m.group(1)))
+        per_task.setdefault(int(m.group(3)), set()).add((m.group(4).upper(), int(m.group(5)), n.device))
+    mapping = {}
+    ncpu = 1
+    for task, devs in per_task.items():
+        order = sorted(devs, key=lambda d: (d[0] != 'CPU', d[0], d[1]))
+        for j, d in enumerate(order):
+            mapping[d[2]] = '/job:worker/replica:0/task:%d/device:CPU:%d' % (task, j)
+        ncpu = max(ncpu, len(order))
+    ntasks = max(per_task) + 1 if per_task else 1
+    return mapping, ntasks, ncpu
+
+
+_key_base = [0]
+
+
+# NCHW ops whose CPU kernels refuse NCHW (oneDNN takes only some cases):
+# op -> (its NCHW activation inputs, its NCHW shape-vector inputs, whether
+# its output is an NCHW activation)
+_NCHW_OPS = {
+    'MaxPool': ((0,), (), True), 'AvgPool': ((0,), (), True),
+    'MaxPoolGrad': ((0, 1, 2), (), True), 'AvgPoolGrad': ((1,), (0,), True),
+    'Conv2D': ((0,), (), True), 'Conv2DBackpropInput': ((2,), (0,), True),
+    'Conv2DBackpropFilter': ((0, 2), (), False),
+    'DepthwiseConv2dNative': ((0,), (), True),
+    'DepthwiseConv2dNativeBackpropInput': ((2,), (0,), True),
+    'DepthwiseConv2dNativeBackpropFilter': ((0, 2), (), False),
+}
+
+
+def _perm(v, p):
+    return [v[i] for i in p]
+
+
+def nhwc_ops(gd):
+    """Every NCHW convolution, pooling op and their gradients becomes the
+    NHWC op between Transposes (NAME/nhwc/..., then NAME = the result in
+    NCHW), on its device: TensorFlow's CPU kernels refuse most NCHW cases.
+    The numbers are the same; only the layout of the kernel's call
+    changes.  Returns the names of the nodes rewritten."""
+    tf = _tf()
+    i32 = tf.int32.as_datatype_enum
+    done = []
+    for n in list(gd.node):
+        spec = _NCHW_OPS.get(n.op)
+        if not spec or n.attr['data_format'].s != b'NCHW':
+            continue
+        acts, shapes, out_act = spec
+        dev = n.device
+
+        def const(name, vals):
+            c = gd.node.add(name=name, op='Const', device=dev)
+            c.attr['dtype'].type = i32
+            c.attr['value'].tensor.CopyFrom(tf.make_tensor_proto(vals, tf.int32))
+            return name
+
+        to_nhwc = const(n.name + '/nhwc/to', [0, 2, 3, 1])
+        inner = gd.node.add()
+        inner.CopyFrom(n)
+        inner.name = n.name + '/nhwc/op'
+        inner.attr['data_format'].s = b'NHWC'
+        for k in ('ksize', 'strides', 'dilations'):
+            if k in inner.attr and len(inner.attr[k].list.i) == 4:
+                v = list(inner.attr[k].list.i)
+                del inner.attr[k].list.i[:]
+                inner.attr[k].list.i.extend(_perm(v, (0, 2, 3, 1)))
+        if 'explicit_paddings' in inner.attr and len(inner.attr['explicit_paddings'].list.i) == 8:
+            v = list(inner.attr['explicit_paddings'].list.i)
+            pairs = [v[2 * i:2 * i + 2] for i in range(4)]
+            del inner.attr['explicit_paddings'].list.i[:]
+            for pr in _perm(pairs, (0, 2, 3, 1)):
+                inner.attr['explicit_paddings'].list.i.extend(pr)
+        data = [i for i in n.input if not i.startswith('^')]
+        for k in acts:
+            t = gd.node.add(name='%s/nhwc/in%d' % (n.name, k), op='Transpose', device=dev)
+            t.input.extend([data[k], to_nhwc])
+            t.attr['T'].CopyFrom(n.attr['T'])
+            t.attr['Tperm'].type = i32
+            inner.input[k] = t.name
+        for k in shapes:
+            g = gd.node.add(name='%s/nhwc/shape%d' % (n.name, k), op='GatherV2', device=dev)
+            g.input.extend([data[k], to_nhwc, const('%s/nhwc/axis%d' % (n.name, k), 0)])
+            g.attr['Tparams'].type = i32
+            g.attr['Tindices'].type = i32
+            g.attr['Taxis'].type = i32
+            inner.input[k] = g.name
+        ctrl = [i for i in n.input if i.startswith('^')]
+        t = n.attr['T'].type
+        for k in list(n.attr):
+            if not k.startswith('_'):
+                del n.attr[k]
+        del n.input[:]
+        n.attr['T'].type = t
+        if out_act:
+            n.op = 'Transpose'
+            n.input.extend([inner.name, const(n.name + '/nhwc/back', [0, 3, 1, 2])] + ctrl)
+            n.attr['Tperm'].type = i32
+        else:
+            n.op = 'Identity'
+            n.input.extend([inner.name] + ctrl)
+        done.append(n.name)
+    return done
+
+
+def prepare(gd, ntasks_avail):
+    """Maps the devices in place, gives the collectives keys no other plan
+    of this process uses; returns (tasks needed, CPUs per task)."""
+    nhwc_ops(gd)
+    mapping, ntasks, ncpu = device_map(gd)
+    if ntasks > ntasks_avail:
+        raise PlanError('the plan places ops on %d tasks (task:0 .. task:%d) but the '
+                        'cluster has %d (--tasks)' % (ntasks, ntasks - 1, ntasks_avail))
+    base = _key_base[0]
+    top = 0
+    for n in gd.node:
+        if n.device:
+            n.device = mapping[n.device]
+        if n.op == 'CollectiveReduce':
+            for k in ('group_key', 'instance_key'):
+                top = max(top, n.attr[k].i)
+                n.attr[k].i += base
+    _key_base[0] = base + top + 1
+    return ntasks, ncpu
+
+
+# ---- the cluster -----------------------------------------------------------
+
+def free_ports(n):
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(('127.0.0.1', 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def session_config(ncpu, intra=1, inter=1):
+    tf = _tf()
+    c = tf.compat.v1.ConfigProto()
+    c.device_count['CPU'] = ncpu
+    c.intra_op_parallelism_threads = intra
+    c.inter_op_parallelism_threads = inter
+    c.allow_soft_placement = False
+    c.isolate_session_state = True
+    c.experimental.collective_group_leader = '/job:worker/replica:0/task:0'
+    return c
+
+
+class Cluster:
+    """ntasks tf.distribute.Servers of job worker in this process, each
+    with ncpu CPU devices.  Servers cannot be stopped: start one cluster
+    per process, as large as the largest plan."""
+
+    def __init__(self, ntasks, ncpu=1, intra=1, inter=1):
+        tf = _tf()
+        ports = free_ports(ntasks)
+        self.spec = tf.train.ClusterSpec({'worker': ['127.0.0.1:%d' % p for p in ports]})
+        self.ntasks, self.ncpu = ntasks, ncpu
+        self.config = session_config(ncpu, intra, inter)
+        self.servers = [tf.distribute.Server(self.spec, job_name='worker', task_index=i,
+                                             config=self.config, start=True)
+                        for i in range(ntasks)]
+        self.target = self.servers[0].target
+
+
+# ---- running a plan --------------------------------------------------------
+
+def _label_classes(op):
+    """The C runtime's classes of an integer Placeholder (backend/c.c)."""
+    moves = {'Split', 'SplitV', 'ConcatV2', 'Identity', 'Snapshot', 'StopGradient',
+             'Reshape', 'ExpandDims', 'Squeeze'}
+    from tensorflow.python.framework import tensor_util
+    classes, seen, stack = None, {op.name}, [op]
+    while stack:
+        x = stack.pop()
+        for out in x.outputs:
+            for c in out.consumers():
+                n = None
+                if c.type in ('SparseSoftmaxCrossEntropyWithLogits',
+                              'SoftmaxCrossEntropyWithLogits') and c.inputs[1].name == out.name:
+                    s = c.inputs[0].shape
+                    n = s[1] if s.rank == 2 else -1
+                elif c.type == 'GatherV2' and c.inputs[1].name == out.name:
+                    ax = tensor_util.constant_value(c.inputs[2])
+                    s = c.inputs[0].shape
+                    n = s[int(ax)] if ax is not None and s.rank else -1
+                elif c.type == 'UnsortedSegmentSum' and c.inputs[1].name == out.name:
+                    s = c.outputs[0].shape
+                    n = s[0] if s.rank else -1
+                elif c.type in moves and c.name not in seen:
+                    seen.add(c.name)
+                    stack.append(c)
+                    continue
+                else:
+                    continue
+                if n is not None and n > 0 and (classes is None or n < classes):
+                    classes = n
+    return classes or 2
+
+
+def placeholder_data(graph, gd, seed):
+    """{tensor name: seeded numpy array} for every Placeholder."""
+    full = {}
+    for n in gd.node:
+        if n.op == 'Placeholder' and '_pcc_shard' in n.attr:
+            b, s = n.attr['_pcc_shard'].list.i[:2]
+            full[origin(n)] = max(full.get(origin(n), 0), b + s)
+    feeds = {}
+    for n in gd.node:
+        if n.op != 'Placeholder':
+            continue
+        op = graph.get_operation_by_name(n.name)
+        t = op.outputs[0]
+        if not t.shape.is_fully_defined():
+            raise PlanError("Placeholder '%s' has no static shape" % n.name)
+        shape = [int(d) for d in t.shape]
+        name = origin(n)
+        bd, begin = None, 0
+        if '_pcc_shard' in n.attr:
+            begin = n.attr['_pcc_shard'].list.i[0]
+            bd = n.attr['_pcc_batch_dim'].i if '_pcc_batch_dim' in n.attr else 0
+        idx = whole_index(shape, bd, begin, full.get(name, 0))
+        dt = t.dtype.as_numpy_dtype
+        if t.dtype.is_floating:
+            v = seed_uniform(name, seed, idx).astype(dt)
+        else:
+            v = (seed_hash(name, seed, idx) % np.uint64(_label_classes(op))).astype(dt)
+        feeds[t] = v.reshape(shape)
+    return feeds
+
+
+def step_targets(gd):
+    """The nodes nothing reads, but init, save/ and the sources."""
+    used = set()
+    for n in gd.node:
+        for i in n.input:
+            used.add(i.lstrip('^').split(':')[0])
+    skip = set(VAR_OPS) | {'Placeholder', 'Const', 'PlaceholderWithDefault'}
+    return [n.name for n in gd.node
+            if n.name not in used and n.name != 'init' and not n.name.startswith('save/')
+            and n.op not in skip]
+
+
+class Result:
+    def __init__(self):
+        self.values = {}       # original name -> numpy array (first copy)
+        self.copies_differ = {}
+        self.times = []
+
+
+def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, traces=None):
+    """Runs a prepared GraphDef (prepare()) on cluster: init, then steps
+    steps; returns a Result with every original variable's value.  With a
+    list traces, every step runs with FULL_TRACE and appends its
+    RunMetadata (tools/tfprofile)."""
+    tf = _tf()
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(gd, name='')
+        reads = {}
+        for n in gd.node:
+            if n.op in VAR_OPS:
+                op = graph.get_operation_by_name(n.name)
+                if n.op == 'VarHandleOp':
+                    with tf.device(n.device or None):
+                        t = tf.raw_ops.ReadVariableOp(resource=op.outputs[0],
+                                                      dtype=n.attr['dtype'].type)
+                else:
+                    t = op.outputs[0]
+                reads.setdefault(origin(n), []).append(t)
+    feeds = placeholder_data(graph, gd, seed)
+    targets = [graph.get_operation_by_name(x) for x in step_targets(gd)]
+    res = Result()
+    with tf.compat.v1.Session(cluster.target, graph=graph, config=cluster.config) as s:
+        init_feed = {}
+        try:
+            init_feed[graph.get_tensor_by_name('init/seed:0')] = np.uint64(seed)
+        except KeyError:
+            pass
+        s.run(graph.get_operation_by_name('init'), init_feed)
+        for k in range(steps):
+            opts = meta = None
+            if (timeline and k == steps - 1) or traces is not None:
+                opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+                meta = tf.compat.v1.RunMetadata()
+            t0 = time.perf_counter()
+            s.run(targets, feeds, options=opts, run_metadata=meta)
+            dt = time.perf_counter() - t0
+            res.times.append(dt)
+            if traces is not None:
+                traces.append(meta)
+            if log:
+                log('step %d: %.6f s' % (k + 1, dt))
+            if timeline and k == steps - 1:
+                from tensorflow.python.client import timeline as tl
+                with open(timeline, 'w') as f:
+                    f.write(tl.Timeline(meta.step_stats).generate_chrome_trace_format())
+        names = sorted(reads)
+        vals = s.run([reads[n] for n in names])
+    for name, copies in zip(names, vals):
+        res.values[name] = copies[0]
+        d = max((float(np.max(np.abs(c.astype(np.float64) - copies[0]))) if c.size else 0.0)
+                for c in copies)
+        if d > 0:
+            res.copies_differ[name] = d
+    return res
+
+
+def summary_lines(values):
+    """NAME SUM L2NORM, as the C runtime prints them (%.9g, double sums)."""
+    out = []
+    for name in sorted(values):
+        v = values[name].astype(np.float64).ravel()
+        out.append('%s %.9g %.9g' % (name, float(np.sum(v)), math.sqrt(float(np.dot(v, v)))))
+    return out
+
+
+def largest_difference(a, b):
+    """Largest element difference of the variables both have, relative
+    above 1 (as tests/run-ctests.sh): (difference, name)."""
+    worst, where = 0.0, None
+    for name in sorted(set(a) & set(b)):
+        x, y = a[name].astype(np.float64), b[name].astype(np.float64)
+        if x.shape != y.shape:
+            return math.inf, name + ' (shapes differ)'
+        if not x.size:
+            continue
+        d = float(np.max(np.abs(x - y) / np.maximum(1.0, np.abs(y))))
+        if d > worst or where is None:
+            worst, where = d, name
+    return worst, where
+
+
+def error_line(e):
+    """The informative line of a TensorFlow error (not 'Graph execution
+    error:' nor the Python traceback TensorFlow quotes)."""
+    msg = getattr(e, 'message', None) or str(e)
+    lines = [x.strip() for x in msg.split('\n') if x.strip()]
+    for x in lines:
+        if x.startswith(('Graph execution error', 'Detected at node', 'File ', 'Node:')):
+            continue
+        if re.match(r'^\w+Error|^[A-Z][a-z]+.*: ', x) or 'node' in x:
+            return x
+    return lines[0] if lines else type(e).__name__

@@ -1,0 +1,534 @@
+"""tools/tfprofile's body (run through tools/tfpython): measures a gir
+graph's op times on one TensorFlow device and writes pcc's --profile YAML;
+optionally measures this machine as a cluster of local tasks and writes a
+cluster YAML.  docs/cost-model.md ("Profiling with tfprofile") describes
+the method:
+
+  * the graph at each batch size: pcc -passes='rebatch<batch=B>,simplify'
+    --emit=tf (passes/rebatch.c);
+  * one task of a local cluster (tools/pcctf.py), intra- and inter-op
+    threads as given (default 1 and 1), --warmup untraced steps, then
+    --steps steps with FULL_TRACE; an op's time is the median over the
+    steps of its nodes' times in RunMetadata.step_stats, mapped back to
+    gir names (_pcc_name, pieces NAME/...);
+  * with one inter-op thread a node's time is its occupancy: from its
+    start to the next node's start on the device (the kernel plus the
+    executor's per-node overhead), so the ops' times add up to the traced
+    span; the rest of the step's wall time (Session.run, feeding, fetching)
+    is the step overhead (one figure for all batches, pooled over them: it
+    hardly depends on the batch), charged to the graph's Placeholders in equal parts
+    (they start every step); --no-overhead leaves both out;
+  * an op TensorFlow ran no node of (grappler fused it into a neighbour,
+    as MatMul + BiasAdd + Relu into _FusedMatMul) gets 0: its time is in
+    the node that absorbed it;
+  * the fit t = a + b*batch is pcc's (docs/cost-model.md); this writes the
+    times at every batch and pcc fits them.
+
+Cluster (--cluster-out): device throughput from a MatMul (FLOP/s) and an
+element-wise add (bytes/s) on one task with the same threads; the link from
+transfers of 2^k float32 bytes between two tasks (a reduction on the
+receiver, minus the same graph without the transfer), fitted to
+t = latency + bytes/bandwidth by least squares on the relative error (TAG
+4.1.2, FastT 4); the same for a 2-task CollectiveReduce (t = 2 latency +
+bytes/bandwidth), the network with --network collective.
+Figures are measured; they vary with the machine's load (printed)."""
+import argparse
+import csv
+import io
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcctf  # noqa: E402
+from tfrun import positive  # noqa: E402  (tfrun's option checker)
+
+
+def log(msg):
+    print('tfprofile: ' + msg, file=sys.stderr, flush=True)
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    if not n:
+        return 0.0
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def fmt_time(t):
+    """Seconds as a YAML time pcc reads: '12.345 us'."""
+    return '%.6g us' % (t * 1e6)
+
+
+def yaml_key(s):
+    """A YAML plain scalar when safe, else a double-quoted string."""
+    plain = s and all(c.isalnum() or c in '_./-' for c in s) and s[0] not in '-.'
+    if plain and s.lower() not in ('true', 'false', 'null', 'yes', 'no', 'on', 'off', '~'):
+        return s
+    return '"%s"' % s.replace('\\', '\\\\').replace('"', '\\"')
+
+
+# ---- pcc --------------------------------------------------------------------
+
+def run_pcc(pcc, args):
+    r = subprocess.run([pcc] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError('pcc %s: exit %d\n%s' % (' '.join(args), r.returncode, r.stderr.strip()))
+    return r
+
+
+def graph_ops(pcc, gir, cluster):
+    """(batch, [(name, type)]) of the simplified graph, from --print-costs."""
+    with tempfile.TemporaryDirectory() as d:
+        csvp = os.path.join(d, 'c.csv')
+        girp = os.path.join(d, 'g.gir')
+        run_pcc(pcc, ['-passes=simplify', gir, '--cluster', cluster,
+                      '--print-costs=' + csvp, '-o', girp])
+        with open(csvp) as f:
+            rows = list(csv.DictReader(f))
+        batch = 0
+        with open(girp) as f:
+            for line in f:
+                if line.startswith('graph ') and 'batch =' in line:
+                    batch = int(line.split('batch =')[1].split('}')[0].split(',')[0])
+                    break
+    seen, ops = set(), []
+    for r in rows:
+        if r['op'] not in seen:
+            seen.add(r['op'])
+            ops.append((r['op'], r['type']))
+    return batch, ops
+
+
+def emit_at(pcc, gir, cluster, batch, out):
+    run_pcc(pcc, ['-passes=rebatch<batch=%d>,simplify' % batch, gir, '--cluster', cluster,
+                  '--emit=tf', '-o', out])
+
+
+def one_device_cluster(path, dtype):
+    with open(path, 'w') as f:
+        f.write('name: profile\ndevice_types:\n  %s: {flops: 1 TFLOPS, memory: 1 TiB}\n'
+                'machines:\n  - {name: m0, type: %s, count: 1}\n' % (yaml_key(dtype), yaml_key(dtype)))
+
+
+# ---- op times ---------------------------------------------------------------
+
+def gir_name_of(node_names, gd, ops):
+    """{TensorFlow node name: gir op name} for the nodes that stand for an
+    op: _pcc_name (a mangled name), the name itself, or the longest '/'
+    prefix that is an op's node (a lowering's pieces, NAME/conv)."""
+    opset = set(ops)
+    by_node = {}
+    for n in gd.node:
+        g = pcctf._attr_s(n, '_pcc_name') or n.name
+        if g in opset:
+            by_node[n.name] = g
+    out = {}
+    for name in node_names:
+        if name in by_node:
+            out[name] = by_node[name]
+            continue
+        parts = name.split('/')
+        for k in range(len(parts) - 1, 0, -1):
+            p = '/'.join(parts[:k])
+            if p in by_node:
+                out[name] = by_node[p]
+                break
+    return out
+
+
+def step_times(meta, sequential):
+    """{node name: seconds} of one traced step, and the traced span."""
+    nodes = []
+    for d in meta.step_stats.dev_stats:
+        for n in d.node_stats:
+            if n.node_name == '_SOURCE':
+                continue
+            start = n.all_start_nanos or n.all_start_micros * 1000
+            t0 = start + (n.op_start_rel_nanos or n.op_start_rel_micros * 1000)
+            t1 = start + (n.op_end_rel_nanos or n.op_end_rel_micros * 1000)
+            end = start + (n.all_end_rel_nanos or n.all_end_rel_micros * 1000)
+            nodes.append((start, t0, t1, end, n.node_name))
+    if not nodes:
+        return {}, 0.0
+    nodes.sort()
+    times = {}
+    for i, (start, t0, t1, end, name) in enumerate(nodes):
+        if sequential:
+            nxt = nodes[i + 1][0] if i + 1 < len(nodes) else end
+            t = max(nxt - start, t1 - t0)
+        else:
+            t = t1 - t0
+        times[name] = times.get(name, 0) + t * 1e-9
+    span = (max(x[3] for x in nodes) - nodes[0][0]) * 1e-9
+    return times, span
+
+
+def profile_batch(cluster, path, ops, a, batch):
+    gd = pcctf.load(path)
+    pcctf.prepare(gd, 1)
+    traces = []
+    pcctf.run_plan(cluster, gd, steps=a.warmup, seed=a.seed)
+    res = pcctf.run_plan(cluster, gd, steps=a.steps, seed=a.seed, traces=traces)
+    names = set()
+    for m in traces:
+        for d in m.step_stats.dev_stats:
+            names.update(n.node_name for n in d.node_stats)
+    to_gir = gir_name_of(names, gd, [o[0] for o in ops])
+    per_op = {o[0]: [] for o in ops}
+    spans = []
+    seq = a.inter == 1 and not a.no_overhead
+    for m in traces:
+        t, span = step_times(m, seq)
+        spans.append(span)
+        acc = {}
+        for node, x in t.items():
+            g = to_gir.get(node)
+            if g is not None:
+                acc[g] = acc.get(g, 0.0) + x
+        for g in per_op:
+            per_op[g].append(acc.get(g, 0.0))
+    ran = {to_gir[n] for n in names if n in to_gir}
+    stat = min if a.stat == 'min' else median
+    times = {g: stat(v) for g, v in per_op.items()}
+    # The median (min) of a sum is not the sum of the medians (mins): load
+    # from other processes hits a few random ops of every step, which the
+    # per-op statistic drops but the step keeps.  Scale the ops' times to
+    # add up to the span's statistic, in proportion to their length (the
+    # chance of being preempted grows with it).
+    total, span = sum(times.values()), stat(spans)
+    if seq and total > 0 and span > 0:
+        times = {g: t * span / total for g, t in times.items()}
+    # untraced wall times: enough steps to last --wall-window seconds (a
+    # burst of load from other processes lasts longer than a few small
+    # steps), at least --steps, at most 2000
+    n = max(a.steps, min(2000, int(a.wall_window / max(span, 1e-6))))
+    wall = pcctf.run_plan(cluster, gd, steps=n, seed=a.seed).times
+    return times, ran, span, wall
+
+
+def fit(points):
+    """Least squares t = a + b*batch (pcc's fit), for the summary."""
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    if len(xs) < 2:
+        return 0.0, ys[0] / xs[0] if xs else 0.0
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
+def rel_fit(points):
+    """t = a + b*x minimising the relative error (weights 1/t^2), so that
+    small transfers, whose time is mostly latency, weigh as much as large
+    ones (sizes span four orders of magnitude)."""
+    pts = [(x, y) for x, y in points if y > 0]
+    if len(pts) < 2:
+        return fit(points)
+    w = [1.0 / (y * y) for _, y in pts]
+    sw = sum(w)
+    mx = sum(wi * x for wi, (x, _) in zip(w, pts)) / sw
+    my = sum(wi * y for wi, (_, y) in zip(w, pts)) / sw
+    sxx = sum(wi * (x - mx) ** 2 for wi, (x, _) in zip(w, pts))
+    b = sum(wi * (x - mx) * (y - my) for wi, (x, y) in zip(w, pts)) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
+def write_profile(out, a, ops, batches, res, model):
+    lines = ['# Measured by tools/tfprofile (TensorFlow %s) on %s: %s' % (
+        pcctf._tf().__version__, os.uname().nodename, model),
+        '# device type %s: one task, %d intra-op and %d inter-op thread(s); '
+        '%s of %d traced steps' % (a.type, a.intra, a.inter, a.stat, a.steps),
+        '# load average at the start: %s' % a.load]
+    for b in batches:
+        r = res[b]
+        lines.append('# batch %d: traced span %s, step wall time %s (%s)' % (
+            b, fmt_time(r['span']), fmt_time(r['wall']), a.stat))
+    if not a.no_overhead:
+        lines.append('# step overhead (%s of wall - span over all steps): %s, on the '
+                     'Placeholders' % (a.stat, fmt_time(a.overhead)))
+    lines.append('batch_sizes: [%s]' % ', '.join(str(b) for b in batches))
+    lines.append('ops:')
+    for name, typ in ops:
+        pts = [res[b]['times'][name] for b in batches]
+        note = ''
+        if typ == 'Placeholder' and not a.no_overhead:
+            note = '  # fed: a share of the step overhead (Session.run, feeds, fetches)'
+        elif all(name not in res[b]['ran'] for b in batches):
+            note = '  # no node of its own ran (fused into another, or nothing to run)'
+        lines.append('  %s:%s' % (yaml_key(name), note))
+        lines.append('    %s: [%s]' % (yaml_key(a.type), ', '.join(fmt_time(t) for t in pts)))
+    text = '\n'.join(lines) + '\n'
+    if out in (None, '-'):
+        sys.stdout.write(text)
+    else:
+        with open(out, 'w') as f:
+            f.write(text)
+
+
+# ---- this machine as a cluster ------------------------------------------------
+
+def kernel_time(sess, fetch, node, n):
+    """Median over n traced runs of the kernel time of node (the step's
+    own overhead left out)."""
+    tf = pcctf._tf()
+    ts = []
+    for _ in range(n):
+        meta = tf.compat.v1.RunMetadata()
+        sess.run(fetch, options=tf.compat.v1.RunOptions(
+            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=meta)
+        t = 0
+        for d in meta.step_stats.dev_stats:
+            for x in d.node_stats:
+                if x.node_name == node:
+                    t += (x.op_end_rel_nanos - x.op_start_rel_nanos) or \
+                        (x.op_end_rel_micros - x.op_start_rel_micros) * 1000
+        ts.append(t * 1e-9)
+    return median(ts)
+
+
+def paired_difference(sess, a, b, n):
+    """Median of wall(a) - wall(b) over n back-to-back pairs."""
+    ds = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        sess.run(a)
+        t1 = time.perf_counter()
+        sess.run(b)
+        t2 = time.perf_counter()
+        ds.append((t1 - t0) - (t2 - t1))
+    return median(ds)
+
+
+def measure_cluster(cluster, a):
+    tf = pcctf._tf()
+    dev = ['/job:worker/replica:0/task:%d/device:CPU:0' % i for i in range(cluster.ntasks)]
+    res = {}
+    g = tf.Graph()
+    with g.as_default():
+        n = a.matmul
+        with tf.device(dev[0]):
+            x = tf.Variable(tf.random.uniform([n, n], seed=1), name='mm_x')
+            mm_op = tf.linalg.matmul(x, x)
+            mm = tf.reduce_sum(mm_op)
+            m = a.bw_elems
+            u = tf.Variable(tf.random.uniform([m], seed=2), name='bw_u')
+            v = tf.Variable(tf.random.uniform([m], seed=3), name='bw_v')
+            add_op = u + v
+            add = tf.reduce_sum(add_op)
+        sizes = [1024 * 2 ** k for k in range(a.max_size_log2 - 9)]
+        xfer, local = {}, {}
+        for s in sizes:
+            with tf.device(dev[0]):
+                w = tf.Variable(tf.random.uniform([s // 4], seed=4), name='x%d' % s)
+                local[s] = tf.reduce_sum(tf.identity(w))
+            with tf.device(dev[1]):
+                xfer[s] = tf.reduce_sum(tf.identity(w))
+        # a ring AllReduce of 2 tasks: CollectiveReduce as pcc emits it
+        coll, cloc = {}, {}
+        csizes = [1024 * 4 ** k for k in range(max(1, (a.max_size_log2 - 8) // 2))]
+        for k, sz in enumerate(csizes):
+            outs, locs = [], []
+            for i in (0, 1):
+                with tf.device(dev[i]):
+                    w = tf.Variable(tf.random.uniform([sz // 4], seed=5 + i), name='c%d_%d' % (sz, i))
+                    r = tf.raw_ops.CollectiveReduce(
+                        input=tf.identity(w), group_size=2, group_key=1, instance_key=k + 1,
+                        merge_op='Add', final_op='Id', subdiv_offsets=[0])
+                    outs.append(tf.reduce_sum(r))
+                    locs.append(tf.reduce_sum(tf.identity(w)))
+            coll[sz], cloc[sz] = outs, locs
+        init = tf.compat.v1.global_variables_initializer()
+    with tf.compat.v1.Session(cluster.target, graph=g, config=cluster.config) as s:
+        s.run(init)
+        for f in (mm, add):
+            s.run(f)
+        t_mm = kernel_time(s, mm, mm_op.op.name, a.repeat)
+        t_add = kernel_time(s, add, add_op.op.name, a.repeat)
+        pts = []
+        for sz in sizes:
+            s.run(xfer[sz])
+            s.run(local[sz])
+            pts.append((sz, paired_difference(s, xfer[sz], local[sz], a.repeat)))
+        cpts = []
+        for sz in csizes:
+            s.run(coll[sz])
+            s.run(cloc[sz])
+            cpts.append((sz, paired_difference(s, coll[sz], cloc[sz], a.repeat)))
+    # kernel times from the trace: MatMul 2n^3 FLOPs; the add reads two
+    # vectors and writes one
+    res['flops'] = 2.0 * n ** 3 / max(t_mm, 1e-9)
+    res['mem_bw'] = 3 * 4.0 * a.bw_elems / max(t_add, 1e-9)
+    lat, inv_bw = rel_fit(pts)
+    if inv_bw <= 0:
+        inv_bw = 1e-12
+    res['latency'] = max(lat, 0.0)
+    res['bandwidth'] = 1.0 / inv_bw
+    res['points'] = pts
+    # 2 tasks: t = 2 (lat + (B/2)/bw) = 2 lat + B/bw (docs/cost-model.md)
+    clat2, cinv = rel_fit(cpts)
+    res['coll_latency'] = max(clat2 / 2, 0.0)
+    res['coll_bandwidth'] = 1.0 / cinv if cinv > 0 else 1e12
+    res['coll_points'] = cpts
+    return res
+
+
+def write_cluster(out, a, m):
+    mem = 0
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemTotal:'):
+                    mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    mem = mem // a.tasks if mem else 2 ** 30
+    lines = [
+        '# This machine as a cluster of %d local TensorFlow tasks, measured by' % a.tasks,
+        '# tools/tfprofile (TensorFlow %s, %d intra-op / %d inter-op thread(s) per task)' % (
+            pcctf._tf().__version__, a.intra, a.inter),
+        '# on %s; load average at the start: %s.' % (os.uname().nodename, a.load),
+        '# flops: a %dx%d float32 MatMul; mem_bw: a %d-element add;' % (
+            a.matmul, a.matmul, a.bw_elems),
+        '# network: t = latency + bytes/bandwidth fitted to transfers between task 0 and 1:',
+    ]
+    for sz, t in m['points']:
+        lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
+    lines.append('# a 2-task CollectiveReduce (ring: t = 2 latency + bytes/bandwidth) of:')
+    for sz, t in m['coll_points']:
+        lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
+    lines.append('#   fitted: bandwidth %.6g MB/s, latency %.6g us per ring step%s' % (
+        m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6,
+        ' (used below: --network collective)' if a.network == 'collective' else ''))
+    lines += [
+        'name: %s' % yaml_key(a.cluster_name),
+        'device_types:',
+        '  %s: {flops: %.6g GFLOPS, memory: %d B, mem_bw: %.6g GB/s}' % (
+            yaml_key(a.type), m['flops'] / 1e9, mem, m['mem_bw'] / 1e9),
+        'machines:',
+    ]
+    for i in range(a.tasks):
+        lines.append('  - {name: t%d, type: %s, count: 1}' % (i, yaml_key(a.type)))
+    key = 'coll_' if a.network == 'collective' else ''
+    lines.append('network: {bandwidth: %.6g MB/s, latency: %.6g us}' % (
+        m[key + 'bandwidth'] / 1e6, m[key + 'latency'] * 1e6))
+    with open(out, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+
+
+# ---- main -------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog='tfprofile', description="Measures a gir graph's op times on one TensorFlow "
+        "device at several batch sizes and writes pcc's --profile YAML; with "
+        "--cluster-out also measures this machine as a cluster of local tasks.")
+    ap.add_argument('model', nargs='?', help='the training graph (.gir)')
+    ap.add_argument('-t', '--type', default='CPU', help='device type name (CPU)')
+    ap.add_argument('-o', '--output', help='profile YAML (default: stdout)')
+    ap.add_argument('--batches', help='batch sizes, comma-separated (default: B/2, B, 2B '
+                    'for the graph\'s batch B)')
+    ap.add_argument('--steps', type=positive, default=15, help='traced steps per batch (15)')
+    ap.add_argument('--warmup', type=positive, default=3, help='untraced steps first (3)')
+    ap.add_argument('--intra', type=positive, default=1, help='intra-op threads (1)')
+    ap.add_argument('--inter', type=positive, default=1, help='inter-op threads (1)')
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--stat', choices=('median', 'min'), default='median',
+                    help="an op's time over the steps: median (default) or min (the "
+                    "machine without the load of other processes)")
+    ap.add_argument('--pcc', default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                 '..', 'pcc'), help='the pcc binary (./pcc)')
+    ap.add_argument('--wall-window', type=float, default=1.0, metavar='S',
+                    help='untraced steps for the step overhead: about S seconds of them (1)')
+    ap.add_argument('--no-overhead', action='store_true',
+                    help='kernel times only: no executor gaps, no step overhead on the Placeholders')
+    ap.add_argument('--cluster-out', metavar='FILE', help='also measure this machine as a '
+                    'cluster of --tasks local tasks and write its YAML')
+    ap.add_argument('--tasks', type=positive, default=2, help='tasks of that cluster (2)')
+    ap.add_argument('--network', choices=('transfer', 'collective'), default='transfer',
+                    help="the cluster's network from point-to-point transfers (default) or "
+                    "from 2-task CollectiveReduces (per ring step)")
+    ap.add_argument('--cluster-name', default='local', help='its name (local)')
+    ap.add_argument('--matmul', type=positive, default=256, help='MatMul size for flops (256)')
+    ap.add_argument('--bw-elems', type=positive, default=1 << 23,
+                    help='vector length for mem_bw (2^23)')
+    ap.add_argument('--max-size-log2', type=int, default=24,
+                    help='largest transfer: 2^N bytes (24 = 16 MiB; from 1 KiB)')
+    ap.add_argument('--repeat', type=positive, default=21, help='runs per measured point (21)')
+    a = ap.parse_args()
+    if not a.model and not a.cluster_out:
+        ap.error('give a model to profile, --cluster-out, or both')
+    if a.cluster_out and a.tasks < 2:
+        ap.error('--cluster-out needs --tasks of at least 2')
+    if a.max_size_log2 < 10 or a.max_size_log2 > 30:
+        ap.error('--max-size-log2 must be in 10..30')
+    a.load = ' '.join(open('/proc/loadavg').read().split()[:3]) if os.path.exists('/proc/loadavg') else '?'
+    a.pcc = os.path.normpath(a.pcc)
+    ntasks = max(a.tasks if a.cluster_out else 1, 1)
+    cluster = pcctf.Cluster(ntasks, 1, a.intra, a.inter)
+    tf = pcctf._tf()
+    if a.model:
+        with tempfile.TemporaryDirectory() as d:
+            cl = os.path.join(d, 'one.yaml')
+            one_device_cluster(cl, a.type)
+            try:
+                batch, ops = graph_ops(a.pcc, a.model, cl)
+                if a.batches:
+                    batches = sorted({int(x) for x in a.batches.split(',')})
+                    if not batches or batches[0] < 1:
+                        ap.error('--batches: positive integers')
+                elif batch > 0:
+                    batches = sorted({max(1, batch // 2), batch, 2 * batch})
+                else:
+                    ap.error('the graph has no batch; give --batches')
+                res = {}
+                for b in batches:
+                    p = os.path.join(d, 'b%d.pbtxt' % b)
+                    emit_at(a.pcc, a.model, cl, b, p)
+                    times, ran, span, walls = profile_batch(cluster, p, ops, a, b)
+                    stat = min if a.stat == 'min' else median
+                    wall = stat(walls)
+                    res[b] = {'times': times, 'ran': ran, 'span': span, 'wall': wall,
+                              'walls': walls}
+                    log('batch %d: %d ops, traced span %s, step %s (%s)' % (
+                        b, len(ops), fmt_time(span), fmt_time(wall), a.stat))
+                if not a.no_overhead:
+                    # One step overhead for all batches: it hardly depends
+                    # on the batch, and a burst of load during one batch
+                    # must not tilt the Placeholders' fit; the median
+                    # (or min) of every untraced step's wall time less its
+                    # batch's traced span, pooled over the batches.
+                    stat = min if a.stat == 'min' else median
+                    a.overhead = max(stat([w - r['span'] for r in res.values()
+                                           for w in r['walls']]), 0.0)
+                    ph = [n for n, t in ops if t == 'Placeholder']
+                    for r in res.values():
+                        for n in ph:
+                            r['times'][n] = r['times'].get(n, 0.0) + a.overhead / len(ph)
+            except RuntimeError as e:
+                log('error: %s' % e)
+                return 1
+            except (pcctf.PlanError, tf.errors.OpError) as e:
+                msg = str(e).split('Original stack trace')[0]
+                lines = [x.strip() for x in msg.split('\n') if x.strip() and
+                         not x.startswith(('Graph execution error', 'Detected at', '\t'))]
+                log('error: TensorFlow: %s' % ' | '.join(lines[-2:]))
+                return 3
+        write_profile(a.output, a, ops, batches, res, os.path.basename(a.model))
+    if a.cluster_out:
+        m = measure_cluster(cluster, a)
+        write_cluster(a.cluster_out, a, m)
+        log('cluster: %.3g GFLOP/s, %.3g GB/s memory, link %.3g MB/s + %.3g us, '
+            'collective step %.3g MB/s + %.3g us' % (
+                m['flops'] / 1e9, m['mem_bw'] / 1e9, m['bandwidth'] / 1e6, m['latency'] * 1e6,
+                m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""tools/tfrun's body (run through tools/tfpython): see tools/tfrun and
+docs/backends.md.  stdout: NAME SUM L2NORM per original variable after the
+steps; stderr: tfrun: step K: X.XXXXXX s, and with --compare the largest
+difference.  Exit status: 0; 1 a difference above --tol (or a plan whose
+replicas of a variable differ); 2 bad usage or a plan tfrun cannot run;
+3 TensorFlow failed running it."""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcctf  # noqa: E402
+
+
+def log(msg):
+    print('tfrun: ' + msg, file=sys.stderr, flush=True)
+
+
+def positive(s):
+    v = int(s)
+    if v < 1:
+        raise argparse.ArgumentTypeError('must be at least 1')
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser(prog='tfrun', description='Runs a pcc plan (--emit=tf) '
+                                 'on a local TensorFlow cluster: init, then N steps.')
+    ap.add_argument('plan')
+    ap.add_argument('--tasks', type=positive, help='tasks of the local cluster '
+                    '(default: as many as the plan uses)')
+    ap.add_argument('--steps', type=positive, default=1)
+    ap.add_argument('--intra', type=positive, default=1, help='intra-op threads per task')
+    ap.add_argument('--inter', type=positive, default=1, help='inter-op threads per task')
+    ap.add_argument('--seed', type=int, default=0, help='seed of the data and initial values')
+    ap.add_argument('--compare', metavar='SINGLE.pbtxt',
+                    help='also run this (one-device) plan and print the largest difference')
+    ap.add_argument('--tol', type=float, default=1e-4,
+                    help='--compare fails above this (relative above 1; default 1e-4)')
+    ap.add_argument('--timeline', metavar='FILE', help="Chrome trace of the last step")
+    a = ap.parse_args()
+    if a.seed < 0 or a.seed >= 2 ** 64:
+        ap.error('--seed must be in [0, 2^64)')
+    try:
+        plans = [pcctf.load(a.plan)]
+        if a.compare:
+            plans.append(pcctf.load(a.compare))
+        need = [pcctf.device_map(gd) for gd in plans]
+        ntasks = a.tasks or max(n[1] for n in need)
+        ncpu = max(n[2] for n in need)
+        for gd in plans:
+            pcctf.prepare(gd, ntasks)
+    except (OSError, pcctf.PlanError) as e:
+        log('error: %s' % e)
+        return 2
+    except Exception as e:  # a malformed GraphDef
+        log('error: %s: %s' % (a.plan, e))
+        return 2
+    cluster = pcctf.Cluster(ntasks, ncpu, a.intra, a.inter)
+    import tensorflow as tf
+    try:
+        r = pcctf.run_plan(cluster, plans[0], a.steps, a.seed, a.timeline, log)
+        ref = pcctf.run_plan(cluster, plans[1], a.steps, a.seed) if a.compare else None
+    except pcctf.PlanError as e:
+        log('error: %s' % e)
+        return 2
+    except (tf.errors.OpError, ValueError) as e:
+        log('error: TensorFlow: %s' % pcctf.error_line(e))
+        return 3
+    print('\n'.join(pcctf.summary_lines(r.values)))
+    status = 0
+    for name, d in sorted(r.copies_differ.items()):
+        log('copies of %s differ by up to %.3g' % (name, d))
+    if ref is not None:
+        d, where = pcctf.largest_difference(r.values, ref.values)
+        missing = sorted(set(ref.values) - set(r.values))
+        log('largest difference from %s: %.3g (%s)' % (a.compare, d, where))
+        if missing:
+            log('variables of %s missing from the plan: %s' % (a.compare, ' '.join(missing)))
+            status = 1
+        if not d <= a.tol:
+            log('difference above --tol %g' % a.tol)
+            status = 1
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main())
