@@ -2144,6 +2144,18 @@ static uint32_t add_assign(Low *L, const char *name, const VarInit *vi,
 	return a;
 }
 
+/* The CPU of dev's task (/job:J/replica:R/task:I/device:CPU:0), where the
+ * initialisers compute: GPUs lack kernels for some of their uint64 ops.
+ * dev itself when it is not of that form (an imported _device), NULL
+ * for NULL. */
+static const char *host_of(Low *L, const char *dev)
+{
+	const char *d = dev ? strstr(dev, "/device:") : NULL;
+	if (!d || strncmp(dev, "/job:", 5))
+		return dev;
+	return dev_intern(L, arena_printf(L->a, "%.*s/device:CPU:0", (int)(d - dev), dev));
+}
+
 static int cmp_vinit(const void *a, const void *b)
 {
 	const VarInit *x = a, *y = b;
@@ -2200,7 +2212,7 @@ static void add_init(Low *L)
 	uint32_t *prim = xmalloc(sizeof(uint32_t) * (L->nvars + 1));
 	uint32_t nprim = 0;
 	/* the seed: fed by tfrun --seed, 0 by default */
-	const char *dev0 = L->gd->nodes[L->vars[0].node].device;
+	const char *dev0 = host_of(L, L->gd->nodes[L->vars[0].node].device);
 	uint32_t sd = cconst(L, dev0, TFDT_UINT64, 0);
 	uint32_t seed = add_node(L, "init/seed", "PlaceholderWithDefault", dev0, sd,
 				 NONE, 0);
@@ -2226,9 +2238,9 @@ static void add_init(Low *L)
 		GdShape sh = shape_of(L, v[p].t);
 		uint32_t val;
 		if (v[p].kind == VI_PARAM && is_float_dt(dt) && type_known(v[p].t))
-			val = gen_param(L, pfx, &v[p], pn->device, seedphi);
+			val = gen_param(L, pfx, &v[p], host_of(L, pn->device), seedphi);
 		else
-			val = const_fill(L, pfx, pn->device, dt, &sh,
+			val = const_fill(L, pfx, host_of(L, pn->device), dt, &sh,
 					 v[p].kind == VI_VALUE ? v[p].value : 0, 0);
 		for (uint32_t k = i; k < j; k++)
 			assigns[k] = add_assign(L, arena_printf(L->a, "%s/Assign",

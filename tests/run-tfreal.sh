@@ -29,9 +29,16 @@ fi
 zoo="$t/zoo"
 mkdir "$zoo"
 if [ "$B" = build ]; then
-	/usr/bin/python3 tools/torch2gir mobilenet_v2 --batch 2 --image-size 32 \
-		-o "$zoo/mobilenet_v2.gir" >"$t/zoo.err" 2>&1 ||
-		echo "tfreal: no zoo models (tools/torch2gir failed or PyTorch is missing): their plans SKIPPED"
+	for m in "mobilenet_v2 mobilenet_v2 --batch 2 --image-size 32" \
+		 "resnet50 resnet50 --batch 2 --image-size 32" \
+		 "transformer tests.tfreal.small_models:transformer --batch 4 --optimizer adam" \
+		 "bert tests.tfreal.small_models:bert --batch 4 --optimizer adam" \
+		 "transformer_dropout tests.tfreal.small_models:transformer_dropout --batch 4 --optimizer adam"; do
+		set -- $m
+		out=$1; shift
+		/usr/bin/python3 tools/torch2gir "$@" -o "$zoo/$out.gir" >"$t/zoo.err" 2>&1 ||
+			{ echo "tfreal: tools/torch2gir $*: failed or PyTorch is missing: its plans SKIPPED"; rm -f "$zoo/$out.gir"; }
+	done
 fi
 fail=0 skipped=0 n=0 prev=
 : >"$t/list"; : >"$t/failed"; : >"$t/skipped"

@@ -364,11 +364,29 @@ class Result:
         self.values = {}       # original name -> numpy array (first copy)
         self.copies_differ = {}
         self.times = []
+        self.fetched = {}
 
 
-def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None):
+def dropout_masks(gd):
+    """The dropout masks of a graph (torch2gir's lowering, docs/models.md):
+    {GreaterEqual node reading a RandomUniform: the name of its threshold,
+    the rate}."""
+    byname = {n.name: n for n in gd.node}
+    out = {}
+    for n in gd.node:
+        if n.op != 'GreaterEqual' or len(n.input) < 2:
+            continue
+        a, b = (byname.get(i.split(':')[0]) for i in n.input[:2])
+        if a is not None and a.op == 'RandomUniform' and b is not None:
+            out[n.name] = b.name
+    return out
+
+
+def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=()):
     """Runs a prepared GraphDef (prepare()) on cluster: init, then steps
-    steps; returns a Result with every original variable's value."""
+    steps; returns a Result with every original variable's value, and in
+    fetched the values of the tensors named in fetch during the last
+    step."""
     tf = _tf()
     graph = tf.Graph()
     with graph.as_default():
@@ -399,9 +417,14 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None):
             if timeline and k == steps - 1:
                 opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
                 meta = tf.compat.v1.RunMetadata()
+            last = k == steps - 1
+            fetches = [graph.get_tensor_by_name(x if ':' in x else x + ':0')
+                       for x in fetch] if last else []
             t0 = time.perf_counter()
-            s.run(targets, feeds, options=opts, run_metadata=meta)
+            got = s.run([targets, fetches], feeds, options=opts, run_metadata=meta)[1]
             dt = time.perf_counter() - t0
+            if last:
+                res.fetched = dict(zip(fetch, got))
             res.times.append(dt)
             if log:
                 log('step %d: %.6f s' % (k + 1, dt))

@@ -46,7 +46,9 @@ def main():
         what = '%s/%s' % (graph, name)
         try:
             pcctf.prepare(gd, cluster.ntasks)
-            r = pcctf.run_plan(cluster, gd, 1, 0)
+            masks = pcctf.dropout_masks(gd) if graph not in ref else {}
+            r = pcctf.run_plan(cluster, gd, 1, 0,
+                               fetch=list(masks) + sorted(set(masks.values())))
             if graph not in ref:
                 init = pcctf.run_plan(cluster, gd, 0, 0)
         except (pcctf.PlanError, tf.errors.OpError, ValueError) as e:
@@ -54,6 +56,15 @@ def main():
             continue
         if graph not in ref:
             ref[graph] = r.values
+            # dropout keeps each element with probability 1 - rate: within
+            # 5 standard deviations of the binomial (seeded: deterministic)
+            for m in sorted(masks):
+                rate = float(r.fetched[masks[m]])
+                keep = r.fetched[m]
+                frac, n = float(np.mean(keep)), keep.size
+                sd = (rate * (1 - rate) / n) ** 0.5
+                check(0 < rate < 1 and abs(frac - (1 - rate)) <= 5 * sd,
+                      '%s: dropout %s keeps %.3f of %d (rate %g)' % (what, m, frac, n, rate))
             moved = max(float(np.max(np.abs(r.values[k].astype(np.float64) - init.values[k])))
                         for k in r.values if r.values[k].size)
             check(moved > 10 * TOL and not r.copies_differ,
