@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.." || exit 2
 PCC=$(pwd)/$B/pcc
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-plans=$(grep -v '^#' tests/tfreal/plans.txt | grep -c .)
+P=${TFREAL_PLANS:-tests/tfreal/plans.txt}
+plans=$(grep -v '^#' "$P" | grep -c .)
 tools/tfpython -c 'import tensorflow' 2>"$t/err"
 rc=$?
 if [ "$rc" -ne 0 ]; then
@@ -42,7 +43,7 @@ if [ "$B" = build ]; then
 fi
 fail=0 skipped=0 n=0 prev=
 : >"$t/list"; : >"$t/failed"; : >"$t/skipped"
-grep -v '^#' tests/tfreal/plans.txt | grep . | while read -r graph name file args; do
+grep -v '^#' "$P" | grep . | while read -r graph name file args; do
 	n=$((n+1))
 	file=$(printf '%s' "$file" | sed "s|@ZOO@|$zoo|")
 	if { [ "$B" != build ] && [ "$graph" != mlp ]; } || [ ! -f "$file" ]; then
@@ -74,6 +75,30 @@ p=$(sed -n 's/^tfreal: \([0-9]*\) passed.*/\1/p' "$t/out")
 f=$(sed -n 's/^tfreal: [0-9]* passed, \([0-9]*\) failed.*/\1/p' "$t/out")
 [ -n "$p" ] || p=0
 [ -n "$f" ] || f=1
+
+# tools/tfrun's command line
+sp=0 sf=0
+check() { # check NAME COMMAND...: the command must succeed
+	name=$1; shift
+	if "$@" >"$t/log" 2>&1; then sp=$((sp+1)); echo "ok tfrun: $name"
+	else echo "FAIL tfrun: $name"; sed 's/^/  | /' "$t/log" | head -n 20; sf=$((sf+1)); fi
+}
+if [ "$B" = build ]; then
+	"$PCC" tests/ctests/mlp.gir -O0 --cluster examples/clusters/hetero-4.yaml --emit=tf -o "$t/dp.pbtxt" 2>/dev/null
+	"$PCC" tests/ctests/mlp.gir -passes=simplify,annotate,place --cluster tests/ctests/one-cpu.yaml \
+		--emit=tf --emit-opt=lr=0.02 -o "$t/lr2.pbtxt" 2>/dev/null
+	tools/tfrun "$t/dp.pbtxt" --steps 2 --compare "$t/lr2.pbtxt" >"$t/run.out" 2>"$t/run.err"
+	echo $? >"$t/run.rc"
+	check "--compare exits 1 above --tol (b1's learning rate differs)" sh -c "[ \$(cat '$t/run.rc') -eq 1 ] &&
+		grep -q '^tfrun: largest difference from .*: [0-9.e-]* (b1)' '$t/run.err' && grep -q 'above --tol 0.0001' '$t/run.err'"
+	check "a step time per step on stderr" sh -c "[ \$(grep -c '^tfrun: step [12]: [0-9]*\.[0-9]\{6\} s\$' '$t/run.err') -eq 2 ]"
+	check "NAME SUM L2NORM per original variable" sh -c "[ \"\$(cut -d' ' -f1 '$t/run.out' | tr '\n' ' ')\" = 'b1 b2 b2_m b2_v w1 w2 ' ] &&
+		! grep -qv '^[a-z0-9_]* -\{0,1\}[0-9.e+-]* [0-9.e+-]*\$' '$t/run.out'"
+	check "too few tasks: a clear error, exit 2" sh -c "tools/tfrun '$t/dp.pbtxt' --tasks 1 2>'$t/err' >/dev/null; [ \$? -eq 2 ] &&
+		grep -q 'tfrun: error: the plan places ops on 2 tasks (task:0 .. task:1) but the cluster has 1 (--tasks)' '$t/err'"
+	check "bad usage exits 2" sh -c "tools/tfrun '$t/dp.pbtxt' --steps 0 2>/dev/null >/dev/null; [ \$? -eq 2 ]"
+fi
+
 # the summary line of the whole suite replaces the Python one
-echo "tfreal: $p passed, $((f + f0)) failed, $s0 skipped (real TensorFlow $(tools/tfpython -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null))"
-[ $((f + f0)) -eq 0 ]
+echo "tfreal: $((p + sp)) passed, $((f + f0 + sf)) failed, $s0 skipped (real TensorFlow $(tools/tfpython -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null))"
+[ $((f + f0 + sf)) -eq 0 ]
