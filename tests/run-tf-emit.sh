@@ -94,6 +94,10 @@ check "init: an Assign per variable and its replicas" sh -c "'$PCC' -passes= tes
 	[ \$(grep -c 'op: \"VariableV2\"' '$t/plan.pbtxt') -eq \$(awk '/name: \"init\"/{f=1} f&&/^}/{exit} f&&/input: \"\\^/' '$t/plan.pbtxt' | wc -l) ]"
 check "no control input on a variable" sh -c "! awk '/^node/{v=0} /op: \"VariableV2\"/{v=1} v&&/input:/{print; bad=1} END{exit !bad}' '$t/plan.pbtxt'"
 check "save/ and restore_all" sh -c "grep -q 'name: \"save/SaveV2\"' '$t/plan.pbtxt' && grep -q 'name: \"save/restore_all\"' '$t/plan.pbtxt'"
+# StridedSliceGrad: its required T and Index derived from the inputs
+printf 'gir 1\ngraph g {\n  %%dy = Placeholder() : f32[2,3]\n  %%sh = Const() {value = [4, 3]} : i64[2]\n  %%g = StridedSliceGrad(%%sh, %%sh, %%sh, %%sh, %%dy) : f32[4,3]\n}\n' >"$t/ssg.gir"
+check "StridedSliceGrad gets T and Index" sh -c "'$PCC' -passes= '$t/ssg.gir' --emit=tf 2>/dev/null | awk '/name: \"g\"/{f=1} f' >'$t/ssg.pbtxt' &&
+	grep -A2 'key: \"Index\"' '$t/ssg.pbtxt' | grep -q DT_INT64 && grep -A2 'key: \"T\"' '$t/ssg.pbtxt' | grep -q DT_FLOAT"
 check "--help lists tf and tf-json" sh -c "'$PCC' --help | grep -q '^  tf-json'"
 echo "tf-emit: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
