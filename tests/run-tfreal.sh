@@ -92,8 +92,8 @@ if [ "$B" = build ]; then
 	check "--compare exits 1 above --tol (b1's learning rate differs)" sh -c "[ \$(cat '$t/run.rc') -eq 1 ] &&
 		grep -q '^tfrun: largest difference from .*: [0-9.e-]* (b1)' '$t/run.err' && grep -q 'above --tol 0.0001' '$t/run.err'"
 	check "a step time per step on stderr" sh -c "[ \$(grep -c '^tfrun: step [12]: [0-9]*\.[0-9]\{6\} s\$' '$t/run.err') -eq 2 ]"
-	check "NAME SUM L2NORM per original variable" sh -c "[ \"\$(cut -d' ' -f1 '$t/run.out' | tr '\n' ' ')\" = 'b1 b2 b2_m b2_v w1 w2 ' ] &&
-		! grep -qv '^[a-z0-9_]* -\{0,1\}[0-9.e+-]* [0-9.e+-]*\$' '$t/run.out'"
+	check "NAME SUM L2NORM per original variable and graph output" sh -c "[ \"\$(cut -d' ' -f1 '$t/run.out' | tr '\n' ' ')\" = 'b1 b2 b2_m b2_v loss loss:1 total w1 w2 ' ] &&
+		! grep -qv '^[a-z0-9_:]* -\{0,1\}[0-9.e+-]* [0-9.e+-]*\$' '$t/run.out'"
 	check "too few tasks: a clear error, exit 2" sh -c "tools/tfrun '$t/dp.pbtxt' --tasks 1 2>'$t/err' >/dev/null; [ \$? -eq 2 ] &&
 		grep -q 'tfrun: error: the plan places ops on 2 tasks (task:0 .. task:1) but the cluster has 1 (--tasks)' '$t/err'"
 	check "bad usage exits 2" sh -c "tools/tfrun '$t/dp.pbtxt' --steps 0 2>/dev/null >/dev/null; [ \$? -eq 2 ]"
