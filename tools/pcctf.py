@@ -418,11 +418,13 @@ def _assemble(parts):
     return parts[0][0]
 
 
-def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=()):
-    """Runs a prepared GraphDef (prepare()) on cluster: init, then steps
-    steps; returns a Result with every original variable's value, and in
-    fetched the values of the tensors named in fetch during the last
-    step."""
+def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=(),
+             restore=None, save=None):
+    """Runs a prepared GraphDef (prepare()) on cluster: init (then, with
+    restore, save/restore_all from that checkpoint prefix), then steps
+    steps (then, with save, save/control_dependency to that prefix);
+    returns a Result with every original variable's value, and in fetched
+    the values of the tensors named in fetch during the last step."""
     tf = _tf()
     graph = tf.Graph()
     with graph.as_default():
@@ -450,6 +452,10 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=()):
         except KeyError:
             pass
         s.run(graph.get_operation_by_name('init'), init_feed)
+        has_save = any(n.name == 'save/restore_all' for n in gd.node)
+        if restore and has_save:
+            s.run(graph.get_operation_by_name('save/restore_all'),
+                  {graph.get_tensor_by_name('save/Const:0'): restore})
         for k in range(steps):
             opts = meta = None
             if timeline and k == steps - 1:
@@ -474,6 +480,9 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=()):
                 from tensorflow.python.client import timeline as tl
                 with open(timeline, 'w') as f:
                     f.write(tl.Timeline(meta.step_stats).generate_chrome_trace_format())
+        if save and has_save:
+            s.run(graph.get_tensor_by_name('save/control_dependency:0'),
+                  {graph.get_tensor_by_name('save/Const:0'): save})
         names = sorted(reads)
         vals = s.run([reads[n] for n in names])
     for name, copies in zip(names, vals):

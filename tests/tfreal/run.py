@@ -5,12 +5,15 @@ the first plan of each GRAPH is its one-device reference, run for one step
 from the seeded initial values; each other plan must end with every
 variable within TOL (relative above 1) of it.  The reference's step must
 move some variable by more than 10 x TOL (so the tolerance could tell a wrong
-gradient), and where CEXPECTED (the C runtime's NAME SUM L2 lines) is given,
+gradient), its checkpoint (save/) restored into every other plan of the
+GRAPH must give its variables exactly, and where CEXPECTED (the C runtime's NAME SUM L2 lines) is given,
 the reference's sums and norms must agree with it within TOL.  Prints `ok
 GRAPH/NAME ...` or `FAIL ...` per check and `tfreal: N passed, N failed, 0
 skipped`."""
 import os
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools'))
 import numpy as np  # noqa: E402
@@ -42,13 +45,18 @@ def main():
             failed += 1
 
     ref = {}
+    tmp = tempfile.mkdtemp()
     for graph, name, gd, cexp in plans:
         what = '%s/%s' % (graph, name)
         try:
             pcctf.prepare(gd, cluster.ntasks)
             masks = pcctf.dropout_masks(gd) if graph not in ref else {}
-            r = pcctf.run_plan(cluster, gd, 1, 0,
+            ckpt = os.path.join(tmp, graph) if graph not in ref else None
+            r = pcctf.run_plan(cluster, gd, 1, 0, save=ckpt,
                                fetch=list(masks) + sorted(set(masks.values())))
+            if graph in ref:
+                # the reference's checkpoint, restored into this plan
+                back = pcctf.run_plan(cluster, gd, 0, 1, restore=os.path.join(tmp, graph))
             if graph not in ref:
                 init = pcctf.run_plan(cluster, gd, 0, 0)
         except (pcctf.PlanError, tf.errors.OpError, ValueError) as e:
@@ -89,12 +97,18 @@ def main():
                 check(worst <= TOL and common,
                       '%s: the C runtime agrees on %d variables: %.3g' % (what, len(common), worst))
             continue
+        vars_ref = {k: v for k, v in ref[graph].items() if k in back.values}
+        dr, wr = pcctf.largest_difference(back.values, vars_ref)
+        check(dr == 0 and set(back.values) == set(vars_ref),
+              '%s: the reference checkpoint restores into it: difference %.3g (%s)'
+              % (what, dr, wr))
         d, where = pcctf.largest_difference(r.values, ref[graph])
         missing = sorted(set(ref[graph]) - set(r.values))
         check(d <= TOL and not missing and not r.copies_differ,
               '%s: largest difference %.3g (%s)%s%s' % (
                   what, d, where, ' missing ' + ' '.join(missing) if missing else '',
                   ' copies differ: %s' % r.copies_differ if r.copies_differ else ''))
+    shutil.rmtree(tmp, ignore_errors=True)
     print('tfreal: %d passed, %d failed, 0 skipped' % (passed, failed))
     return 1 if failed else 0
 
