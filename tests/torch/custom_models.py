@@ -58,7 +58,7 @@ class Lowered(nn.Module):
         return self.l2(h.reshape(-1, 16))
 
 
-def lowered(batch=4, act="gelu", **kw):
+def lowered(batch=2, act="gelu", **kw):
     return Lowered(act), (torch.randn(batch, 6),)
 
 
@@ -76,3 +76,20 @@ def lowered_hardswish(batch=4, **kw):
 
 def lowered_hardsigmoid(batch=4, **kw):
     return lowered(batch, "hardsigmoid")
+
+
+class Adaptive(nn.Module):
+    """Adaptive average pooling from 7x5 to 3x2: windows of uneven size."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 4, 3, padding=1)
+        self.p = nn.AdaptiveAvgPool2d((3, 2))
+        self.l = nn.Linear(24, 5)
+
+    def forward(self, x):
+        return self.l(torch.flatten(self.p(torch.relu(self.c(x))), 1))
+
+
+def adaptive(batch=2, **kw):
+    return Adaptive(), (torch.randn(batch, 3, 7, 5),)
