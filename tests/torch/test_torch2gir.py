@@ -403,13 +403,13 @@ def prepared(spec, make, args=()):
     by = {o["name"][1:]: o for o in ops}
     rus = sorted((int(re.search(r"seed2 = (\d+)", o["attrs"]).group(1)), o["name"][1:])
                  for o in ops if o["type"] == "RandomUniform")
-    # each mask's Cast: RandomUniform -> GreaterEqual -> Cast
-    cast_of = {}
+    # each mask: RandomUniform -> GreaterEqual (bool)
+    ge_of = {}
     for o in ops:
-        if o["type"] == "Cast":
-            ge = by.get(o["inputs"].split(",")[0].strip()[1:])
-            if ge and ge["type"] == "GreaterEqual":
-                cast_of[ge["inputs"].split(",")[0].strip()[1:]] = o["name"][1:]
+        if o["type"] == "GreaterEqual":
+            ru = by.get(o["inputs"].split(",")[0].strip()[1:])
+            if ru and ru["type"] == "RandomUniform":
+                ge_of[ru["name"][1:]] = o["name"][1:]
     gshape = {o["name"][1:]: o["types"][0][1] for o in ops if o["type"] == "VariableV2"}
     ph = [o for o in ops if o["type"] == "Placeholder"]
     for emit, out in (("--emit=c", c), ("--emit=tf", tfg)):
@@ -444,21 +444,30 @@ def prepared(spec, make, args=()):
     masks = []
 
     class Masks(TorchDispatchMode):
-        """bernoulli_(p): the C runtime's RandomUniform >= 1 - p."""
+        """bernoulli_(p): the C runtime's RandomUniform >= 1 - p;
+        native_dropout(x, p): its mask RandomUniform >= p."""
         k = 0
+
+        def mask(self, t, rate):
+            assert self.k < len(rus), "more dropout masks than RandomUniforms"
+            seed2, name = rus[self.k]
+            self.k += 1
+            u = torch.tensor([(seed_hash(name, (1 << 32) ^ seed2, i) >> 40) * 2.0 ** -24
+                              for i in range(t.numel())], dtype=torch.float32)
+            m = (u >= torch.tensor(rate, dtype=torch.float32)).reshape(t.shape)
+            masks.append((name, m.float(), 1.0 - rate))
+            return m
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if func._schema.name == "aten::bernoulli_":
                 t, p = args[0], args[1]
-                assert self.k < len(rus), "more bernoulli_ calls than RandomUniforms"
-                seed2, name = rus[self.k]
-                self.k += 1
-                u = torch.tensor([(seed_hash(name, (1 << 32) ^ seed2, i) >> 40) * 2.0 ** -24
-                                  for i in range(t.numel())], dtype=torch.float32)
-                m = (u >= torch.tensor(1.0 - p, dtype=torch.float32)).float()
-                masks.append((name, m.reshape(t.shape).clone(), p))
-                t.copy_(m.reshape(t.shape))
+                t.copy_(self.mask(t, 1.0 - p).float())
                 return t
+            if func._schema.name == "aten::native_dropout":
+                x, p = args[0], args[1]
+                m = self.mask(x, p)
+                scale = torch.tensor(1.0 / (1.0 - p), dtype=torch.float32)
+                return x * m.float() * scale, m
             return func(*args, **(kwargs or {}))
     model.train()
     with Masks() as mode:
@@ -466,7 +475,7 @@ def prepared(spec, make, args=()):
     assert mode.k == len(rus)
     loss.backward()
     res = {"ops": ops, "gshape": gshape, "vals": vals, "x": x, "labels": labels,
-           "xname": ph[0]["name"][1:], "masks": masks, "cast_of": cast_of,
+           "xname": ph[0]["name"][1:], "masks": masks, "ge_of": ge_of,
            "pbtxt": tfg, "dir": d,
            "grads": {gname(k): p.grad.detach().clone() for k, p in model.named_parameters()}}
     _prepared[key] = res
@@ -502,6 +511,7 @@ MODELS = {
     "adaptive": ("custom_models:adaptive", None, ()),
     "mobilenet_v3_small": ("mobilenet_v3_small", None, ("--image-size", "32")),
     "pools": ("custom_models:pools", None, ()),
+    "native_dropout": ("custom_models:native_dropout", None, ()),
     "resnet18": ("resnet18", None, ("--image-size", "32")),
 }
 
@@ -520,6 +530,8 @@ def model_of(key):
             return torchvision.models.resnet18(weights=None), None
         if key == "pools":
             return custom_models.pools(2)
+        if key == "native_dropout":
+            return custom_models.native_dropout(2)
         return custom_models.lowered(2, act)
     return prepared(spec, make, args)
 
@@ -590,6 +602,11 @@ class TestLoweringNumerics(unittest.TestCase):
     def test_resnet18(self):
         self.check("resnet18", tol=1e-3)
 
+    def test_native_dropout(self):
+        m = self.check("native_dropout")
+        self.assertEqual([(t.numel(), p) for _, t, p in m["masks"]], [(32, 0.75)])
+        self.assertTrue(2 <= 32 - int(m["masks"][0][1].sum()) <= 16)
+
     def test_mobilenet_v3_small(self):
         m = self.check("mobilenet_v3_small", tol=1e-3)
         self.assertEqual([(t.numel(), p) for _, t, p in m["masks"]], [(2 * 1024, 0.8)])
@@ -614,7 +631,7 @@ class TestLoweringTensorFlow(unittest.TestCase):
     """The same graphs as TestLoweringNumerics, emitted with --emit=tf and
     run by real TensorFlow (tools/tfpython, tests/torch/tf_run.py, oneDNN
     on for NCHW): the variables' values, the input, the labels and each
-    dropout mask (the Cast after RandomUniform >= 1 - p) are fed, and the
+    dropout mask (the bool GreaterEqual of RandomUniform) are fed, and the
     gradients that reach each ApplyGradientDescent are fetched.  They must
     equal PyTorch's like the C runtime's: TensorFlow's own kernels agree
     with the compositions, layouts (NCHW, HWIO and depthwise filters) and
@@ -636,8 +653,8 @@ class TestLoweringTensorFlow(unittest.TestCase):
         names += [m["xname"] + ":0", "labels:0"]
         arrays += [m["x"].numpy(), m["labels"].numpy()]
         for ru, t, p in m["masks"]:
-            names.append(m["cast_of"][ru] + ":0")
-            arrays.append(t.numpy())
+            names.append(m["ge_of"][ru] + ":0")
+            arrays.append(t.numpy().astype(bool))
         nfeed = len(names)
         order = list(m["grads"])
         names += [grad_of[n] if ":" in grad_of[n] else grad_of[n] + ":0" for n in order]
@@ -678,6 +695,9 @@ class TestLoweringTensorFlow(unittest.TestCase):
 
     def test_resnet18(self):
         self.check("resnet18", tol=1e-3)
+
+    def test_native_dropout(self):
+        self.check("native_dropout")
 
     def test_mobilenet_v3_small(self):
         self.check("mobilenet_v3_small", tol=1e-3)
