@@ -380,7 +380,7 @@ def tf_nodes(pbtxt):
     return out
 
 
-def prepared(spec, make, args=()):
+def prepared(spec, make, args=(), vocab=2):
     """One model's training step three ways, once per process: torch2gir's
     graph placed on one CPU, emitted as C (run: initial and updated
     parameters, lr LR) and as a TensorFlow GraphDef (not run here);
@@ -435,12 +435,25 @@ def prepared(spec, make, args=()):
     for k, p in model.named_parameters():
         sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape)
     model.load_state_dict(sd)
-    xshape = ph[0]["types"][0][1]
-    x = torch.tensor([(seed_hash(ph[0]["name"][1:], 0, i) >> 11) * 2.0 ** -52 - 1
-                      for i in range(numel(xshape))], dtype=torch.float32).reshape(xshape)
+    # the C runtime's inputs: f32 U(-1, 1), integers hash mod their range
+    # (vocab: the rows of the embedding they index), labels mod classes
+    xs = []
+    for o in ph:
+        nm, (dt, shape) = o["name"][1:], o["types"][0]
+        if nm == "labels":
+            continue
+        if dt == "f32":
+            xs.append(torch.tensor([(seed_hash(nm, 0, i) >> 11) * 2.0 ** -52 - 1
+                                    for i in range(numel(shape))],
+                                   dtype=torch.float32).reshape(shape))
+        else:
+            xs.append(torch.tensor([seed_hash(nm, 0, i) % vocab
+                                    for i in range(numel(shape))]).reshape(shape))
     classes = int(re.search(r"\[\d+,(\d+)\]", [o for o in ops if o["type"] ==
                   "SparseSoftmaxCrossEntropyWithLogits"][0]["typestr"]).group(1))
-    labels = torch.tensor([seed_hash("labels", 0, i) % classes for i in range(xshape[0])])
+    lshape = [o for o in ph if o["name"] == "%labels"][0]["types"][0][1]
+    labels = torch.tensor([seed_hash("labels", 0, i) % classes
+                           for i in range(numel(lshape))]).reshape(lshape)
     masks = []
 
     class Masks(TorchDispatchMode):
@@ -471,11 +484,14 @@ def prepared(spec, make, args=()):
             return func(*args, **(kwargs or {}))
     model.train()
     with Masks() as mode:
-        loss = torch.nn.functional.cross_entropy(model(x), labels)
+        out = model(*xs)
+        loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]),
+                                                 labels.reshape(-1))
     assert mode.k == len(rus)
     loss.backward()
-    res = {"ops": ops, "gshape": gshape, "vals": vals, "x": x, "labels": labels,
-           "xname": ph[0]["name"][1:], "masks": masks, "ge_of": ge_of,
+    res = {"ops": ops, "gshape": gshape, "vals": vals, "xs": xs, "labels": labels,
+           "xnames": [o["name"][1:] for o in ph if o["name"] != "%labels"],
+           "masks": masks, "ge_of": ge_of,
            "pbtxt": tfg, "dir": d,
            "grads": {gname(k): p.grad.detach().clone() for k, p in model.named_parameters()}}
     _prepared[key] = res
@@ -512,6 +528,7 @@ MODELS = {
     "mobilenet_v3_small": ("mobilenet_v3_small", None, ("--image-size", "32")),
     "pools": ("custom_models:pools", None, ()),
     "native_dropout": ("custom_models:native_dropout", None, ()),
+    "transformer_tiny": ("zoo_models:transformer_tiny", None, ()),
     "resnet18": ("resnet18", None, ("--image-size", "32")),
 }
 
@@ -532,8 +549,12 @@ def model_of(key):
             return custom_models.pools(2)
         if key == "native_dropout":
             return custom_models.native_dropout(2)
+        if key == "transformer_tiny":
+            sys.path.insert(0, os.path.join(ROOT, "tools"))
+            import zoo_models
+            return zoo_models.transformer_tiny(2)
         return custom_models.lowered(2, act)
-    return prepared(spec, make, args)
+    return prepared(spec, make, args, vocab=40)
 
 
 @unittest.skipUnless(HAVE_TORCH and os.path.exists(PCC) and bool(RT_LIB) and
@@ -602,6 +623,18 @@ class TestLoweringNumerics(unittest.TestCase):
     def test_resnet18(self):
         self.check("resnet18", tol=1e-3)
 
+    def test_transformer_tiny(self):
+        """Embeddings, sinusoidal positions and the causal mask (buffers
+        with their values), encoder-decoder attention, layer norm, dropout
+        masks."""
+        m = self.check("transformer_tiny", tol=1e-4)
+        self.assertGreaterEqual(len(m["masks"]), 7)
+        types = {o["type"] for o in m["ops"]}
+        for t in ("GatherV2", "UnsortedSegmentSum", "BatchMatMulV2", "Softmax", "Rsqrt"):
+            self.assertIn(t, types)
+        causal = [o for o in m["ops"] if o["name"] == "%causal"][0]
+        self.assertIn("value = [0.0, -3.40282347e+38", causal["attrs"])
+
     def test_native_dropout(self):
         m = self.check("native_dropout")
         self.assertEqual([(t.numel(), p) for _, t, p in m["masks"]], [(32, 0.75)])
@@ -650,8 +683,8 @@ class TestLoweringTensorFlow(unittest.TestCase):
             init = m["vals"][("init", name)]
             arrays.append(np.array([init[i] for i in range(len(init))],
                                    dtype=np.float32).reshape(m["gshape"][name]))
-        names += [m["xname"] + ":0", "labels:0"]
-        arrays += [m["x"].numpy(), m["labels"].numpy()]
+        names += [n + ":0" for n in m["xnames"]] + ["labels:0"]
+        arrays += [x.numpy() for x in m["xs"]] + [m["labels"].numpy()]
         for ru, t, p in m["masks"]:
             names.append(m["ge_of"][ru] + ":0")
             arrays.append(t.numpy().astype(bool))
@@ -698,6 +731,9 @@ class TestLoweringTensorFlow(unittest.TestCase):
 
     def test_native_dropout(self):
         self.check("native_dropout")
+
+    def test_transformer_tiny(self):
+        self.check("transformer_tiny", tol=1e-4)
 
     def test_mobilenet_v3_small(self):
         self.check("mobilenet_v3_small", tol=1e-3)
