@@ -195,6 +195,10 @@ class TestTorch2Gir(unittest.TestCase):
         # BatchNorm running statistics are constants of the forward.
         rm = [o for o in ops if o["name"] == "%1/running_mean"][0]
         self.assertEqual((rm["type"], rm["role"], rm["flops"]), ("Const", "fwd", 0))
+        # with their values: 8 zeros (running_var: 8 ones)
+        self.assertIn("value = [" + ", ".join(["0.0"] * 8) + "]", rm["attrs"])
+        rv = [o for o in ops if o["name"] == "%1/running_var"][0]
+        self.assertIn("value = [" + ", ".join(["1.0"] * 8) + "]", rv["attrs"])
 
     def test_adam(self):
         path, text = imported("zoo_models:tiny", "--batch", "4", "--optimizer", "adam")
