@@ -83,6 +83,11 @@ check "an op TensorFlow lacks exits 1" sh -c "'$PCC' -passes= '$t/aten.gir' --em
 check "  naming the op and where it is" sh -c "grep -q \"aten.gir:4:3: error: op 'y' (aten.gelu): TensorFlow has no op type 'aten.gelu'\" '$t/err'"
 check "  and leaves the output alone" sh -c "[ \"\$(cat '$t/out.pbtxt')\" = precious ]"
 check "custom_ops=keep writes it" sh -c "'$PCC' -passes= '$t/aten.gir' --emit=tf --emit-opt=custom_ops=keep 2>/dev/null | grep -q 'op: \"aten.gelu\"'"
+# the zoo (examples/models): no op TensorFlow lacks is left (torch2gir
+# lowers PyTorch's aten ops to core ops)
+for f in examples/models/*.gir; do
+	check "$f emits without custom_ops=keep" sh -c "'$PCC' -passes= '$f' --cluster $C --emit=tf >/dev/null 2>'$t/err' && ! grep -q error '$t/err'"
+done
 # names TensorFlow forbids are mangled, uniquely, the original kept
 printf 'gir 1\ngraph g {\n  %%_a = Placeholder() : f32[4]\n  %%pcc_a = Relu(%%_a) : f32[4]\n  %%init = Relu(%%pcc_a) : f32[4]\n  %%-b = Relu(%%init) : f32[4]\n}\n' >"$t/names.gir"
 check "names: _a -> pcc_a_1 (pcc_a is taken)" sh -c "'$PCC' -passes= '$t/names.gir' --emit=tf >'$t/names.pbtxt' 2>'$t/err' &&
