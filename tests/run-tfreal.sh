@@ -26,12 +26,14 @@ if [ "$rc" -ne 0 ]; then
 	fi
 	cat "$t/err"; echo "tfreal: 0 passed, 1 failed, 0 skipped"; exit 1
 fi
-# the zoo's models, small (docs/models.md): mobilenet_v2 at batch 2, 32x32
+# the zoo's models, small (docs/models.md): batch 2 on small images
+# (Inception-v3's smallest, 75x75), the Transformer and BERT at test size
 zoo="$t/zoo"
 mkdir "$zoo"
 if [ "$B" = build ]; then
 	for m in "mobilenet_v2 mobilenet_v2 --batch 2 --image-size 32" \
 		 "resnet50 resnet50 --batch 2 --image-size 32" \
+		 "inception_v3 inception_v3 --batch 2 --image-size 75" \
 		 "transformer tests.tfreal.small_models:transformer --batch 4 --optimizer adam" \
 		 "bert tests.tfreal.small_models:bert --batch 4 --optimizer adam" \
 		 "transformer_dropout tests.tfreal.small_models:transformer_dropout --batch 4 --optimizer adam"; do
