@@ -2156,6 +2156,20 @@ static const char *host_of(Low *L, const char *dev)
 	return dev_intern(L, arena_printf(L->a, "%.*s/device:CPU:0", (int)(d - dev), dev));
 }
 
+/* The initial value of vi's variable, made on its task's CPU (a copy
+ * whose type differs from its primary's, a partition, gets its own). */
+static uint32_t init_value(Low *L, const VarInit *vi, uint32_t seedphi)
+{
+	const GdNode *pn = &L->gd->nodes[vi->node];
+	const char *pfx = arena_printf(L->a, "%s/Initializer", pn->name);
+	int dt = tfdt_of(vi->t->dt);
+	GdShape sh = shape_of(L, vi->t);
+	if (vi->kind == VI_PARAM && is_float_dt(dt) && type_known(vi->t))
+		return gen_param(L, pfx, vi, host_of(L, pn->device), seedphi);
+	return const_fill(L, pfx, host_of(L, pn->device), dt, &sh,
+			  vi->kind == VI_VALUE ? vi->value : 0, 0);
+}
+
 static int cmp_vinit(const void *a, const void *b)
 {
 	const VarInit *x = a, *y = b;
@@ -2232,20 +2246,12 @@ static void add_init(Low *L)
 			if (v[k].node < v[p].node)
 				p = k;
 		prim[nprim++] = p;
-		const GdNode *pn = &L->gd->nodes[v[p].node];
-		const char *pfx = arena_printf(L->a, "%s/Initializer", pn->name);
-		int dt = tfdt_of(v[p].t->dt);
-		GdShape sh = shape_of(L, v[p].t);
-		uint32_t val;
-		if (v[p].kind == VI_PARAM && is_float_dt(dt) && type_known(v[p].t))
-			val = gen_param(L, pfx, &v[p], host_of(L, pn->device), seedphi);
-		else
-			val = const_fill(L, pfx, host_of(L, pn->device), dt, &sh,
-					 v[p].kind == VI_VALUE ? v[p].value : 0, 0);
+		uint32_t val = init_value(L, &v[p], seedphi);
 		for (uint32_t k = i; k < j; k++)
 			assigns[k] = add_assign(L, arena_printf(L->a, "%s/Assign",
 								L->gd->nodes[v[k].node].name),
-						&v[k], val);
+						&v[k], type_eq(v[k].t, v[p].t) ? val :
+						init_value(L, &v[k], seedphi));
 	}
 	GdNode *in = node_new(L, "init", "NoOp", NULL);   /* reserved */
 	uint32_t init = (uint32_t)(in - L->gd->nodes);
@@ -2310,6 +2316,8 @@ static void add_init(Low *L)
 		while (j < L->nvars && !strcmp(v[j].key, v[i].key))
 			j++;
 		for (uint32_t m = i; m < j; m++) {
+			if (!type_eq(v[m].t, v[prim[k]].t))
+				continue;   /* a partition: not in the checkpoint */
 			uint32_t a = add_assign(L, "save/Assign", &v[m], rest);
 			L->gd->nodes[a].in[1].idx = k;
 			node_input(L, all, a, 0, true);

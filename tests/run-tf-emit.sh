@@ -98,6 +98,10 @@ check "names: -b -> pcc-b" sh -c "grep -q 'name: \"pcc-b\"' '$t/names.pbtxt' && 
 check "init: an Assign per variable and its replicas" sh -c "'$PCC' -passes= tests/tfjs/mlp-plan.gir --emit=tf >'$t/plan.pbtxt' 2>/dev/null &&
 	[ \$(grep -c 'op: \"VariableV2\"' '$t/plan.pbtxt') -eq \$(awk '/name: \"init\"/{f=1} f&&/^}/{exit} f&&/input: \"\\^/' '$t/plan.pbtxt' | wc -l) ]"
 check "no control input on a variable" sh -c "! awk '/^node/{v=0} /op: \"VariableV2\"/{v=1} v&&/input:/{print; bad=1} END{exit !bad}' '$t/plan.pbtxt'"
+printf 'gir 1\ngraph g {\n  %%w/p0 = VariableV2() {@origin = "w", @part = [0, 2]} : f32[2,3]\n  %%w/p1 = VariableV2() {@origin = "w", @part = [1, 2]} : f32[1,3]\n}\n' >"$t/part.gir"
+check "init: a partition gets a value of its own shape" sh -c "'$PCC' -passes= '$t/part.gir' --emit=tf >'$t/part.pbtxt' 2>/dev/null &&
+	grep -q 'name: \"w/p0/Initializer\"' '$t/part.pbtxt' && grep -q 'name: \"w/p1/Initializer\"' '$t/part.pbtxt' &&
+	[ \$(grep -c 'op: \"RestoreV2\"' '$t/part.pbtxt') -eq 1 ] && [ \$(grep -c 'name: \"save/Assign' '$t/part.pbtxt') -eq 1 ]"
 check "save/ and restore_all" sh -c "grep -q 'name: \"save/SaveV2\"' '$t/plan.pbtxt' && grep -q 'name: \"save/restore_all\"' '$t/plan.pbtxt'"
 # StridedSliceGrad: its required T and Index derived from the inputs
 printf 'gir 1\ngraph g {\n  %%dy = Placeholder() : f32[2,3]\n  %%sh = Const() {value = [4, 3]} : i64[2]\n  %%g = StridedSliceGrad(%%sh, %%sh, %%sh, %%sh, %%dy) : f32[4,3]\n}\n' >"$t/ssg.gir"
