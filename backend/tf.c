@@ -2146,6 +2146,32 @@ static uint32_t add_assign(Low *L, const char *name, const VarInit *vi,
 	return a;
 }
 
+/* The CPU of dev's task (/job:J/replica:R/task:I/device:CPU:0), where the
+ * initialisers compute: GPUs lack kernels for some of their uint64 ops.
+ * dev itself when it is not of that form (an imported _device), NULL
+ * for NULL. */
+static const char *host_of(Low *L, const char *dev)
+{
+	const char *d = dev ? strstr(dev, "/device:") : NULL;
+	if (!d || strncmp(dev, "/job:", 5))
+		return dev;
+	return dev_intern(L, arena_printf(L->a, "%.*s/device:CPU:0", (int)(d - dev), dev));
+}
+
+/* The initial value of vi's variable, made on its task's CPU (a copy
+ * whose type differs from its primary's, a partition, gets its own). */
+static uint32_t init_value(Low *L, const VarInit *vi, uint32_t seedphi)
+{
+	const GdNode *pn = &L->gd->nodes[vi->node];
+	const char *pfx = arena_printf(L->a, "%s/Initializer", pn->name);
+	int dt = tfdt_of(vi->t->dt);
+	GdShape sh = shape_of(L, vi->t);
+	if (vi->kind == VI_PARAM && is_float_dt(dt) && type_known(vi->t))
+		return gen_param(L, pfx, vi, host_of(L, pn->device), seedphi);
+	return const_fill(L, pfx, host_of(L, pn->device), dt, &sh,
+			  vi->kind == VI_VALUE ? vi->value : 0, 0);
+}
+
 static int cmp_vinit(const void *a, const void *b)
 {
 	const VarInit *x = a, *y = b;
@@ -2202,7 +2228,7 @@ static void add_init(Low *L)
 	uint32_t *prim = xmalloc(sizeof(uint32_t) * (L->nvars + 1));
 	uint32_t nprim = 0;
 	/* the seed: fed by tfrun --seed, 0 by default */
-	const char *dev0 = L->gd->nodes[L->vars[0].node].device;
+	const char *dev0 = host_of(L, L->gd->nodes[L->vars[0].node].device);
 	uint32_t sd = cconst(L, dev0, TFDT_UINT64, 0);
 	uint32_t seed = add_node(L, "init/seed", "PlaceholderWithDefault", dev0, sd,
 				 NONE, 0);
@@ -2222,20 +2248,12 @@ static void add_init(Low *L)
 			if (v[k].node < v[p].node)
 				p = k;
 		prim[nprim++] = p;
-		const GdNode *pn = &L->gd->nodes[v[p].node];
-		const char *pfx = arena_printf(L->a, "%s/Initializer", pn->name);
-		int dt = tfdt_of(v[p].t->dt);
-		GdShape sh = shape_of(L, v[p].t);
-		uint32_t val;
-		if (v[p].kind == VI_PARAM && is_float_dt(dt) && type_known(v[p].t))
-			val = gen_param(L, pfx, &v[p], pn->device, seedphi);
-		else
-			val = const_fill(L, pfx, pn->device, dt, &sh,
-					 v[p].kind == VI_VALUE ? v[p].value : 0, 0);
+		uint32_t val = init_value(L, &v[p], seedphi);
 		for (uint32_t k = i; k < j; k++)
 			assigns[k] = add_assign(L, arena_printf(L->a, "%s/Assign",
 								L->gd->nodes[v[k].node].name),
-						&v[k], val);
+						&v[k], type_eq(v[k].t, v[p].t) ? val :
+						init_value(L, &v[k], seedphi));
 	}
 	GdNode *in = node_new(L, "init", "NoOp", NULL);   /* reserved */
 	uint32_t init = (uint32_t)(in - L->gd->nodes);
@@ -2300,6 +2318,8 @@ static void add_init(Low *L)
 		while (j < L->nvars && !strcmp(v[j].key, v[i].key))
 			j++;
 		for (uint32_t m = i; m < j; m++) {
+			if (!type_eq(v[m].t, v[prim[k]].t))
+				continue;   /* a partition: not in the checkpoint */
 			uint32_t a = add_assign(L, "save/Assign", &v[m], rest);
 			L->gd->nodes[a].in[1].idx = k;
 			node_input(L, all, a, 0, true);

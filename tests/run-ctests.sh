@@ -23,7 +23,7 @@ TOL=1e-4
 MOVE=5e-3
 NV=4096
 CWARN="-std=c11 -Wall -Wextra -Werror -O1"
-pass=0 fail=0
+pass=0 fail=0 skip=0
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 ok() { pass=$((pass+1)); }
@@ -40,6 +40,7 @@ tsan() {
 	   ! $tcc -fsanitize=thread "$t/probe.c" -o "$t/probe" >/dev/null 2>&1 ||
 	   ! "$t/probe" >/dev/null 2>&1; then
 		echo "SKIP tsan: $tcc cannot build -fsanitize=thread programs here"
+		skip=$((skip+9))   # emit, build and run of three plans
 		return
 	fi
 	for plan in mlp-ring cnn-ps sync; do
@@ -62,7 +63,7 @@ tsan() {
 
 if [ "${2:-}" = "--tsan-only" ]; then
 	tsan "${3:-}"
-	echo "tsan: $pass passed, $fail failed"
+	echo "tsan: $pass passed, $fail failed, $skip skipped"
 	[ "$fail" -eq 0 ]
 	exit
 fi
@@ -209,5 +210,5 @@ fi
 
 tsan "$CC"
 
-echo "ctests: $pass passed, $fail failed"
+echo "ctests: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -100,6 +100,11 @@ check "an op TensorFlow lacks exits 1" sh -c "'$PCC' -passes= '$t/aten.gir' --em
 check "  naming the op and where it is" sh -c "grep -q \"aten.gir:4:3: error: op 'y' (aten.gelu): TensorFlow has no op type 'aten.gelu'\" '$t/err'"
 check "  and leaves the output alone" sh -c "[ \"\$(cat '$t/out.pbtxt')\" = precious ]"
 check "custom_ops=keep writes it" sh -c "'$PCC' -passes= '$t/aten.gir' --emit=tf --emit-opt=custom_ops=keep 2>/dev/null | grep -q 'op: \"aten.gelu\"'"
+# the zoo (examples/models): no op TensorFlow lacks is left (torch2gir
+# lowers PyTorch's aten ops to core ops)
+for f in examples/models/*.gir; do
+	check "$f emits without custom_ops=keep" sh -c "'$PCC' -passes= '$f' --cluster $C --emit=tf >/dev/null 2>'$t/err' && ! grep -q error '$t/err'"
+done
 # names TensorFlow forbids are mangled, uniquely, the original kept
 printf 'gir 1\ngraph g {\n  %%_a = Placeholder() : f32[4]\n  %%pcc_a = Relu(%%_a) : f32[4]\n  %%init = Relu(%%pcc_a) : f32[4]\n  %%-b = Relu(%%init) : f32[4]\n}\n' >"$t/names.gir"
 check "names: _a -> pcc_a_1 (pcc_a is taken)" sh -c "'$PCC' -passes= '$t/names.gir' --emit=tf >'$t/names.pbtxt' 2>'$t/err' &&
@@ -110,7 +115,15 @@ check "names: -b -> pcc-b" sh -c "grep -q 'name: \"pcc-b\"' '$t/names.pbtxt' && 
 check "init: an Assign per variable and its replicas" sh -c "'$PCC' -passes= tests/tfjs/mlp-plan.gir --emit=tf >'$t/plan.pbtxt' 2>/dev/null &&
 	[ \$(grep -c 'op: \"VariableV2\"' '$t/plan.pbtxt') -eq \$(awk '/name: \"init\"/{f=1} f&&/^}/{exit} f&&/input: \"\\^/' '$t/plan.pbtxt' | wc -l) ]"
 check "no control input on a variable" sh -c "! awk '/^node/{v=0} /op: \"VariableV2\"/{v=1} v&&/input:/{print; bad=1} END{exit !bad}' '$t/plan.pbtxt'"
+printf 'gir 1\ngraph g {\n  %%w/p0 = VariableV2() {@origin = "w", @part = [0, 2]} : f32[2,3]\n  %%w/p1 = VariableV2() {@origin = "w", @part = [1, 2]} : f32[1,3]\n}\n' >"$t/part.gir"
+check "init: a partition gets a value of its own shape" sh -c "'$PCC' -passes= '$t/part.gir' --emit=tf >'$t/part.pbtxt' 2>/dev/null &&
+	grep -q 'name: \"w/p0/Initializer\"' '$t/part.pbtxt' && grep -q 'name: \"w/p1/Initializer\"' '$t/part.pbtxt' &&
+	[ \$(grep -c 'op: \"RestoreV2\"' '$t/part.pbtxt') -eq 1 ] && [ \$(grep -c 'name: \"save/Assign' '$t/part.pbtxt') -eq 1 ]"
 check "save/ and restore_all" sh -c "grep -q 'name: \"save/SaveV2\"' '$t/plan.pbtxt' && grep -q 'name: \"save/restore_all\"' '$t/plan.pbtxt'"
+# StridedSliceGrad: its required T and Index derived from the inputs
+printf 'gir 1\ngraph g {\n  %%dy = Placeholder() : f32[2,3]\n  %%sh = Const() {value = [4, 3]} : i64[2]\n  %%g = StridedSliceGrad(%%sh, %%sh, %%sh, %%sh, %%dy) : f32[4,3]\n}\n' >"$t/ssg.gir"
+check "StridedSliceGrad gets T and Index" sh -c "'$PCC' -passes= '$t/ssg.gir' --emit=tf 2>/dev/null | awk '/name: \"g\"/{f=1} f' >'$t/ssg.pbtxt' &&
+	grep -A2 'key: \"Index\"' '$t/ssg.pbtxt' | grep -q DT_INT64 && grep -A2 'key: \"T\"' '$t/ssg.pbtxt' | grep -q DT_FLOAT"
 check "--help lists tf and tf-json" sh -c "'$PCC' --help | grep -q '^  tf-json'"
 echo "tf-emit: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.." || exit 2
 PCC=$(pwd)/$B/pcc
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-plans=$(grep -v '^#' tests/tfreal/plans.txt | grep -c .)
+P=${TFREAL_PLANS:-tests/tfreal/plans.txt}
+plans=$(grep -v '^#' "$P" | grep -c .)
 tools/tfpython -c 'import tensorflow' 2>"$t/err"
 rc=$?
 if [ "$rc" -ne 0 ]; then
@@ -25,17 +26,26 @@ if [ "$rc" -ne 0 ]; then
 	fi
 	cat "$t/err"; echo "tfreal: 0 passed, 1 failed, 0 skipped"; exit 1
 fi
-# the zoo's models, small (docs/models.md): mobilenet_v2 at batch 2, 32x32
+# the zoo's models, small (docs/models.md): batch 2 on small images
+# (Inception-v3's smallest, 75x75), the Transformer and BERT at test size
 zoo="$t/zoo"
 mkdir "$zoo"
 if [ "$B" = build ]; then
-	/usr/bin/python3 tools/torch2gir mobilenet_v2 --batch 2 --image-size 32 \
-		-o "$zoo/mobilenet_v2.gir" >"$t/zoo.err" 2>&1 ||
-		echo "tfreal: no zoo models (tools/torch2gir failed or PyTorch is missing): their plans SKIPPED"
+	for m in "mobilenet_v2 mobilenet_v2 --batch 2 --image-size 32" \
+		 "resnet50 resnet50 --batch 2 --image-size 32" \
+		 "inception_v3 inception_v3 --batch 2 --image-size 75" \
+		 "transformer tests.tfreal.small_models:transformer --batch 4 --optimizer adam" \
+		 "bert tests.tfreal.small_models:bert --batch 4 --optimizer adam" \
+		 "transformer_dropout tests.tfreal.small_models:transformer_dropout --batch 4 --optimizer adam"; do
+		set -- $m
+		out=$1; shift
+		/usr/bin/python3 tools/torch2gir "$@" -o "$zoo/$out.gir" >"$t/zoo.err" 2>&1 ||
+			{ echo "tfreal: tools/torch2gir $*: failed or PyTorch is missing: its plans SKIPPED"; rm -f "$zoo/$out.gir"; }
+	done
 fi
 fail=0 skipped=0 n=0 prev=
 : >"$t/list"; : >"$t/failed"; : >"$t/skipped"
-grep -v '^#' tests/tfreal/plans.txt | grep . | while read -r graph name file args; do
+grep -v '^#' "$P" | grep . | while read -r graph name file args; do
 	n=$((n+1))
 	file=$(printf '%s' "$file" | sed "s|@ZOO@|$zoo|")
 	if { [ "$B" != build ] && [ "$graph" != mlp ]; } || [ ! -f "$file" ]; then
@@ -67,6 +77,30 @@ p=$(sed -n 's/^tfreal: \([0-9]*\) passed.*/\1/p' "$t/out")
 f=$(sed -n 's/^tfreal: [0-9]* passed, \([0-9]*\) failed.*/\1/p' "$t/out")
 [ -n "$p" ] || p=0
 [ -n "$f" ] || f=1
+
+# tools/tfrun's command line
+sp=0 sf=0
+check() { # check NAME COMMAND...: the command must succeed
+	name=$1; shift
+	if "$@" >"$t/log" 2>&1; then sp=$((sp+1)); echo "ok tfrun: $name"
+	else echo "FAIL tfrun: $name"; sed 's/^/  | /' "$t/log" | head -n 20; sf=$((sf+1)); fi
+}
+if [ "$B" = build ]; then
+	"$PCC" tests/ctests/mlp.gir -O0 --cluster examples/clusters/hetero-4.yaml --emit=tf -o "$t/dp.pbtxt" 2>/dev/null
+	"$PCC" tests/ctests/mlp.gir -passes=simplify,annotate,place --cluster tests/ctests/one-cpu.yaml \
+		--emit=tf --emit-opt=lr=0.02 -o "$t/lr2.pbtxt" 2>/dev/null
+	tools/tfrun "$t/dp.pbtxt" --steps 2 --compare "$t/lr2.pbtxt" >"$t/run.out" 2>"$t/run.err"
+	echo $? >"$t/run.rc"
+	check "--compare exits 1 above --tol (b1's learning rate differs)" sh -c "[ \$(cat '$t/run.rc') -eq 1 ] &&
+		grep -q '^tfrun: largest difference from .*: [0-9.e-]* (b1)' '$t/run.err' && grep -q 'above --tol 0.0001' '$t/run.err'"
+	check "a step time per step on stderr" sh -c "[ \$(grep -c '^tfrun: step [12]: [0-9]*\.[0-9]\{6\} s\$' '$t/run.err') -eq 2 ]"
+	check "NAME SUM L2NORM per original variable and graph output" sh -c "[ \"\$(cut -d' ' -f1 '$t/run.out' | tr '\n' ' ')\" = 'b1 b2 b2_m b2_v loss loss:1 total w1 w2 ' ] &&
+		! grep -qv '^[a-z0-9_:]* -\{0,1\}[0-9.e+-]* [0-9.e+-]*\$' '$t/run.out'"
+	check "too few tasks: a clear error, exit 2" sh -c "tools/tfrun '$t/dp.pbtxt' --tasks 1 2>'$t/err' >/dev/null; [ \$? -eq 2 ] &&
+		grep -q 'tfrun: error: the plan places ops on 2 tasks (task:0 .. task:1) but the cluster has 1 (--tasks)' '$t/err'"
+	check "bad usage exits 2" sh -c "tools/tfrun '$t/dp.pbtxt' --steps 0 2>/dev/null >/dev/null; [ \$? -eq 2 ]"
+fi
+
 # the summary line of the whole suite replaces the Python one
-echo "tfreal: $p passed, $((f + f0)) failed, $s0 skipped (real TensorFlow $(tools/tfpython -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null))"
-[ $((f + f0)) -eq 0 ]
+echo "tfreal: $((p + sp)) passed, $((f + f0 + sf)) failed, $s0 skipped (real TensorFlow $(tools/tfpython -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null))"
+[ $((f + f0 + sf)) -eq 0 ]

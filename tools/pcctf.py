@@ -364,11 +364,67 @@ class Result:
         self.values = {}       # original name -> numpy array (first copy)
         self.copies_differ = {}
         self.times = []
+        self.fetched = {}
 
 
-def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, traces=None):
-    """Runs a prepared GraphDef (prepare()) on cluster: init, then steps
-    steps; returns a Result with every original variable's value.  With a
+def dropout_masks(gd):
+    """The dropout masks of a graph (torch2gir's lowering, docs/models.md):
+    {GreaterEqual node reading a RandomUniform: the name of its threshold,
+    the rate}."""
+    byname = {n.name: n for n in gd.node}
+    out = {}
+    for n in gd.node:
+        if n.op != 'GreaterEqual' or len(n.input) < 2:
+            continue
+        a, b = (byname.get(i.split(':')[0]) for i in n.input[:2])
+        if a is not None and a.op == 'RandomUniform' and b is not None:
+            out[n.name] = b.name
+    return out
+
+
+def _outputs(graph, gd):
+    """The graph outputs (@output, kept as _pcc_output): {NAME or NAME:k:
+    [(tensor, begin, sum?), ...]} over the replicas of each op."""
+    out = {}
+    for n in gd.node:
+        if '_pcc_output' not in n.attr or not n.attr['_pcc_output'].b:
+            continue
+        op = graph.get_operation_by_name(n.name)
+        begin = n.attr['_pcc_shard'].list.i[0] if '_pcc_shard' in n.attr else None
+        summed = _attr_s(n, '_pcc_split') == 'sum'
+        for k, t in enumerate(op.outputs):
+            name = origin(n) if k == 0 else '%s:%d' % (origin(n), k)
+            out.setdefault(name, []).append((t, begin, summed,
+                                             n.attr['_pcc_shard'].list.i[1] if begin is not None else 0))
+    return out
+
+
+def _assemble(parts):
+    """An output from its replicas' values, as the C runtime assembles
+    them (docs/backends.md, "Results"): summed when the op's split category
+    is sum, else concatenated in the order of @shard's begin along the
+    dimension that is their shard size; copies (@dup, no @shard) are one."""
+    if len(parts) == 1:
+        return parts[0][0]
+    if parts[0][2]:
+        return np.sum([p[0].astype(np.float64) for p in parts], axis=0).astype(parts[0][0].dtype)
+    if any(p[1] is None for p in parts):
+        return parts[0][0]
+    parts = sorted(parts, key=lambda p: p[1])
+    rank = parts[0][0].ndim
+    for d in range(rank):
+        if all(p[0].shape[d] == p[3] for p in parts):
+            return np.concatenate([p[0] for p in parts], axis=d)
+    return parts[0][0]
+
+
+def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=(),
+             restore=None, save=None, traces=None):
+    """Runs a prepared GraphDef (prepare()) on cluster: init (then, with
+    restore, save/restore_all from that checkpoint prefix), then steps
+    steps (then, with save, save/control_dependency to that prefix);
+    returns a Result with every original variable's value, and in fetched
+    the values of the tensors named in fetch during the last step.  With a
     list traces, every step runs with FULL_TRACE and appends its
     RunMetadata (tools/tfprofile)."""
     tf = _tf()
@@ -387,6 +443,8 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, traces=None)
                     t = op.outputs[0]
                 reads.setdefault(origin(n), []).append(t)
     feeds = placeholder_data(graph, gd, seed)
+    outs = _outputs(graph, gd)
+    onames = sorted(outs)
     targets = [graph.get_operation_by_name(x) for x in step_targets(gd)]
     res = Result()
     with tf.compat.v1.Session(cluster.target, graph=graph, config=cluster.config) as s:
@@ -396,14 +454,27 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, traces=None)
         except KeyError:
             pass
         s.run(graph.get_operation_by_name('init'), init_feed)
+        has_save = any(n.name == 'save/restore_all' for n in gd.node)
+        if restore and has_save:
+            s.run(graph.get_operation_by_name('save/restore_all'),
+                  {graph.get_tensor_by_name('save/Const:0'): restore})
         for k in range(steps):
             opts = meta = None
             if (timeline and k == steps - 1) or traces is not None:
                 opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
                 meta = tf.compat.v1.RunMetadata()
+            last = k == steps - 1
+            fetches = [graph.get_tensor_by_name(x if ':' in x else x + ':0')
+                       for x in fetch] if last else []
             t0 = time.perf_counter()
-            s.run(targets, feeds, options=opts, run_metadata=meta)
+            otens = [[p[0] for p in outs[x]] for x in onames] if last else []
+            got, ovals = s.run([targets, fetches, otens], feeds, options=opts,
+                               run_metadata=meta)[1:]
             dt = time.perf_counter() - t0
+            if last:
+                res.fetched = dict(zip(fetch, got))
+                for x, vals in zip(onames, ovals):
+                    res.values[x] = _assemble([(v,) + p[1:] for v, p in zip(vals, outs[x])])
             res.times.append(dt)
             if traces is not None:
                 traces.append(meta)
@@ -413,6 +484,9 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, traces=None)
                 from tensorflow.python.client import timeline as tl
                 with open(timeline, 'w') as f:
                     f.write(tl.Timeline(meta.step_stats).generate_chrome_trace_format())
+        if save and has_save:
+            s.run(graph.get_tensor_by_name('save/control_dependency:0'),
+                  {graph.get_tensor_by_name('save/Const:0'): save})
         names = sorted(reads)
         vals = s.run([reads[n] for n in names])
     for name, copies in zip(names, vals):

@@ -58,7 +58,7 @@ class Lowered(nn.Module):
         return self.l2(h.reshape(-1, 16))
 
 
-def lowered(batch=4, act="gelu", **kw):
+def lowered(batch=2, act="gelu", **kw):
     return Lowered(act), (torch.randn(batch, 6),)
 
 
@@ -76,3 +76,65 @@ def lowered_hardswish(batch=4, **kw):
 
 def lowered_hardsigmoid(batch=4, **kw):
     return lowered(batch, "hardsigmoid")
+
+
+class Adaptive(nn.Module):
+    """Adaptive average pooling from 7x5 to 3x2: windows of uneven size."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 4, 3, padding=1)
+        self.p = nn.AdaptiveAvgPool2d((3, 2))
+        self.l = nn.Linear(24, 5)
+
+    def forward(self, x):
+        return self.l(torch.flatten(self.p(torch.relu(self.c(x))), 1))
+
+
+def adaptive(batch=2, **kw):
+    return Adaptive(), (torch.randn(batch, 3, 7, 5),)
+
+
+class Pools(nn.Module):
+    """Padding that TensorFlow's SAME does not express: a 3x3 stride-2
+    convolution with padding 1 on an even size (PyTorch pads both sides),
+    max pooling likewise, average pooling that counts the padding
+    (PyTorch's default; stride 1, and stride 2 whose last window stops
+    short of the padding after) and one that does not (TensorFlow's
+    SAME)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.dw = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4)
+        self.l = nn.Linear(4 * 2 * 2 * 3, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.c(x))                           # 16 -> 8
+        h = nn.functional.max_pool2d(h, 3, 2, 1)            # 8 -> 4
+        a = nn.functional.avg_pool2d(h, 3, 1, 1)            # counts padding
+        c = nn.functional.avg_pool2d(h, 3, 2, 1)            # 4 -> 2, pads 1, 0
+        b = nn.functional.avg_pool2d(h, 3, 1, 1, count_include_pad=False)
+        h = self.dw(a * b)                                  # 4 -> 2
+        return self.l(torch.cat([h, h * h, c], 1).flatten(1))
+
+
+def pools(batch=2, **kw):
+    return Pools(), (torch.randn(batch, 3, 16, 16),)
+
+
+class NativeDropout(nn.Module):
+    """ATen's native_dropout, called directly (fused dropout's op)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(6, 16)
+        self.l2 = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h, _ = torch.native_dropout(torch.tanh(self.l1(x)), 0.25, True)
+        return self.l2(h)
+
+
+def native_dropout(batch=2, **kw):
+    return NativeDropout(), (torch.randn(batch, 6),)
