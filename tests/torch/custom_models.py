@@ -138,3 +138,25 @@ class NativeDropout(nn.Module):
 
 def native_dropout(batch=2, **kw):
     return NativeDropout(), (torch.randn(batch, 6),)
+
+
+class RelBias(nn.Module):
+    """A relative-position-bias lookup (Swin, MaxViT): a parameter table
+    indexed by a constant integer buffer, with a 2-D and a 1-D index; its
+    gradient is an index_put that accumulates into zeros."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(7, 3))
+        self.register_buffer("index", torch.tensor(
+            [(i * 3 + j) % 7 for i in range(4) for j in range(4)]).view(4, 4))
+        self.l = nn.Linear(6, 5)
+
+    def forward(self, x):
+        b2 = self.table[self.index].reshape(16, 3)          # [4, 4, 3]
+        b1 = self.table[self.index.view(-1)]                # [16, 3]
+        return self.l(torch.tanh(torch.cat([x @ b2, x @ (b1 * b1)], 1)))
+
+
+def relbias(batch=2, **kw):
+    return RelBias(), (torch.randn(batch, 16),)
