@@ -367,9 +367,10 @@ static bool check_types(E *e, const Op *op)
 			return err(e, op, "output %u has an unknown shape %s; the C "
 				   "runtime needs every shape", k,
 				   type_str(t, buf, sizeof buf));
-		if (t->dt != DT_F32 && t->dt != DT_I32 && t->dt != DT_I64)
+		if (t->dt != DT_F32 && t->dt != DT_I32 && t->dt != DT_I64 &&
+		    t->dt != DT_BOOL)
 			return err(e, op, "output %u is %s; the C runtime computes on "
-				   "f32 and holds i32/i64 indices", k,
+				   "f32 and holds i32/i64 indices and bool masks", k,
 				   dtype_name(t->dt));
 		if (t->rank > PCC_MAX_RANK)
 			return err(e, op, "output %u has rank %d; the C runtime "
@@ -649,6 +650,15 @@ static bool kernel_attrs(E *e, const Op *op, OpI *o)
 	case PCC_K_MatMul:
 		at->transpose_a = op_get_bool(e->g, op, "transpose_a", false);
 		at->transpose_b = op_get_bool(e->g, op, "transpose_b", false);
+		return true;
+	case PCC_K_BatchMatMul: case PCC_K_BatchMatMulV2:
+		at->transpose_a = op_get_bool(e->g, op, "adj_x", false);
+		at->transpose_b = op_get_bool(e->g, op, "adj_y", false);
+		return true;
+	case PCC_K_RandomUniform:
+		at->origin = origin(e, op);
+		at->seed = op_get_int(e->g, op, "seed", 0);
+		at->seed2 = op_get_int(e->g, op, "seed2", 0);
 		return true;
 	case PCC_K_Conv2D: case PCC_K_Conv2DBackpropInput:
 	case PCC_K_Conv2DBackpropFilter: case PCC_K_DepthwiseConv2dNative:
@@ -1565,7 +1575,8 @@ static void ctext(FILE *f, const char *s)
 
 static const char *pcc_dt(DType dt)
 {
-	return dt == DT_F32 ? "PCC_F32" : dt == DT_I32 ? "PCC_I32" : "PCC_I64";
+	return dt == DT_F32 ? "PCC_F32" : dt == DT_I32 ? "PCC_I32"
+	       : dt == DT_BOOL ? "PCC_BOOL" : "PCC_I64";
 }
 
 static const char *init_name(pcc_init k)
@@ -1638,6 +1649,12 @@ static void write_attrs(FILE *f, const E *e, const Op *op, const pcc_attrs *a)
 		fprintf(f, ", .avg_factor = %.17g", a->avg_factor);
 	if (a->inference)
 		fputs(", .inference = 1", f);
+	if (a->origin) {
+		fputs(", .origin = ", f);
+		cstr(f, a->origin);
+		fprintf(f, ", .seed = %lld, .seed2 = %lld", (long long)a->seed,
+			(long long)a->seed2);
+	}
 	fputs("},\n", f);
 }
 

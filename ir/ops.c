@@ -32,7 +32,7 @@ enum ShapeFn {
 	SH_COMPARE, SH_LOGICAL, SH_SELECT, SH_RANK, SH_SIZE, SH_RANGE,
 	SH_STRIDEDSLICE, SH_UNPACK, SH_GATHERND, SH_DEPTHTOSPACE,
 	SH_SPACETOBATCH, SH_BATCHTOSPACE, SH_RESIZE, SH_SPARSETODENSE, SH_TOPK,
-	SH_SEGMENTSUM,
+	SH_SEGMENTSUM, SH_RANDOM,
 };
 
 enum FlopFn {
@@ -2394,6 +2394,22 @@ static int infer(Ctx *c, int fn)
 		return sh_topk(c);
 	case SH_SEGMENTSUM:
 		return sh_segmentsum(c);
+	case SH_RANDOM: {
+		DType dt = DT_F32;
+		int n = const_ints(c->g, s, 0, d, MAXR);
+		if (n < 0)
+			return 1;
+		if (op_get(c->g, c->op, "dtype") &&
+		    !attr_dtype(c->g, c->op, "dtype", &dt))
+			return 1;
+		if (dt != DT_F32 && dt != DT_F16 && dt != DT_BF16 && dt != DT_F64)
+			return fail(c, "dtype must be a floating-point type");
+		for (int i = 0; i < n; i++)
+			if (d[i] < 0)
+				return fail(c, "shape must not be negative");
+		set_out(c, 0, dt, n, d);
+		return 0;
+	}
 	case SH_FILL: {
 		y = in_type(s, 1);
 		int n = const_ints(c->g, s, 0, d, MAXR);

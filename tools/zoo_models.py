@@ -109,3 +109,21 @@ def tiny(batch=4, **kw):
     m = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                       nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 8 * 8, 10))
     return m, (torch.randn(batch, 3, 16, 16),)
+
+
+def bert_tiny(batch=4, seq=8, vocab=50, **kw):
+    """BERT's architecture at toy size, for the C runtime's end-to-end
+    tests: 2 layers, hidden 16, 2 heads, FFN 32, GELU, dropout 0.1,
+    segment embeddings, the masked-LM head, the tied decoder."""
+    m = EncoderLM(vocab, 16, 2, 2, 32, seq, act="gelu", segments=2, mlm_head=True)
+    m.out.weight = m.tok.weight
+    return m, (torch.randint(0, vocab, (batch, seq)),)
+
+
+def transformer_tiny(batch=4, seq=8, vocab=40, **kw):
+    """The Transformer's architecture at toy size (C runtime tests): one
+    encoder and one decoder layer, d_model 16, 2 heads, FFN 32, dropout
+    0.1, the causal mask."""
+    m = Seq2Seq(vocab, 16, 2, 1, 32, seq)
+    return m, (torch.randint(0, vocab, (batch, seq)),
+               torch.randint(0, vocab, (batch, seq)))

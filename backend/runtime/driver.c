@@ -105,6 +105,7 @@ static double *host_values(const pcc_buf *b)
 	for (size_t i = 0; i < n; i++)
 		v[i] = b->dt == PCC_F32 ? ((float *)raw)[i]
 		       : b->dt == PCC_I32 ? ((int32_t *)raw)[i]
+		       : b->dt == PCC_BOOL ? ((uint8_t *)raw)[i]
 		       : (double)((int64_t *)raw)[i];
 	free(raw);
 	return v;

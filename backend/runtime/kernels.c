@@ -65,6 +65,7 @@ static double elem(const pcc_buf *b, int64_t i)
 	case PCC_F32: return ((const float *)b->data)[i];
 	case PCC_I32: return ((const int32_t *)b->data)[i];
 	case PCC_I64: return (double)((const int64_t *)b->data)[i];
+	case PCC_BOOL: return ((const uint8_t *)b->data)[i];
 	}
 	return 0;
 }
@@ -105,6 +106,7 @@ void k_unary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 			case PCC_F32: FP(y)[i] = k == PCC_K_OnesLike; break;
 			case PCC_I32: ((int32_t *)y->data)[i] = k == PCC_K_OnesLike; break;
 			case PCC_I64: ((int64_t *)y->data)[i] = k == PCC_K_OnesLike; break;
+			case PCC_BOOL: ((uint8_t *)y->data)[i] = k == PCC_K_OnesLike; break;
 			}
 		return;
 	}
@@ -117,6 +119,7 @@ void k_unary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		float v = p[i];
 		switch (k) {
 		case PCC_K_Abs: v = fabsf(v); break;
+		case PCC_K_Erf: v = erff(v); break;
 		case PCC_K_Exp: v = expf(v); break;
 		case PCC_K_LeakyRelu: v = v > 0 ? v : al * v; break;
 		case PCC_K_Log: v = logf(v); break;
@@ -165,18 +168,31 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	k_arity(k, a, nin, 2, nout, 1);
 	const pcc_buf *x = in[0], *y = in[1];
 	pcc_buf *o = out[0];
+	bool cmp = k == PCC_K_Equal || k == PCC_K_NotEqual || k == PCC_K_Greater ||
+		   k == PCC_K_GreaterEqual || k == PCC_K_Less || k == PCC_K_LessEqual;
 	k_f32(k, a, x);
 	k_f32(k, a, y);
-	k_f32(k, a, o);
+	if (cmp && o->dt != PCC_BOOL)
+		k_fail(k, a, "'%s' is %s; a comparison writes bool", o->name,
+		       rt_dtype_name(o->dt));
+	if (!cmp)
+		k_f32(k, a, o);
 	int64_t sx[PCC_MAX_RANK], sy[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0};
 	bcast_strides(k, a, x, o, sx);
 	bcast_strides(k, a, y, o, sy);
 	const float *p = FP(x), *q = FP(y);
-	float *r = FP(o);
+	float *r = cmp ? NULL : FP(o);
+	uint8_t *rb = cmp ? (uint8_t *)o->data : NULL;
 	int64_t ix = 0, iy = 0;
 	for (int64_t i = 0; i < o->numel; i++) {
 		float u = p[ix], v = q[iy], w;
 		switch (k) {
+		case PCC_K_Equal: w = u == v; break;
+		case PCC_K_NotEqual: w = u != v; break;
+		case PCC_K_Greater: w = u > v; break;
+		case PCC_K_GreaterEqual: w = u >= v; break;
+		case PCC_K_Less: w = u < v; break;
+		case PCC_K_LessEqual: w = u <= v; break;
 		case PCC_K_Add: case PCC_K_AddV2: w = u + v; break;
 		case PCC_K_Sub: w = u - v; break;
 		case PCC_K_Mul: w = u * v; break;
@@ -186,7 +202,10 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		case PCC_K_SquaredDifference: w = (u - v) * (u - v); break;
 		default: k_fail(k, a, "not an element-wise binary kernel");
 		}
-		r[i] = w;
+		if (cmp)
+			rb[i] = w != 0;
+		else
+			r[i] = w;
 		for (int d = o->rank - 1; d >= 0; d--) {
 			ix += sx[d];
 			iy += sy[d];
@@ -269,6 +288,7 @@ void k_cast(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		case PCC_I32: ((int32_t *)y->data)[i] = (int32_t)v; break;
 		case PCC_I64: ((int64_t *)y->data)[i] = x->dt == PCC_I64
 			? ((const int64_t *)x->data)[i] : (int64_t)v; break;
+		case PCC_BOOL: ((uint8_t *)y->data)[i] = v != 0; break;
 		}
 	}
 }
@@ -564,6 +584,25 @@ void k_segsum(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 
 /* ---- MatMul ------------------------------------------------------------ */
 
+/* C[M,N] = op(A) op(B), op transposing when asked. */
+static void matmul2(const float *A, const float *B, float *C, int64_t M,
+		    int64_t N, int64_t K, bool ta, bool tb)
+{
+	/* Element (i, k) of op(a) and (k, j) of op(b). */
+	int64_t ai = ta ? 1 : K, ak = ta ? M : 1;
+	int64_t bk = tb ? 1 : N, bj = tb ? K : 1;
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double s = 0;
+			for (int64_t q = 0; q < K; q++)
+				s += (double)A[i * ai + q * ak] * B[q * bk + j * bj];
+			C[i * N + j] = (float)s;
+		}
+}
+
+/* MatMul, and BatchMatMul(V2): matrices in the last two dimensions, the
+ * leading ones broadcast (NumPy's rules); transpose_a/b stand for
+ * adj_x/adj_y. */
 void k_matmul(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	      int nout, pcc_buf *const *out)
 {
@@ -573,26 +612,66 @@ void k_matmul(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	k_f32(k, a, x);
 	k_f32(k, a, w);
 	k_f32(k, a, y);
-	if (x->rank != 2 || w->rank != 2 || y->rank != 2)
-		k_fail(k, a, "inputs and output must be matrices");
-	int64_t M = x->dims[a->transpose_a ? 1 : 0], K = x->dims[a->transpose_a ? 0 : 1];
-	int64_t K2 = w->dims[a->transpose_b ? 1 : 0], N = w->dims[a->transpose_b ? 0 : 1];
-	if (K != K2 || y->dims[0] != M || y->dims[1] != N)
+	int R = y->rank;
+	if (k == PCC_K_MatMul ? x->rank != 2 || w->rank != 2 || R != 2
+	    : x->rank < 2 || w->rank < 2 || R != (x->rank > w->rank ? x->rank
+							       : w->rank))
+		k_fail(k, a, k == PCC_K_MatMul ? "inputs and output must be matrices"
+		       : "inputs must be batches of matrices of the output's rank");
+	const int64_t *xd = x->dims + x->rank - 2, *wd = w->dims + w->rank - 2;
+	int64_t M = xd[a->transpose_a ? 1 : 0], K = xd[a->transpose_a ? 0 : 1];
+	int64_t K2 = wd[a->transpose_b ? 1 : 0], N = wd[a->transpose_b ? 0 : 1];
+	if (K != K2 || y->dims[R - 2] != M || y->dims[R - 1] != N)
 		k_fail(k, a, "[%lld,%lld] x [%lld,%lld] does not give [%lld,%lld]",
 		       (long long)M, (long long)K, (long long)K2, (long long)N,
-		       (long long)y->dims[0], (long long)y->dims[1]);
-	/* Element (i, k) of op(a) and (k, j) of op(b). */
-	int64_t ai = a->transpose_a ? 1 : K, ak = a->transpose_a ? M : 1;
-	int64_t bk = a->transpose_b ? 1 : N, bj = a->transpose_b ? K : 1;
-	const float *A = FP(x), *B = FP(w);
-	float *C = FP(y);
-	for (int64_t i = 0; i < M; i++)
-		for (int64_t j = 0; j < N; j++) {
-			double s = 0;
-			for (int64_t q = 0; q < K; q++)
-				s += (double)A[i * ai + q * ak] * B[q * bk + j * bj];
-			C[i * N + j] = (float)s;
+		       (long long)y->dims[R - 2], (long long)y->dims[R - 1]);
+	/* Batch strides of x and w in units of whole matrices (0: broadcast). */
+	int64_t sx[PCC_MAX_RANK], sw[PCC_MAX_RANK], nb = 1;
+	for (int i = 0; i < R - 2; i++)
+		nb *= y->dims[i];
+	for (int t = 0; t < 2; t++) {
+		const pcc_buf *b = t ? w : x;
+		int64_t *st = t ? sw : sx, s = 1;
+		for (int i = R - 3; i >= 0; i--) {
+			int j = i - (R - b->rank);
+			int64_t dd = j < 0 ? 1 : b->dims[j];
+			if (dd != 1 && dd != y->dims[i])
+				k_fail(k, a, "the batch dimensions of '%s' do not "
+				       "broadcast to the output's", b->name);
+			st[i] = dd == 1 ? 0 : s;
+			s *= dd;
 		}
+	}
+	for (int64_t bi = 0; bi < nb; bi++) {
+		int64_t ox = 0, ow = 0, rem = bi;
+		for (int i = R - 3; i >= 0; i--) {
+			int64_t c = rem % y->dims[i];
+			rem /= y->dims[i];
+			ox += c * sx[i];
+			ow += c * sw[i];
+		}
+		matmul2(FP(x) + ox * M * K, FP(w) + ow * K * N, FP(y) + bi * M * N, M,
+			N, K, a->transpose_a, a->transpose_b);
+	}
+}
+
+/* ---- random numbers ------------------------------------------------------ */
+
+/* RandomUniform: element i of the whole output is the top 24 bits of
+ * pcc_seed_hash(origin, seed·2^32 + seed2, i) times 2^-24, a float in
+ * [0, 1).  It depends on the original op, its seeds and the element's
+ * index only: every replica and every plan computes the same tensor. */
+void k_random(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 0, nout, 1);
+	pcc_buf *y = out[0];
+	k_f32(k, a, y);
+	const char *key = a->origin ? a->origin : a->op ? a->op : "";
+	uint64_t seed = ((uint64_t)a->seed << 32) ^ (uint64_t)a->seed2;
+	for (int64_t i = 0; i < y->numel; i++)
+		FP(y)[i] = (float)(pcc_seed_hash(key, seed, (uint64_t)i) >> 40) *
+			   0x1.0p-24f;
 }
 
 /* ---- optimizer updates ------------------------------------------------- */

@@ -37,7 +37,7 @@ extern "C" {
 #define PCC_RT_API_VERSION 1
 #define PCC_MAX_RANK 8
 
-typedef enum pcc_dtype { PCC_F32, PCC_I32, PCC_I64 } pcc_dtype;
+typedef enum pcc_dtype { PCC_F32, PCC_I32, PCC_I64, PCC_BOOL } pcc_dtype;  /* bool: 1 byte, 0 or 1 */
 
 /* Kernels by op type (pcc_kernels.def). */
 #define PCC_IN(i) (1u << (i))
@@ -126,6 +126,8 @@ typedef struct pcc_attrs {
 	double epsilon;           /* FusedBatchNorm*: added to the variance */
 	double avg_factor;        /* FusedBatchNormV3: exponential_avg_factor */
 	int inference;            /* FusedBatchNorm*: is_training = false */
+	const char *origin;       /* RandomUniform: the original op's name */
+	int64_t seed, seed2;      /* RandomUniform: with origin, its stream */
 } pcc_attrs;
 
 /* Runs kernel k on device d: in[0..nin) are the op's non-static inputs in

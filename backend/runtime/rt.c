@@ -43,12 +43,13 @@ void *rt_alloc(size_t n)
 
 size_t rt_dtype_size(pcc_dtype dt)
 {
-	return dt == PCC_I64 ? 8 : 4;
+	return dt == PCC_I64 ? 8 : dt == PCC_BOOL ? 1 : 4;
 }
 
 const char *rt_dtype_name(pcc_dtype dt)
 {
-	return dt == PCC_F32 ? "f32" : dt == PCC_I32 ? "i32" : "i64";
+	return dt == PCC_F32 ? "f32" : dt == PCC_I32 ? "i32"
+	       : dt == PCC_I64 ? "i64" : "bool";
 }
 
 static void *track(RtList *l, void *p)

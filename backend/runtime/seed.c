@@ -60,6 +60,7 @@ static void put(pcc_buf *b, int64_t i, double v)
 	case PCC_F32: ((float *)b->data)[i] = (float)v; break;
 	case PCC_I32: ((int32_t *)b->data)[i] = (int32_t)v; break;
 	case PCC_I64: ((int64_t *)b->data)[i] = (int64_t)v; break;
+	case PCC_BOOL: ((uint8_t *)b->data)[i] = v != 0; break;
 	}
 }
 

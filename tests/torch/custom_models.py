@@ -28,3 +28,68 @@ def two_heads(batch=4, **kw):
 
 def not_a_model(batch=4, **kw):
     return 42
+
+
+ACTS = {"gelu": lambda: nn.GELU(), "gelu_tanh": lambda: nn.GELU(approximate="tanh"),
+        "silu": lambda: nn.SiLU(), "hardswish": lambda: nn.Hardswish(),
+        "hardsigmoid": lambda: nn.Hardsigmoid()}
+
+
+class Lowered(nn.Module):
+    """Every composition torch2gir lowers to core ops: layer norm, an
+    activation, dropout, attention (batched matmuls, softmax along the
+    last dimension and its backward), softmax and log-softmax along
+    dimension 1."""
+
+    def __init__(self, act):
+        super().__init__()
+        self.l1 = nn.Linear(6, 16)
+        self.ln = nn.LayerNorm(16)
+        self.act = ACTS[act]()
+        self.drop = nn.Dropout(0.25)
+        self.l2 = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = self.drop(self.act(self.ln(self.l1(x))))
+        q = h.view(-1, 4, 4)
+        att = torch.softmax(torch.bmm(q, q.transpose(1, 2)), dim=-1)
+        h = torch.bmm(att, q)
+        h = torch.softmax(h, dim=1) + torch.log_softmax(h, dim=1)
+        return self.l2(h.reshape(-1, 16))
+
+
+def lowered(batch=2, act="gelu", **kw):
+    return Lowered(act), (torch.randn(batch, 6),)
+
+
+def lowered_gelu_tanh(batch=4, **kw):
+    return lowered(batch, "gelu_tanh")
+
+
+def lowered_silu(batch=4, **kw):
+    return lowered(batch, "silu")
+
+
+def lowered_hardswish(batch=4, **kw):
+    return lowered(batch, "hardswish")
+
+
+def lowered_hardsigmoid(batch=4, **kw):
+    return lowered(batch, "hardsigmoid")
+
+
+class Adaptive(nn.Module):
+    """Adaptive average pooling from 7x5 to 3x2: windows of uneven size."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 4, 3, padding=1)
+        self.p = nn.AdaptiveAvgPool2d((3, 2))
+        self.l = nn.Linear(24, 5)
+
+    def forward(self, x):
+        return self.l(torch.flatten(self.p(torch.relu(self.c(x))), 1))
+
+
+def adaptive(batch=2, **kw):
+    return Adaptive(), (torch.randn(batch, 3, 7, 5),)

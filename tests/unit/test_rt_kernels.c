@@ -33,6 +33,124 @@ static void test_matmul(void)
 	pcc_rt_free(rt);
 }
 
+/* Two batches of [[1,2],[3,4]]-style matrices times one broadcast
+ * matrix b = [[1,0],[1,1]]: [[1,2],[3,4]] b = [[3,2],[7,4]],
+ * [[5,6],[7,8]] b = [[11,6],[15,8]]; with adj_x each x is transposed
+ * first: [[1,3],[2,4]] b = [[4,3],[6,4]], [[5,7],[6,8]] b = [[12,7],[14,8]];
+ * with adj_y b^T = [[1,1],[0,1]]: [[1,3],[3,7]], [[5,11],[7,15]]. */
+static void test_batch_matmul(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 3, DIMS(2, 2, 2), VALS(1, 2, 3, 4, 5, 6, 7, 8));
+	pcc_buf *b = ten(rt, 2, DIMS(2, 2), VALS(1, 0, 1, 1));
+	pcc_buf *b3 = ten(rt, 3, DIMS(1, 2, 2), VALS(1, 0, 1, 1));
+	pcc_buf *y = ten(rt, 3, DIMS(2, 2, 2), NULL);
+	run(rt, PCC_K_BatchMatMulV2, NULL, 2, BUFS(x, b), 1, BUFS(y));
+	expect(y, VALS(3, 2, 7, 4, 11, 6, 15, 8), EPS);
+	run(rt, PCC_K_BatchMatMulV2, NULL, 2, BUFS(x, b3), 1, BUFS(y));
+	expect(y, VALS(3, 2, 7, 4, 11, 6, 15, 8), EPS);
+	run(rt, PCC_K_BatchMatMulV2, &(pcc_attrs){.transpose_a = 1}, 2, BUFS(x, b),
+	    1, BUFS(y));
+	expect(y, VALS(4, 3, 6, 4, 12, 7, 14, 8), EPS);
+	run(rt, PCC_K_BatchMatMul, &(pcc_attrs){.transpose_b = 1}, 2, BUFS(x, b3),
+	    1, BUFS(y));
+	expect(y, VALS(1, 3, 3, 7, 5, 11, 7, 15), EPS);
+	/* [2,1,1,2] x [1,3,2,1]: batch dims broadcast to [2,3]; row (p, q) of
+	 * x times column q of w: x = [1,2] and [3,4], w columns [1,1], [0,1],
+	 * [2,0]: [3, 2, 2], [7, 4, 6]. */
+	pcc_buf *x4 = ten(rt, 4, DIMS(2, 1, 1, 2), VALS(1, 2, 3, 4));
+	pcc_buf *w4 = ten(rt, 4, DIMS(1, 3, 2, 1), VALS(1, 1, 0, 1, 2, 0));
+	pcc_buf *y4 = ten(rt, 4, DIMS(2, 3, 1, 1), NULL);
+	run(rt, PCC_K_BatchMatMulV2, NULL, 2, BUFS(x4, w4), 1, BUFS(y4));
+	expect(y4, VALS(3, 2, 2, 7, 4, 6), EPS);
+	pcc_rt_free(rt);
+}
+
+/* erf(0) = 0, erf(0.5) = 0.5204999, erf(1) = 0.8427008, erf(-2) =
+ * -0.9953223; comparisons write bool (1 byte, 0 or 1), broadcasting;
+ * Cast turns them back into 0.0 / 1.0. */
+static void test_erf_compare(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 1, DIMS(4), VALS(0, 0.5f, 1, -2));
+	pcc_buf *y = ten(rt, 1, DIMS(4), NULL);
+	run(rt, PCC_K_Erf, NULL, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(0, 0.5204999f, 0.8427008f, -0.9953223f), 1e-6);
+	pcc_buf *h = ten(rt, 0, NULL, VALS(0.5f));
+	pcc_buf *m = pcc_buf_new(rt, 0, "m", PCC_BOOL, 1, DIMS(4));
+	pcc_buf *f = ten(rt, 1, DIMS(4), NULL);
+	static const struct { pcc_kernel k; float want[4]; } cases[] = {
+		{PCC_K_GreaterEqual, {0, 1, 1, 0}}, {PCC_K_Greater, {0, 0, 1, 0}},
+		{PCC_K_Less, {1, 0, 0, 1}}, {PCC_K_LessEqual, {1, 1, 0, 1}},
+		{PCC_K_Equal, {0, 1, 0, 0}}, {PCC_K_NotEqual, {1, 0, 1, 1}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		run(rt, cases[i].k, NULL, 2, BUFS(x, h), 1, BUFS(m));
+		uint8_t raw[4];
+		pcc_buf_read(m, raw);
+		for (int e = 0; e < 4; e++)
+			CU_ASSERT_EQUAL(raw[e], (uint8_t)cases[i].want[e]);
+		run(rt, PCC_K_Cast, NULL, 1, BUFS(m), 1, BUFS(f));
+		expect(f, cases[i].want, 0);
+	}
+	pcc_rt_free(rt);
+}
+
+/* RandomUniform: floats in [0, 1) that depend on the original op, its
+ * seeds and the element index only (the op's own name, a replica's, does
+ * not matter); 100000 of them average 0.5 within 0.005 (the standard
+ * error is 0.0009), and u >= 0.25 (dropout's keep mask at rate 0.25)
+ * holds for 0.75 of them within 0.005. */
+static void test_random_uniform(void)
+{
+	pcc_rt *rt = rt1();
+	enum { N = 100000 };
+	pcc_buf *u = ten(rt, 2, DIMS(N / 10, 10), NULL);
+	pcc_buf *v = ten(rt, 2, DIMS(N / 10, 10), NULL);
+	pcc_attrs a = {.op = "drop/RandomUniform", .origin = "drop/RandomUniform",
+		       .seed = 1, .seed2 = 7};
+	run(rt, PCC_K_RandomUniform, &a, 0, NULL, 1, BUFS(u));
+	pcc_attrs r = a;
+	r.op = "drop/RandomUniform/replica_1";
+	run(rt, PCC_K_RandomUniform, &r, 0, NULL, 1, BUFS(v));
+	float *p = get(u), *q = get(v);
+	CU_ASSERT_EQUAL(memcmp(p, q, sizeof(float) * N), 0);
+	double sum = 0;
+	int keep = 0;
+	for (int i = 0; i < N; i++) {
+		CU_ASSERT(p[i] >= 0 && p[i] < 1);
+		sum += p[i];
+		keep += p[i] >= 0.25f;
+	}
+	CU_ASSERT_DOUBLE_EQUAL(sum / N, 0.5, 0.005);
+	CU_ASSERT_DOUBLE_EQUAL((double)keep / N, 0.75, 0.005);
+	/* the element's value: the top 24 bits of its hash, times 2^-24 */
+	CU_ASSERT_EQUAL(p[12345], (float)(pcc_seed_hash("drop/RandomUniform",
+		(1ull << 32) ^ 7, 12345) >> 40) * 0x1.0p-24f);
+	/* another seed2, another origin: other numbers */
+	r = a;
+	r.seed2 = 8;
+	run(rt, PCC_K_RandomUniform, &r, 0, NULL, 1, BUFS(v));
+	free(q);
+	q = get(v);
+	int same = 0;
+	for (int i = 0; i < N; i++)
+		same += p[i] == q[i];
+	CU_ASSERT(same < 100);
+	r = a;
+	r.origin = "drop2/RandomUniform";
+	run(rt, PCC_K_RandomUniform, &r, 0, NULL, 1, BUFS(v));
+	free(q);
+	q = get(v);
+	same = 0;
+	for (int i = 0; i < N; i++)
+		same += p[i] == q[i];
+	CU_ASSERT(same < 100);
+	free(p);
+	free(q);
+	pcc_rt_free(rt);
+}
+
 /* x = 1..9 as a 3x3 image, filter [[1,2],[3,4]]:
  *   VALID: [1+4+12+20, 2+6+15+24, 4+10+21+32, 5+12+24+36] = [37,47,67,77];
  *   SAME stride 2: out 2x2, padding total (2-1)*2+2-3 = 1 (all after):
@@ -689,6 +807,9 @@ void suite_rt_kernels(void)
 {
 	CU_pSuite s = CU_add_suite("rt_kernels", NULL, NULL);
 	CU_add_test(s, "MatMul and its transposes", test_matmul);
+	CU_add_test(s, "BatchMatMul(V2): adj_x, adj_y, broadcast batch dims", test_batch_matmul);
+	CU_add_test(s, "Erf, comparisons to bool, Cast from bool", test_erf_compare);
+	CU_add_test(s, "RandomUniform: range, keys, rate", test_random_uniform);
 	CU_add_test(s, "Conv2D: VALID, SAME, strides, dilations, EXPLICIT", test_conv2d);
 	CU_add_test(s, "Conv2D: channels in NHWC and NCHW", test_conv2d_channels);
 	CU_add_test(s, "Conv2D backprops", test_conv2d_backprops);
