@@ -642,6 +642,29 @@ static bool slice_attrs(E *e, const Op *op, pcc_attrs *at)
 	return true;
 }
 
+/* Pad, PadV2: the paddings before each dimension into begin; with those
+ * after they must give the output. */
+static bool pad_attrs(E *e, const Op *op, pcc_attrs *at)
+{
+	const Input *x = data_in(op, 0);
+	const Type *t = x ? &x->src->out[x->idx] : NULL;
+	int64_t p[2 * PCC_MAX_RANK];
+	int r = t ? t->rank : -1;
+	if (!t || r > PCC_MAX_RANK ||
+	    static_ints(e, op, 1, p, 2 * PCC_MAX_RANK) != 2 * r)
+		return err(e, op, "paddings must be a Const of %d integers", 2 * r);
+	for (int i = 0; i < r; i++) {
+		if (p[2 * i] < 0 || p[2 * i + 1] < 0 ||
+		    t->dims[i] + p[2 * i] + p[2 * i + 1] != op->out[0].dims[i])
+			return err(e, op, "paddings %lld, %lld of dimension %d (%lld) "
+				   "do not give the output's %lld", (long long)p[2 * i],
+				   (long long)p[2 * i + 1], i, (long long)t->dims[i],
+				   (long long)op->out[0].dims[i]);
+		at->begin[i] = p[2 * i];
+	}
+	return true;
+}
+
 static bool kernel_attrs(E *e, const Op *op, OpI *o)
 {
 	pcc_attrs *at = &o->at;
@@ -679,6 +702,8 @@ static bool kernel_attrs(E *e, const Op *op, OpI *o)
 		return static_axis(e, op, ndata(op) - 1, rank0, &at->axis);
 	case PCC_K_Slice:
 		return slice_attrs(e, op, at);
+	case PCC_K_Pad: case PCC_K_PadV2:
+		return pad_attrs(e, op, at);
 	case PCC_K_GatherV2: {
 		const Input *x = data_in(op, 0);
 		if (op_get_int(e->g, op, "batch_dims", 0) != 0)

@@ -446,6 +446,46 @@ void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	strided_copy(x, y, xs, corner);
 }
 
+/* Pad, PadV2: the output filled with 0 (PadV2: its scalar value input),
+ * the input copied to the box at a->begin (the paddings before each
+ * dimension; the output's shape gives those after).  f32. */
+void k_pad(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	   int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, k == PCC_K_PadV2 ? 2 : 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	k_f32(k, a, x);
+	k_f32(k, a, y);
+	float v = k == PCC_K_PadV2 ? (float)k_scalar(k, a, in[1]) : 0.0f;
+	int R = x->rank;
+	if (y->rank != R)
+		k_fail(k, a, "output rank differs from the input's");
+	int64_t ys[PCC_MAX_RANK], s = 1, corner = 0, cnt[PCC_MAX_RANK] = {0};
+	for (int i = R - 1; i >= 0; i--) {
+		if (a->begin[i] < 0 || a->begin[i] + x->dims[i] > y->dims[i])
+			k_fail(k, a, "dimension %d: %lld + %lld does not fit %lld", i,
+			       (long long)a->begin[i], (long long)x->dims[i],
+			       (long long)y->dims[i]);
+		ys[i] = s;
+		s *= y->dims[i];
+		corner += a->begin[i] * ys[i];
+	}
+	for (int64_t i = 0; i < y->numel; i++)
+		FP(y)[i] = v;
+	int64_t iy = corner;
+	for (int64_t i = 0; i < x->numel; i++) {
+		FP(y)[iy] = FP(x)[i];
+		for (int d = R - 1; d >= 0; d--) {
+			iy += ys[d];
+			if (++cnt[d] < x->dims[d])
+				break;
+			iy -= ys[d] * x->dims[d];
+			cnt[d] = 0;
+		}
+	}
+}
+
 /* Index i of an integer tensor (i32 or i64). */
 static int64_t index_at(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b,
 			int64_t i)

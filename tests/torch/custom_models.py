@@ -93,3 +93,28 @@ class Adaptive(nn.Module):
 
 def adaptive(batch=2, **kw):
     return Adaptive(), (torch.randn(batch, 3, 7, 5),)
+
+
+class Pools(nn.Module):
+    """Padding that TensorFlow's SAME does not express: a 3x3 stride-2
+    convolution with padding 1 on an even size (PyTorch pads both sides),
+    max pooling likewise, average pooling that counts the padding
+    (PyTorch's default) and one that does not (TensorFlow's SAME)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.dw = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4)
+        self.l = nn.Linear(4 * 2 * 2 * 2, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.c(x))                           # 16 -> 8
+        h = nn.functional.max_pool2d(h, 3, 2, 1)            # 8 -> 4
+        a = nn.functional.avg_pool2d(h, 3, 1, 1)            # counts padding
+        b = nn.functional.avg_pool2d(h, 3, 1, 1, count_include_pad=False)
+        h = self.dw(a * b)                                  # 4 -> 2
+        return self.l(torch.cat([h, h * h], 1).flatten(1))
+
+
+def pools(batch=2, **kw):
+    return Pools(), (torch.randn(batch, 3, 16, 16),)

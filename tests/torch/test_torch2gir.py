@@ -150,7 +150,13 @@ class TestTorch2Gir(unittest.TestCase):
         self.assertEqual(c1["types"][0], ("f32", [32, 64, 112, 112]))
         self.assertEqual(c1["flops"], 2 * 32 * 112 * 112 * 64 * 7 * 7 * 3)
         self.assertIn("strides = [1, 1, 2, 2]", c1["attrs"])
-        self.assertIn("explicit_paddings = [0, 0, 0, 0, 3, 2, 3, 2]", c1["attrs"])
+        # PyTorch's padding 3 (TensorFlow's SAME would pad 2, 3): a Pad
+        # op, then VALID (TensorFlow's CPU backprops refuse EXPLICIT)
+        self.assertIn('padding = "VALID"', c1["attrs"])
+        self.assertIn("%conv1/Pad", c1["inputs"])
+        pad = [o for o in ops if o["name"] == "%conv1/Pad"][0]
+        self.assertEqual(pad["types"][0], ("f32", [32, 3, 229, 229]))
+        self.assertFalse([o for o in ops if "EXPLICIT" in o["attrs"]])
         w = [o for o in ops if o["name"] == "%conv1/weight"][0]
         self.assertEqual(w["types"][0], ("f32", [7, 7, 3, 64]))   # HWIO
 
@@ -343,6 +349,171 @@ def to_torch(flat, gshape, tshape):
     return t.reshape(tshape)
 
 
+TFPY = os.path.join(ROOT, "tools", "tfpython")
+_WORK = []
+_prepared = {}
+
+
+def to_gir(t, gshape):
+    """A PyTorch-layout tensor as a flat list in gir's layout."""
+    if t.dim() == 4 and tuple(gshape) != tuple(t.shape):
+        return t.permute(2, 3, 1, 0).contiguous().flatten().tolist()
+    return t.flatten().tolist()
+
+
+def tf_nodes(pbtxt):
+    """(name, op, inputs) of every node of a text GraphDef."""
+    out = []
+    for m in re.finditer(r'node \{\n  name: "([^"]*)"\n  op: "([^"]*)"\n((?:  input: "[^"]*"\n)*)',
+                         pbtxt):
+        out.append((m.group(1), m.group(2), re.findall(r'input: "([^"]*)"', m.group(3))))
+    return out
+
+
+def prepared(spec, make, args=()):
+    """One model's training step three ways, once per process: torch2gir's
+    graph placed on one CPU, emitted as C (run: initial and updated
+    parameters, lr LR) and as a TensorFlow GraphDef (not run here);
+    PyTorch's step from the C program's initial values, inputs, labels and
+    dropout masks.  Returns a dict (see the keys at the end)."""
+    key = (spec,) + tuple(args)
+    if key in _prepared:
+        return _prepared[key]
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    if not _WORK:
+        _WORK.append(tempfile.TemporaryDirectory())
+    d = os.path.join(_WORK[0].name, "m%d" % len(_prepared))
+    os.mkdir(d)
+    g, c, exe, tfg = (os.path.join(d, n) for n in ("m.gir", "m.c", "m", "m.pbtxt"))
+    r = run_tool([spec, "--batch", "2", "-o", g] + list(args), cwd=HERE)
+    assert r.returncode == 0, r.stderr
+    with open(g) as f:
+        ops = parse(f.read())
+    by = {o["name"][1:]: o for o in ops}
+    rus = sorted((int(re.search(r"seed2 = (\d+)", o["attrs"]).group(1)), o["name"][1:])
+                 for o in ops if o["type"] == "RandomUniform")
+    # each mask's Cast: RandomUniform -> GreaterEqual -> Cast
+    cast_of = {}
+    for o in ops:
+        if o["type"] == "Cast":
+            ge = by.get(o["inputs"].split(",")[0].strip()[1:])
+            if ge and ge["type"] == "GreaterEqual":
+                cast_of[ge["inputs"].split(",")[0].strip()[1:]] = o["name"][1:]
+    gshape = {o["name"][1:]: o["types"][0][1] for o in ops if o["type"] == "VariableV2"}
+    ph = [o for o in ops if o["type"] == "Placeholder"]
+    for emit, out in (("--emit=c", c), ("--emit=tf", tfg)):
+        r = pcc("-passes=simplify,annotate,place", g, "--cluster", ONE_CPU, emit,
+                "--emit-opt=lr=%g" % LR, "-o", out)
+        assert r.returncode == 0, r.stderr
+    flags = pcc("--runtime-flags").stdout.split()
+    r = subprocess.run(["cc", "-O1", c] + flags + ["-o", exe], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    vals = {}
+    for which in ("init", "step"):
+        r = subprocess.run([exe, "--values"] + (["--init"] if which == "init" else []),
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        for line in r.stdout.splitlines():
+            n, i, v = line.split()
+            vals.setdefault((which, n), {})[int(i)] = float(v)
+    flat = lambda v: [v[i] for i in range(len(v))]
+    torch.manual_seed(0)
+    model, _ = make()
+    gname = lambda k: k[:k.rindex(".")] + "/" + k[k.rindex(".") + 1:]
+    sd = model.state_dict()
+    for k, p in model.named_parameters():
+        sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape)
+    model.load_state_dict(sd)
+    xshape = ph[0]["types"][0][1]
+    x = torch.tensor([(seed_hash(ph[0]["name"][1:], 0, i) >> 11) * 2.0 ** -52 - 1
+                      for i in range(numel(xshape))], dtype=torch.float32).reshape(xshape)
+    classes = int(re.search(r"\[\d+,(\d+)\]", [o for o in ops if o["type"] ==
+                  "SparseSoftmaxCrossEntropyWithLogits"][0]["typestr"]).group(1))
+    labels = torch.tensor([seed_hash("labels", 0, i) % classes for i in range(xshape[0])])
+    masks = []
+
+    class Masks(TorchDispatchMode):
+        """bernoulli_(p): the C runtime's RandomUniform >= 1 - p."""
+        k = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func._schema.name == "aten::bernoulli_":
+                t, p = args[0], args[1]
+                assert self.k < len(rus), "more bernoulli_ calls than RandomUniforms"
+                seed2, name = rus[self.k]
+                self.k += 1
+                u = torch.tensor([(seed_hash(name, (1 << 32) ^ seed2, i) >> 40) * 2.0 ** -24
+                                  for i in range(t.numel())], dtype=torch.float32)
+                m = (u >= torch.tensor(1.0 - p, dtype=torch.float32)).float()
+                masks.append((name, m.reshape(t.shape).clone(), p))
+                t.copy_(m.reshape(t.shape))
+                return t
+            return func(*args, **(kwargs or {}))
+    model.train()
+    with Masks() as mode:
+        loss = torch.nn.functional.cross_entropy(model(x), labels)
+    assert mode.k == len(rus)
+    loss.backward()
+    res = {"ops": ops, "gshape": gshape, "vals": vals, "x": x, "labels": labels,
+           "xname": ph[0]["name"][1:], "masks": masks, "cast_of": cast_of,
+           "pbtxt": tfg, "dir": d,
+           "grads": {gname(k): p.grad.detach().clone() for k, p in model.named_parameters()}}
+    _prepared[key] = res
+    return res
+
+
+def compare_grads(test, got, want, tol):
+    """got, want: {param: tensor of PyTorch's shape}; each element within
+    tol of the tensor's largest gradient, plus 2e-8.  Returns the largest
+    relative error and how many tensors have a gradient above 1e-6."""
+    worst, moving = 0.0, 0
+    for name, w in want.items():
+        gl, wl = got[name].flatten().tolist(), w.flatten().tolist()
+        scale = max(abs(v) for v in wl)
+        moving += scale > 1e-6
+        for i, v in enumerate(wl):
+            worst = max(worst, abs(gl[i] - v) / max(scale, 1e-30))
+            test.assertLessEqual(abs(gl[i] - v), tol * scale + 2e-8,
+                                 "%s[%d]: %r, PyTorch %r" % (name, i, gl[i], v))
+    # most gradients are large enough to tell (at 32x32, batch 2, deep in
+    # MobileNet they fade: a batch norm's offset before another batch norm
+    # gets none)
+    test.assertGreater(moving, len(want) // 2)
+    return worst
+
+
+MODELS = {
+    "gelu": ("custom_models:lowered", "gelu", ()),
+    "gelu_tanh": ("custom_models:lowered_gelu_tanh", "gelu_tanh", ()),
+    "silu": ("custom_models:lowered_silu", "silu", ()),
+    "hardswish": ("custom_models:lowered_hardswish", "hardswish", ()),
+    "hardsigmoid": ("custom_models:lowered_hardsigmoid", "hardsigmoid", ()),
+    "adaptive": ("custom_models:adaptive", None, ()),
+    "mobilenet_v3_small": ("mobilenet_v3_small", None, ("--image-size", "32")),
+    "pools": ("custom_models:pools", None, ()),
+    "resnet18": ("resnet18", None, ("--image-size", "32")),
+}
+
+
+def model_of(key):
+    spec, act, args = MODELS[key]
+
+    def make():
+        import custom_models
+        import torchvision
+        if key == "adaptive":
+            return custom_models.adaptive(2)
+        if key == "mobilenet_v3_small":
+            return torchvision.models.mobilenet_v3_small(weights=None), None
+        if key == "resnet18":
+            return torchvision.models.resnet18(weights=None), None
+        if key == "pools":
+            return custom_models.pools(2)
+        return custom_models.lowered(2, act)
+    return prepared(spec, make, args)
+
+
 @unittest.skipUnless(HAVE_TORCH and os.path.exists(PCC) and os.path.exists(RT_LIB),
                      "needs PyTorch, ./pcc and build/libpcc_rt.a")
 class TestLoweringNumerics(unittest.TestCase):
@@ -355,110 +526,30 @@ class TestLoweringNumerics(unittest.TestCase):
     Every parameter's gradient, (initial - updated) / lr, must agree with
     PyTorch's within 1e-5 of the tensor's largest (MobileNet: 1e-3), plus
     2e-8 for the float32 difference it is read from (with GELU's
-    1/sqrt(2 pi) off by 2.5 %, the largest error is 1.1e-4).  Models: custom_models.
-    lowered (layer norm, an activation, dropout 0.25, attention, softmax
-    and log-softmax along dimension 1) with five activations; adaptive
-    average pooling to uneven windows; torchvision's MobileNetV3-small at
-    32x32 (hard-swish, hard-sigmoid, squeeze-excitation, batch norm,
-    depthwise convolutions, dropout 0.2)."""
+    1/sqrt(2 pi) off by 2.5 %, the largest error is 1.1e-4).  Models:
+    custom_models.lowered (layer norm, an activation, dropout 0.25,
+    attention, softmax and log-softmax along dimension 1) with five
+    activations; adaptive average pooling to uneven windows; torchvision's
+    MobileNetV3-small at 32x32 (hard-swish, hard-sigmoid,
+    squeeze-excitation, batch norm, depthwise convolutions, dropout 0.2)."""
 
-    def step(self, spec, make, args=(), tol=1e-5):
-        import torch
-        from torch.utils._python_dispatch import TorchDispatchMode
-        with tempfile.TemporaryDirectory() as d:
-            g, c, exe = (os.path.join(d, n) for n in ("m.gir", "m.c", "m"))
-            r = run_tool([spec, "--batch", "2", "-o", g] + list(args), cwd=HERE)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            with open(g) as f:
-                ops = parse(f.read())
-            self.assertEqual([o["type"] for o in ops if o["type"].startswith("aten.")], [])
-            rus = sorted((int(re.search(r"seed2 = (\d+)", o["attrs"]).group(1)),
-                          o["name"][1:]) for o in ops if o["type"] == "RandomUniform")
-            gshape = {o["name"][1:]: o["types"][0][1] for o in ops
-                      if o["type"] == "VariableV2"}
-            placeholders = [o for o in ops if o["type"] == "Placeholder"]
-            r = pcc("-passes=simplify,annotate,place", g, "--cluster", ONE_CPU,
-                    "--emit=c", "--emit-opt=lr=%g" % LR, "-o", c)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            flags = pcc("--runtime-flags").stdout.split()
-            r = subprocess.run(["cc", "-O1", c] + flags + ["-o", exe],
-                               capture_output=True, text=True)
-            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-            vals = {}
-            for which in ("init", "step"):
-                r = subprocess.run([exe, "--values"] + (["--init"] if which == "init" else []),
-                                   capture_output=True, text=True)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                for line in r.stdout.splitlines():
-                    n, i, v = line.split()
-                    vals.setdefault((which, n), {})[int(i)] = float(v)
-        torch.manual_seed(0)
-        model, _ = make()
-        gname = lambda k: k[:k.rindex(".")] + "/" + k[k.rindex(".") + 1:]
-        flat = lambda v: [v[i] for i in range(len(v))]
-        sd = model.state_dict()
-        for k, p in model.named_parameters():
-            sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape)
-        model.load_state_dict(sd)
-        x = placeholders[0]
-        shape = x["types"][0][1]
-        x = torch.tensor([(seed_hash(x["name"][1:], 0, i) >> 11) * 2.0 ** -52 - 1
-                          for i in range(numel(shape))], dtype=torch.float32).reshape(shape)
-        classes = int(re.search(r"\[\d+,(\d+)\]", [o for o in ops if o["type"] ==
-                      "SparseSoftmaxCrossEntropyWithLogits"][0]["typestr"]).group(1))
-        labels = torch.tensor([seed_hash("labels", 0, i) % classes
-                               for i in range(shape[0])])
-        test = self
-        dropped = []
-
-        class Masks(TorchDispatchMode):
-            """bernoulli_(p): the C runtime's RandomUniform >= 1 - p."""
-            k = 0
-
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                if func._schema.name == "aten::bernoulli_":
-                    t, p = args[0], args[1]
-                    test.assertLess(self.k, len(rus))
-                    seed2, name = rus[self.k]
-                    self.k += 1
-                    u = torch.tensor([(seed_hash(name, (1 << 32) ^ seed2, i) >> 40) * 2.0 ** -24
-                                      for i in range(t.numel())], dtype=torch.float32)
-                    m = (u >= torch.tensor(1.0 - p, dtype=torch.float32)).float()
-                    dropped.append((t.numel() - int(m.sum()), t.numel(), p))
-                    t.copy_(m.reshape(t.shape))
-                    return t
-                return func(*args, **(kwargs or {}))
-        model.train()
-        with Masks() as mode:
-            loss = torch.nn.functional.cross_entropy(model(x), labels)
-        self.assertEqual(mode.k, len(rus))
-        loss.backward()
-        worst, moving = 0.0, 0
-        for k, p in model.named_parameters():
-            init, got = vals[("init", gname(k))], vals[("step", gname(k))]
-            gc = to_torch([(init[i] - got[i]) / LR for i in range(len(init))],
-                          gshape[gname(k)], p.shape).flatten().tolist()
-            want = p.grad.flatten().tolist()
-            scale = max(abs(w) for w in want)
-            moving += scale > 1e-6
-            for i, w in enumerate(want):
-                worst = max(worst, abs(gc[i] - w) / scale)
-                self.assertLessEqual(abs(gc[i] - w), tol * scale + 2e-8,
-                                     "%s[%d]: gradient in C %r, PyTorch %r"
-                                     % (gname(k), i, gc[i], w))
-        # most gradients are large enough to tell (at 32x32, batch 2, deep in
-        # MobileNet they fade: a batch norm's offset before another batch
-        # norm gets none)
-        self.assertGreater(moving, len(gshape) // 2)
-        return worst, dropped
+    def check(self, key, tol=1e-5):
+        m = model_of(key)
+        self.assertEqual([o["type"] for o in m["ops"] if o["type"].startswith("aten.")], [])
+        got = {}
+        for name, w in m["grads"].items():
+            init, step = m["vals"][("init", name)], m["vals"][("step", name)]
+            got[name] = to_torch([(init[i] - step[i]) / LR for i in range(len(init))],
+                                 m["gshape"][name], w.shape)
+        compare_grads(self, got, m["grads"], tol)
+        return m
 
     def lowered(self, act):
-        import custom_models
-        worst, dropped = self.step("custom_models:lowered" + ("" if act == "gelu" else "_" + act),
-                                   lambda: custom_models.lowered(2, act))
+        m = self.check(act)
         # dropout 0.25 of 32 elements: some dropped, not all
-        self.assertEqual(len(dropped), 1)
-        self.assertTrue(2 <= dropped[0][0] <= 16, dropped)
+        self.assertEqual(len(m["masks"]), 1)
+        dropped = 32 - int(m["masks"][0][1].sum())
+        self.assertTrue(2 <= dropped <= 16, dropped)
 
     def test_gelu_erf(self):
         self.lowered("gelu")
@@ -476,16 +567,109 @@ class TestLoweringNumerics(unittest.TestCase):
         self.lowered("hardsigmoid")
 
     def test_adaptive_pool_uneven(self):
-        import custom_models
-        self.step("custom_models:adaptive", lambda: custom_models.adaptive(2))
+        self.check("adaptive")
+
+    def test_padding(self):
+        m = self.check("pools")
+        types = [o["type"] for o in m["ops"]]
+        self.assertNotIn('padding = "EXPLICIT"', " ".join(o["attrs"] for o in m["ops"]))
+        for t in ("Pad", "PadV2", "Slice", "MaxPoolGrad", "AvgPoolGrad",
+                  "DepthwiseConv2dNativeBackpropInput"):
+            self.assertIn(t, types)
+
+    def test_resnet18(self):
+        self.check("resnet18", tol=1e-3)
 
     def test_mobilenet_v3_small(self):
-        import torchvision
-        worst, dropped = self.step(
-            "mobilenet_v3_small",
-            lambda: (torchvision.models.mobilenet_v3_small(weights=None), None),
-            ["--image-size", "32"], tol=1e-3)
-        self.assertEqual([(n, p) for _, n, p in dropped], [(2 * 1024, 0.8)])
+        m = self.check("mobilenet_v3_small", tol=1e-3)
+        self.assertEqual([(t.numel(), p) for _, t, p in m["masks"]], [(2 * 1024, 0.8)])
+
+
+def have_tf():
+    try:
+        r = subprocess.run([TFPY, "-c", "import tensorflow"], capture_output=True,
+                           text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+HAVE_TF = HAVE_TORCH and os.path.exists(PCC) and os.path.exists(RT_LIB) and have_tf()
+
+
+@unittest.skipUnless(HAVE_TF, "needs TensorFlow (tools/tfpython: sh tools/setup-debian.sh "
+                     "--tf), PyTorch, ./pcc and build/libpcc_rt.a")
+class TestLoweringTensorFlow(unittest.TestCase):
+    """The same graphs as TestLoweringNumerics, emitted with --emit=tf and
+    run by real TensorFlow (tools/tfpython, tests/torch/tf_run.py, oneDNN
+    on for NCHW): the variables' values, the input, the labels and each
+    dropout mask (the Cast after RandomUniform >= 1 - p) are fed, and the
+    gradients that reach each ApplyGradientDescent are fetched.  They must
+    equal PyTorch's like the C runtime's: TensorFlow's own kernels agree
+    with the compositions, layouts (NCHW, HWIO and depthwise filters) and
+    attrs pcc emits."""
+
+    def check(self, key, tol=1e-5):
+        import numpy as np
+        m = model_of(key)
+        with open(m["pbtxt"]) as f:
+            nodes = tf_nodes(f.read())
+        grad_of = {n[2][0]: n[2][2] for n in nodes if n[1] == "ApplyGradientDescent"}
+        self.assertEqual(set(grad_of), set(m["grads"]))
+        names, arrays = [], []
+        for name, w in m["grads"].items():
+            names.append(name + ":0")
+            init = m["vals"][("init", name)]
+            arrays.append(np.array([init[i] for i in range(len(init))],
+                                   dtype=np.float32).reshape(m["gshape"][name]))
+        names += [m["xname"] + ":0", "labels:0"]
+        arrays += [m["x"].numpy(), m["labels"].numpy()]
+        for ru, t, p in m["masks"]:
+            names.append(m["cast_of"][ru] + ":0")
+            arrays.append(t.numpy())
+        nfeed = len(names)
+        order = list(m["grads"])
+        names += [grad_of[n] if ":" in grad_of[n] else grad_of[n] + ":0" for n in order]
+        inp, out = os.path.join(m["dir"], "in.npz"), os.path.join(m["dir"], "out.npz")
+        np.savez(inp, names=np.array(names), nfeed=nfeed,
+                 **{"f%d" % i: a for i, a in enumerate(arrays)})
+        r = subprocess.run([TFPY, os.path.join(HERE, "tf_run.py"), m["pbtxt"], inp, out],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        res = np.load(out)
+        got = {}
+        for k, name in enumerate(order):
+            w = m["grads"][name]
+            got[name] = to_torch(res["r%d" % k].flatten().tolist(), m["gshape"][name],
+                                 w.shape)
+        return compare_grads(self, got, m["grads"], tol)
+
+    def test_gelu_erf(self):
+        self.check("gelu")
+
+    def test_gelu_tanh(self):
+        self.check("gelu_tanh")
+
+    def test_silu(self):
+        self.check("silu")
+
+    def test_hardswish(self):
+        self.check("hardswish")
+
+    def test_hardsigmoid(self):
+        self.check("hardsigmoid")
+
+    def test_adaptive_pool_uneven(self):
+        self.check("adaptive")
+
+    def test_padding(self):
+        self.check("pools")
+
+    def test_resnet18(self):
+        self.check("resnet18", tol=1e-3)
+
+    def test_mobilenet_v3_small(self):
+        self.check("mobilenet_v3_small", tol=1e-3)
 
 if __name__ == "__main__":
     runner = unittest.TextTestRunner(verbosity=2)
