@@ -172,8 +172,10 @@ check-tf-models: $(B)/pcc
 	sh tests/tf/run-nsfwjs.sh $(B)/pcc
 
 # check-torch: tools/torch2gir's tests (PyTorch and torchvision for
-# /usr/bin/python3: sh tools/torch2gir-setup.sh); about a minute.
-check-torch: pcc
+# /usr/bin/python3: sh tools/torch2gir-setup.sh), the lowerings against
+# PyTorch through the C runtime and TensorFlow (tools/tfpython; skipped
+# without it); a few minutes.
+check-torch: pcc $(B)/libpcc_rt.a
 	@/usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null || { \
 	    echo "check-torch: no PyTorch for /usr/bin/python3; run sh tools/torch2gir-setup.sh"; \
 	    exit 1; }

@@ -333,7 +333,17 @@ def seed_hash(name, seed, index):
     return z ^ (z >> 31)
 
 
-RT_LIB = os.path.join(ROOT, "build", "libpcc_rt.a")
+def runtime_lib():
+    """The C runtime library that ./pcc --runtime-flags names, or ''."""
+    try:
+        r = subprocess.run([PCC, "--runtime-flags"], capture_output=True, text=True)
+    except OSError:
+        return ""
+    libs = [w for w in r.stdout.split() if w.endswith(".a")]
+    return libs[0] if libs else ""
+
+
+RT_LIB = runtime_lib()
 ONE_CPU = os.path.join(ROOT, "tests", "ctests", "one-cpu.yaml")
 LR = 64.0    # so that the step's change shows each gradient to ~1e-8
 
@@ -514,8 +524,8 @@ def model_of(key):
     return prepared(spec, make, args)
 
 
-@unittest.skipUnless(HAVE_TORCH and os.path.exists(PCC) and os.path.exists(RT_LIB),
-                     "needs PyTorch, ./pcc and build/libpcc_rt.a")
+@unittest.skipUnless(HAVE_TORCH and os.path.exists(PCC) and bool(RT_LIB) and
+                     os.path.exists(RT_LIB), "needs PyTorch, ./pcc and its runtime library")
 class TestLoweringNumerics(unittest.TestCase):
     """Lowered graphs against PyTorch itself: torch2gir's graph of a model
     runs one SGD step in the C runtime (--emit=c, lr 64); PyTorch runs the
@@ -594,11 +604,12 @@ def have_tf():
     return r.returncode == 0
 
 
-HAVE_TF = HAVE_TORCH and os.path.exists(PCC) and os.path.exists(RT_LIB) and have_tf()
+HAVE_TF = HAVE_TORCH and os.path.exists(PCC) and bool(RT_LIB) and os.path.exists(RT_LIB) \
+    and have_tf()
 
 
 @unittest.skipUnless(HAVE_TF, "needs TensorFlow (tools/tfpython: sh tools/setup-debian.sh "
-                     "--tf), PyTorch, ./pcc and build/libpcc_rt.a")
+                     "--tf), PyTorch, ./pcc and its runtime library")
 class TestLoweringTensorFlow(unittest.TestCase):
     """The same graphs as TestLoweringNumerics, emitted with --emit=tf and
     run by real TensorFlow (tools/tfpython, tests/torch/tf_run.py, oneDNN
@@ -680,5 +691,8 @@ if __name__ == "__main__":
     if not HAVE_TORCH:
         print("torch: 0 passed, 0 failed (skipped: no PyTorch for %s)" % sys.executable)
     else:
-        print("torch: %d passed, %d failed" % (res.testsRun - bad - skipped, bad))
+        why = sorted({reason for _, reason in res.skipped})
+        print("torch: %d passed, %d failed%s" % (
+            res.testsRun - bad - skipped, bad,
+            ", %d skipped (%s)" % (skipped, "; ".join(why)) if skipped else ""))
     sys.exit(1 if bad else 0)
