@@ -180,6 +180,7 @@ check-torch: pcc $(B)/libpcc_rt.a
 	    echo "check-torch: no PyTorch for /usr/bin/python3; run sh tools/torch2gir-setup.sh"; \
 	    exit 1; }
 	/usr/bin/python3 tests/torch/test_torch2gir.py
+	/usr/bin/python3 tests/torch/test_user_models.py
 
 # ---- the model zoo (examples/models/): training graphs of the papers'
 # models at their batch sizes, Adam as TAG trains them (docs/models.md).
