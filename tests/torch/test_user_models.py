@@ -119,6 +119,12 @@ class TestUserModels(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("value = -inf", r.stdout)
 
+    def test_segmentation_dict(self):
+        # torchvision.models.segmentation: forward returns {"out": ...}
+        rc, err, text = in_process("fcn_resnet50", "--image-size", "32")
+        self.assertEqual(rc, 0, err)
+        self.plans(text)
+
     def test_dict_output(self):
         rc, err, _ = tool("user_models:dict_out")
         self.assertEqual(rc, 1)
