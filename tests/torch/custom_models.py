@@ -118,3 +118,20 @@ class Pools(nn.Module):
 
 def pools(batch=2, **kw):
     return Pools(), (torch.randn(batch, 3, 16, 16),)
+
+
+class NativeDropout(nn.Module):
+    """ATen's native_dropout, called directly (fused dropout's op)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(6, 16)
+        self.l2 = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h, _ = torch.native_dropout(torch.tanh(self.l1(x)), 0.25, True)
+        return self.l2(h)
+
+
+def native_dropout(batch=2, **kw):
+    return NativeDropout(), (torch.randn(batch, 6),)

@@ -195,6 +195,10 @@ class TestTorch2Gir(unittest.TestCase):
         # BatchNorm running statistics are constants of the forward.
         rm = [o for o in ops if o["name"] == "%1/running_mean"][0]
         self.assertEqual((rm["type"], rm["role"], rm["flops"]), ("Const", "fwd", 0))
+        # with their values: 8 zeros (running_var: 8 ones)
+        self.assertIn("value = [" + ", ".join(["0.0"] * 8) + "]", rm["attrs"])
+        rv = [o for o in ops if o["name"] == "%1/running_var"][0]
+        self.assertIn("value = [" + ", ".join(["1.0"] * 8) + "]", rv["attrs"])
 
     def test_adam(self):
         path, text = imported("zoo_models:tiny", "--batch", "4", "--optimizer", "adam")
@@ -380,7 +384,7 @@ def tf_nodes(pbtxt):
     return out
 
 
-def prepared(spec, make, args=()):
+def prepared(spec, make, args=(), vocab=2):
     """One model's training step three ways, once per process: torch2gir's
     graph placed on one CPU, emitted as C (run: initial and updated
     parameters, lr LR) and as a TensorFlow GraphDef (not run here);
@@ -403,13 +407,13 @@ def prepared(spec, make, args=()):
     by = {o["name"][1:]: o for o in ops}
     rus = sorted((int(re.search(r"seed2 = (\d+)", o["attrs"]).group(1)), o["name"][1:])
                  for o in ops if o["type"] == "RandomUniform")
-    # each mask's Cast: RandomUniform -> GreaterEqual -> Cast
-    cast_of = {}
+    # each mask: RandomUniform -> GreaterEqual (bool)
+    ge_of = {}
     for o in ops:
-        if o["type"] == "Cast":
-            ge = by.get(o["inputs"].split(",")[0].strip()[1:])
-            if ge and ge["type"] == "GreaterEqual":
-                cast_of[ge["inputs"].split(",")[0].strip()[1:]] = o["name"][1:]
+        if o["type"] == "GreaterEqual":
+            ru = by.get(o["inputs"].split(",")[0].strip()[1:])
+            if ru and ru["type"] == "RandomUniform":
+                ge_of[ru["name"][1:]] = o["name"][1:]
     gshape = {o["name"][1:]: o["types"][0][1] for o in ops if o["type"] == "VariableV2"}
     ph = [o for o in ops if o["type"] == "Placeholder"]
     for emit, out in (("--emit=c", c), ("--emit=tf", tfg)):
@@ -435,38 +439,63 @@ def prepared(spec, make, args=()):
     for k, p in model.named_parameters():
         sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape)
     model.load_state_dict(sd)
-    xshape = ph[0]["types"][0][1]
-    x = torch.tensor([(seed_hash(ph[0]["name"][1:], 0, i) >> 11) * 2.0 ** -52 - 1
-                      for i in range(numel(xshape))], dtype=torch.float32).reshape(xshape)
+    # the C runtime's inputs: f32 U(-1, 1), integers hash mod their range
+    # (vocab: the rows of the embedding they index), labels mod classes
+    xs = []
+    for o in ph:
+        nm, (dt, shape) = o["name"][1:], o["types"][0]
+        if nm == "labels":
+            continue
+        if dt == "f32":
+            xs.append(torch.tensor([(seed_hash(nm, 0, i) >> 11) * 2.0 ** -52 - 1
+                                    for i in range(numel(shape))],
+                                   dtype=torch.float32).reshape(shape))
+        else:
+            xs.append(torch.tensor([seed_hash(nm, 0, i) % vocab
+                                    for i in range(numel(shape))]).reshape(shape))
     classes = int(re.search(r"\[\d+,(\d+)\]", [o for o in ops if o["type"] ==
                   "SparseSoftmaxCrossEntropyWithLogits"][0]["typestr"]).group(1))
-    labels = torch.tensor([seed_hash("labels", 0, i) % classes for i in range(xshape[0])])
+    lshape = [o for o in ph if o["name"] == "%labels"][0]["types"][0][1]
+    labels = torch.tensor([seed_hash("labels", 0, i) % classes
+                           for i in range(numel(lshape))]).reshape(lshape)
     masks = []
 
     class Masks(TorchDispatchMode):
-        """bernoulli_(p): the C runtime's RandomUniform >= 1 - p."""
+        """bernoulli_(p): the C runtime's RandomUniform >= 1 - p;
+        native_dropout(x, p): its mask RandomUniform >= p."""
         k = 0
+
+        def mask(self, t, rate):
+            assert self.k < len(rus), "more dropout masks than RandomUniforms"
+            seed2, name = rus[self.k]
+            self.k += 1
+            u = torch.tensor([(seed_hash(name, (1 << 32) ^ seed2, i) >> 40) * 2.0 ** -24
+                              for i in range(t.numel())], dtype=torch.float32)
+            m = (u >= torch.tensor(rate, dtype=torch.float32)).reshape(t.shape)
+            masks.append((name, m.float(), 1.0 - rate))
+            return m
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if func._schema.name == "aten::bernoulli_":
                 t, p = args[0], args[1]
-                assert self.k < len(rus), "more bernoulli_ calls than RandomUniforms"
-                seed2, name = rus[self.k]
-                self.k += 1
-                u = torch.tensor([(seed_hash(name, (1 << 32) ^ seed2, i) >> 40) * 2.0 ** -24
-                                  for i in range(t.numel())], dtype=torch.float32)
-                m = (u >= torch.tensor(1.0 - p, dtype=torch.float32)).float()
-                masks.append((name, m.reshape(t.shape).clone(), p))
-                t.copy_(m.reshape(t.shape))
+                t.copy_(self.mask(t, 1.0 - p).float())
                 return t
+            if func._schema.name == "aten::native_dropout":
+                x, p = args[0], args[1]
+                m = self.mask(x, p)
+                scale = torch.tensor(1.0 / (1.0 - p), dtype=torch.float32)
+                return x * m.float() * scale, m
             return func(*args, **(kwargs or {}))
     model.train()
     with Masks() as mode:
-        loss = torch.nn.functional.cross_entropy(model(x), labels)
+        out = model(*xs)
+        loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]),
+                                                 labels.reshape(-1))
     assert mode.k == len(rus)
     loss.backward()
-    res = {"ops": ops, "gshape": gshape, "vals": vals, "x": x, "labels": labels,
-           "xname": ph[0]["name"][1:], "masks": masks, "cast_of": cast_of,
+    res = {"ops": ops, "gshape": gshape, "vals": vals, "xs": xs, "labels": labels,
+           "xnames": [o["name"][1:] for o in ph if o["name"] != "%labels"],
+           "masks": masks, "ge_of": ge_of,
            "pbtxt": tfg, "dir": d,
            "grads": {gname(k): p.grad.detach().clone() for k, p in model.named_parameters()}}
     _prepared[key] = res
@@ -502,6 +531,8 @@ MODELS = {
     "adaptive": ("custom_models:adaptive", None, ()),
     "mobilenet_v3_small": ("mobilenet_v3_small", None, ("--image-size", "32")),
     "pools": ("custom_models:pools", None, ()),
+    "native_dropout": ("custom_models:native_dropout", None, ()),
+    "transformer_tiny": ("zoo_models:transformer_tiny", None, ()),
     "resnet18": ("resnet18", None, ("--image-size", "32")),
 }
 
@@ -520,8 +551,14 @@ def model_of(key):
             return torchvision.models.resnet18(weights=None), None
         if key == "pools":
             return custom_models.pools(2)
+        if key == "native_dropout":
+            return custom_models.native_dropout(2)
+        if key == "transformer_tiny":
+            sys.path.insert(0, os.path.join(ROOT, "tools"))
+            import zoo_models
+            return zoo_models.transformer_tiny(2)
         return custom_models.lowered(2, act)
-    return prepared(spec, make, args)
+    return prepared(spec, make, args, vocab=40)
 
 
 @unittest.skipUnless(HAVE_TORCH and os.path.exists(PCC) and bool(RT_LIB) and
@@ -590,6 +627,23 @@ class TestLoweringNumerics(unittest.TestCase):
     def test_resnet18(self):
         self.check("resnet18", tol=1e-3)
 
+    def test_transformer_tiny(self):
+        """Embeddings, sinusoidal positions and the causal mask (buffers
+        with their values), encoder-decoder attention, layer norm, dropout
+        masks."""
+        m = self.check("transformer_tiny", tol=1e-4)
+        self.assertGreaterEqual(len(m["masks"]), 7)
+        types = {o["type"] for o in m["ops"]}
+        for t in ("GatherV2", "UnsortedSegmentSum", "BatchMatMulV2", "Softmax", "Rsqrt"):
+            self.assertIn(t, types)
+        causal = [o for o in m["ops"] if o["name"] == "%causal"][0]
+        self.assertIn("value = [0.0, -3.40282347e+38", causal["attrs"])
+
+    def test_native_dropout(self):
+        m = self.check("native_dropout")
+        self.assertEqual([(t.numel(), p) for _, t, p in m["masks"]], [(32, 0.75)])
+        self.assertTrue(2 <= 32 - int(m["masks"][0][1].sum()) <= 16)
+
     def test_mobilenet_v3_small(self):
         m = self.check("mobilenet_v3_small", tol=1e-3)
         self.assertEqual([(t.numel(), p) for _, t, p in m["masks"]], [(2 * 1024, 0.8)])
@@ -614,7 +668,7 @@ class TestLoweringTensorFlow(unittest.TestCase):
     """The same graphs as TestLoweringNumerics, emitted with --emit=tf and
     run by real TensorFlow (tools/tfpython, tests/torch/tf_run.py, oneDNN
     on for NCHW): the variables' values, the input, the labels and each
-    dropout mask (the Cast after RandomUniform >= 1 - p) are fed, and the
+    dropout mask (the bool GreaterEqual of RandomUniform) are fed, and the
     gradients that reach each ApplyGradientDescent are fetched.  They must
     equal PyTorch's like the C runtime's: TensorFlow's own kernels agree
     with the compositions, layouts (NCHW, HWIO and depthwise filters) and
@@ -633,11 +687,11 @@ class TestLoweringTensorFlow(unittest.TestCase):
             init = m["vals"][("init", name)]
             arrays.append(np.array([init[i] for i in range(len(init))],
                                    dtype=np.float32).reshape(m["gshape"][name]))
-        names += [m["xname"] + ":0", "labels:0"]
-        arrays += [m["x"].numpy(), m["labels"].numpy()]
+        names += [n + ":0" for n in m["xnames"]] + ["labels:0"]
+        arrays += [x.numpy() for x in m["xs"]] + [m["labels"].numpy()]
         for ru, t, p in m["masks"]:
-            names.append(m["cast_of"][ru] + ":0")
-            arrays.append(t.numpy())
+            names.append(m["ge_of"][ru] + ":0")
+            arrays.append(t.numpy().astype(bool))
         nfeed = len(names)
         order = list(m["grads"])
         names += [grad_of[n] if ":" in grad_of[n] else grad_of[n] + ":0" for n in order]
@@ -678,6 +732,12 @@ class TestLoweringTensorFlow(unittest.TestCase):
 
     def test_resnet18(self):
         self.check("resnet18", tol=1e-3)
+
+    def test_native_dropout(self):
+        self.check("native_dropout")
+
+    def test_transformer_tiny(self):
+        self.check("transformer_tiny", tol=1e-4)
 
     def test_mobilenet_v3_small(self):
         self.check("mobilenet_v3_small", tol=1e-3)

@@ -379,6 +379,38 @@ static void test_matmul(void)
 	graph_free(g);
 }
 
+/* RandomUniform: the shape Const gives the output, dtype its type (f32
+ * by default); no batch input, so split category none and no split
+ * dimensions; a non-float dtype and a negative size are errors. */
+static void test_random_uniform(void)
+{
+	Graph *g = graph_new("t");
+	Op *shape = cst(g, "shape", 2, 96, 4096);
+	Op *r = mk(g, "r", "RandomUniform", 1, 1, shape);
+	op_set(g, r, "seed", val_int(g->arena, 1));
+	op_set(g, r, "seed2", val_int(g->arena, 3));
+	CU_ASSERT_EQUAL(infer(g, r), 0);
+	CU_ASSERT(shape_is(r, 0, "f32[96,4096]"));
+	CU_ASSERT_DOUBLE_EQUAL(op_flops(g, r), 96.0 * 4096, 0);
+	CU_ASSERT_EQUAL(op_split_cat(g, r), SPLIT_NONE);
+	int dims[4];
+	CU_ASSERT_EQUAL(op_split_dims(g, r, dims, 4), 0);
+	Op *r64 = mk(g, "r64", "RandomUniform", 1, 1, shape);
+	op_set(g, r64, "dtype", val_str(g->arena, "f64"));
+	CU_ASSERT_EQUAL(infer(g, r64), 0);
+	CU_ASSERT(shape_is(r64, 0, "f64[96,4096]"));
+	Op *ri = mk(g, "ri", "RandomUniform", 1, 1, shape);
+	op_set(g, ri, "dtype", val_str(g->arena, "i32"));
+	CU_ASSERT_EQUAL(infer(g, ri), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msg, "floating-point"));
+	Op *neg = cst(g, "neg", 2, 4, -1);
+	Op *rn = mk(g, "rn", "RandomUniform", 1, 1, neg);
+	CU_ASSERT_EQUAL(infer(g, rn), -1);
+	Op *rx = mk(g, "rx", "RandomUniform", 1, 1, r);   /* shape not a Const */
+	CU_ASSERT_EQUAL(infer(g, rx), 1);
+	graph_free(g);
+}
+
 static void test_data_movement(void)
 {
 	Graph *g = graph_new("t");
@@ -613,6 +645,7 @@ void suite_ops(void)
 	CU_add_test(s, "pooling, BiasAdd, FusedBatchNorm", test_pool_bias_bn);
 	CU_add_test(s, "MatMul, BatchMatMulV2, unknown dims", test_matmul);
 	CU_add_test(s, "Concat, Split, Reshape, Transpose, ...", test_data_movement);
+	CU_add_test(s, "RandomUniform", test_random_uniform);
 	CU_add_test(s, "reductions, losses, broadcasting", test_reduce_and_loss);
 	CU_add_test(s, "Apply*, unknown ops, annotations", test_apply_and_unknown);
 }
