@@ -520,7 +520,7 @@ static bool slice_like(Ctx *c)
 		c->b->shape_in[c->op->id] = 2;
 		break;
 	case O_Pad:
-	case O_PadV2:
+	case O_PadV2:      /* constant_values: a scalar, whole in every replica */
 	case O_MirrorPad:
 		if (ints(c, 1, v, 2 * MAXR) != 2 * t->rank || v[2 * d] || v[2 * d + 1])
 			return false;

@@ -99,21 +99,24 @@ class Pools(nn.Module):
     """Padding that TensorFlow's SAME does not express: a 3x3 stride-2
     convolution with padding 1 on an even size (PyTorch pads both sides),
     max pooling likewise, average pooling that counts the padding
-    (PyTorch's default) and one that does not (TensorFlow's SAME)."""
+    (PyTorch's default; stride 1, and stride 2 whose last window stops
+    short of the padding after) and one that does not (TensorFlow's
+    SAME)."""
 
     def __init__(self):
         super().__init__()
         self.c = nn.Conv2d(3, 4, 3, stride=2, padding=1)
         self.dw = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4)
-        self.l = nn.Linear(4 * 2 * 2 * 2, 5)
+        self.l = nn.Linear(4 * 2 * 2 * 3, 5)
 
     def forward(self, x):
         h = torch.relu(self.c(x))                           # 16 -> 8
         h = nn.functional.max_pool2d(h, 3, 2, 1)            # 8 -> 4
         a = nn.functional.avg_pool2d(h, 3, 1, 1)            # counts padding
+        c = nn.functional.avg_pool2d(h, 3, 2, 1)            # 4 -> 2, pads 1, 0
         b = nn.functional.avg_pool2d(h, 3, 1, 1, count_include_pad=False)
         h = self.dw(a * b)                                  # 4 -> 2
-        return self.l(torch.cat([h, h * h], 1).flatten(1))
+        return self.l(torch.cat([h, h * h, c], 1).flatten(1))
 
 
 def pools(batch=2, **kw):
@@ -135,3 +138,25 @@ class NativeDropout(nn.Module):
 
 def native_dropout(batch=2, **kw):
     return NativeDropout(), (torch.randn(batch, 6),)
+
+
+class RelBias(nn.Module):
+    """A relative-position-bias lookup (Swin, MaxViT): a parameter table
+    indexed by a constant integer buffer, with a 2-D and a 1-D index; its
+    gradient is an index_put that accumulates into zeros."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(7, 3))
+        self.register_buffer("index", torch.tensor(
+            [(i * 3 + j) % 7 for i in range(4) for j in range(4)]).view(4, 4))
+        self.l = nn.Linear(6, 5)
+
+    def forward(self, x):
+        b2 = self.table[self.index].reshape(16, 3)          # [4, 4, 3]
+        b1 = self.table[self.index.view(-1)]                # [16, 3]
+        return self.l(torch.tanh(torch.cat([x @ b2, x @ (b1 * b1)], 1)))
+
+
+def relbias(batch=2, **kw):
+    return RelBias(), (torch.randn(batch, 16),)

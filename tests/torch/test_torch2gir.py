@@ -397,8 +397,7 @@ def prepared(spec, make, args=(), vocab=2):
     from torch.utils._python_dispatch import TorchDispatchMode
     if not _WORK:
         _WORK.append(tempfile.TemporaryDirectory())
-    d = os.path.join(_WORK[0].name, "m%d" % len(_prepared))
-    os.mkdir(d)
+    d = tempfile.mkdtemp(dir=_WORK[0].name)
     g, c, exe, tfg = (os.path.join(d, n) for n in ("m.gir", "m.c", "m", "m.pbtxt"))
     r = run_tool([spec, "--batch", "2", "-o", g] + list(args), cwd=HERE)
     assert r.returncode == 0, r.stderr
@@ -434,7 +433,7 @@ def prepared(spec, make, args=(), vocab=2):
     flat = lambda v: [v[i] for i in range(len(v))]
     torch.manual_seed(0)
     model, _ = make()
-    gname = lambda k: k[:k.rindex(".")] + "/" + k[k.rindex(".") + 1:]
+    gname = lambda k: k[:k.rindex(".")] + "/" + k[k.rindex(".") + 1:] if "." in k else k
     sd = model.state_dict()
     for k, p in model.named_parameters():
         sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape)
@@ -533,6 +532,7 @@ MODELS = {
     "pools": ("custom_models:pools", None, ()),
     "native_dropout": ("custom_models:native_dropout", None, ()),
     "transformer_tiny": ("zoo_models:transformer_tiny", None, ()),
+    "relbias": ("custom_models:relbias", None, ()),
     "resnet18": ("resnet18", None, ("--image-size", "32")),
 }
 
@@ -553,6 +553,8 @@ def model_of(key):
             return custom_models.pools(2)
         if key == "native_dropout":
             return custom_models.native_dropout(2)
+        if key == "relbias":
+            return custom_models.relbias(2)
         if key == "transformer_tiny":
             sys.path.insert(0, os.path.join(ROOT, "tools"))
             import zoo_models
@@ -639,6 +641,14 @@ class TestLoweringNumerics(unittest.TestCase):
         causal = [o for o in m["ops"] if o["name"] == "%causal"][0]
         # the causal mask keeps its exact -inf (gir spells it)
         self.assertIn("value = [0.0, -inf, -inf", causal["attrs"])
+
+    def test_index(self):
+        """A parameter table indexed by a constant buffer: GatherV2, and
+        UnsortedSegmentSum for the gradient."""
+        m = self.check("relbias")
+        types = [o["type"] for o in m["ops"]]
+        self.assertEqual(types.count("GatherV2"), 2)
+        self.assertEqual(types.count("UnsortedSegmentSum"), 2)
 
     def test_native_dropout(self):
         m = self.check("native_dropout")
@@ -736,6 +746,9 @@ class TestLoweringTensorFlow(unittest.TestCase):
 
     def test_native_dropout(self):
         self.check("native_dropout")
+
+    def test_index(self):
+        self.check("relbias")
 
     def test_transformer_tiny(self):
         self.check("transformer_tiny", tol=1e-4)
