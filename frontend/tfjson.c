@@ -388,6 +388,12 @@ static Value *j_attr(JCtx *c, TfNode *nd, const char *key, json_object *v,
 			nd->has_tensor = true;
 			nd->tdtype = t.dtype ? arena_strdup(b->tmp, t.dtype) : NULL;
 			nd->tshape = t.shape;
+			/* TF.js keeps a Const's data in the weight shards, never
+			 * in the graph: an empty tensor here is not TensorFlow's
+			 * "zeros" but "in the shards".  It stays value-less
+			 * unless read_weights finds its data. */
+			if (!t.nf && !t.ni && !t.clen)
+				return NULL;
 		}
 		return tf_tensor_value(b, &t);
 	}
@@ -548,8 +554,8 @@ static void read_weights(JCtx *c, json_object *manifest)
 			else
 				ne *= d;
 		}
-		/* a value already read is TensorFlow's "no values: zeros"; the
-		 * shard's data replaces it */
+		/* a Const with no data in the graph (j_attr left it
+		 * value-less): the shard's data gives its value */
 		if (ne > TF_MAX_CONST_VALUES)
 			continue;
 		uint32_t h = (uint32_t)hash_bytes(nd->name, strlen(nd->name)) & (cap - 1);

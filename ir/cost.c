@@ -577,8 +577,12 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype)
 	/* Transfer and AllReduce take the links' time, not the device's. */
 	if (op_flags(op) & OPF_COMM)
 		return 0;
-	/* Inputs, constants and variables are read in place: no work. */
-	if (op_flags(op) & (OPF_SOURCE | OPF_PARAM))
+	/* Inputs, constants and variables are read in place: no work.
+	 * Reshape, ExpandDims and Squeeze hand their input's buffer on with
+	 * a new shape (TensorFlow forwards it; no kernel runs): no work
+	 * either. */
+	if ((op_flags(op) & (OPF_SOURCE | OPF_PARAM)) || op->opcode == O_Reshape ||
+	    op->opcode == O_ExpandDims || op->opcode == O_Squeeze)
 		return 0;
 	double flops = op_flops(g, op);
 	if (flops < 0)

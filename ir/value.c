@@ -251,8 +251,9 @@ static void shortest(char *buf, size_t n, double x)
 	}
 }
 
-/* gir has no literal for NaN and the infinities: they print as 0 and as
- * the largest power of ten below DBL_MAX, which read back as themselves. */
+/* Quantities have no spelling for NaN and the infinities: they print as
+ * 0 and as the largest power of ten below DBL_MAX, which read back as
+ * themselves. */
 static double finite_or_max(double x)
 {
 	if (isnan(x))
@@ -262,10 +263,15 @@ static double finite_or_max(double x)
 	return x;
 }
 
+/* NaN and the infinities are gir's words nan, inf and -inf. */
 static void float_format(StrBuf *b, double x)
 {
 	char buf[64];
-	shortest(buf, sizeof buf, finite_or_max(x));
+	if (isnan(x) || isinf(x)) {
+		sb_puts(b, isnan(x) ? "nan" : x < 0 ? "-inf" : "inf");
+		return;
+	}
+	shortest(buf, sizeof buf, x);
 	sb_puts(b, buf);
 	if (!strpbrk(buf, ".e"))
 		sb_puts(b, ".0");
@@ -340,7 +346,8 @@ bool is_ident(const char *s)
 		      (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
 		      (*p >= '0' && *p <= '9')))
 			return false;
-	return strcmp(s, "true") != 0 && strcmp(s, "false") != 0;
+	return strcmp(s, "true") != 0 && strcmp(s, "false") != 0 &&
+	       strcmp(s, "inf") != 0 && strcmp(s, "nan") != 0;
 }
 
 void str_format(StrBuf *b, const char *s)

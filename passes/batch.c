@@ -31,6 +31,7 @@ typedef struct Ctx {
 	BatchInfo *b;
 	const Op *op;
 	uint32_t ob, ib;         /* slots of op */
+	bool update;             /* an optimizer update: never re-splits */
 } Ctx;
 
 /* Where the batch is in an input: the dimension of its shape, and its
@@ -61,7 +62,10 @@ static BIn bin(const Ctx *c, uint32_t i)
 	if (i >= c->op->nin || in->ctrl)
 		return (BIn){-1, NULL};
 	uint32_t s = c->b->outbase[in->src->id] + in->idx;
-	if (c->b->okind[s] != OK_SPLIT)
+	/* Slices, or the whole batch gathered at an op that could not be
+	 * split: consumers re-split it (comm's Split of a whole value). */
+	if (c->b->okind[s] != OK_SPLIT &&
+	    (c->b->okind[s] != OK_FULL || c->b->odim[s] < 0 || c->update))
 		return (BIn){-1, NULL};
 	return (BIn){c->b->odim[s], c->b->view[s]};
 }
@@ -245,7 +249,7 @@ static bool elementwise(Ctx *c)
 /* MatMul / BatchMatMul: the batch may be in a's rows (output rows), in
  * b's columns (output columns), or contracted on both sides (a weight
  * gradient: partial sums); batched matmul also in a leading dimension. */
-static bool matmul(Ctx *c, bool batched)
+static bool matmul(Ctx *c, bool batched, bool rows_only)
 {
 	uint32_t ia = data_pos(c->op, 0), ib = data_pos(c->op, 1);
 	const Type *a = in_t(c, ia), *bt = in_t(c, ib), *o = out_t(c, 0);
@@ -276,6 +280,8 @@ static bool matmul(Ctx *c, bool batched)
 		slice_in(c, ia, xa.dim, xa.v);
 		return all_split(c, o->rank - 2, v);
 	}
+	if (rows_only)          /* a fused bias add is per column, once */
+		return false;
 	if (xb.dim == cols && xa.dim < 0 && !xb.v) {
 		slice_in(c, ib, xb.dim, NULL);
 		return all_split(c, o->rank - 1, NULL);
@@ -530,20 +536,101 @@ static bool slice_like(Ctx *c)
 	return all_split(c, d, NULL);
 }
 
+/* GatherV2(params, indices, axis): batch-carrying indices (an embedding
+ * lookup) put the batch at axis + its dimension; batch-carrying params
+ * gathered along another axis (qkv[0] of an attention's packed
+ * projections) keep it, shifted by the indices' rank when the axis is
+ * before it. */
 static bool gather(Ctx *c)
 {
 	uint32_t pi = data_pos(c->op, 0), ii = data_pos(c->op, 1);
 	int64_t a;
-	int d = bin(c, ii).dim;
-	if (bin(c, pi).dim >= 0 || d < 0 || ints(c, 2, &a, 1) != 1)
-		return false;
-	const Type *p = in_t(c, pi);
-	if (!p)
+	int d = bin(c, ii).dim, dp = bin(c, pi).dim;
+	const Type *p = in_t(c, pi), *it = in_t(c, ii);
+	if (!p || (dp >= 0) == (d >= 0) || ints(c, 2, &a, 1) != 1)
 		return false;
 	if (a < 0)
 		a += p->rank;
+	if (dp >= 0) {
+		if (a == dp || !it)
+			return false;
+		slice_in(c, pi, dp, NULL);
+		return all_split(c, a > dp ? dp : dp - 1 + it->rank, NULL);
+	}
 	slice_in(c, ii, d, NULL);
 	return all_split(c, (int)a + d, NULL);
+}
+
+/* StridedSlice(x, begin, end, strides) taking the batch dimension whole
+ * with stride 1; shrunk dimensions before it move it left.  Ellipsis and
+ * new-axis masks are not followed. */
+static bool strided_slice(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	int d = bin(c, x).dim;
+	const Type *t = in_t(c, x);
+	int64_t b[MAXR], e[MAXR], st[MAXR];
+	if (!t)
+		return false;
+	int nb = ints(c, 1, b, MAXR), ne = ints(c, 2, e, MAXR),
+	    ns = ints(c, 3, st, MAXR);
+	int64_t bm = op_get_int(c->g, c->op, "begin_mask", 0),
+		em = op_get_int(c->g, c->op, "end_mask", 0),
+		sm = op_get_int(c->g, c->op, "shrink_axis_mask", 0);
+	if (nb < 0 || nb != ne || nb != ns ||
+	    op_get_int(c->g, c->op, "ellipsis_mask", 0) ||
+	    op_get_int(c->g, c->op, "new_axis_mask", 0))
+		return false;
+	int before = 0;
+	for (int i = 0; i < d && i < nb; i++)
+		before += (int)(sm >> i & 1);
+	if (d < nb && ((sm >> d & 1) || st[d] != 1 ||
+		       (!(bm >> d & 1) && b[d] != 0) ||
+		       (!(em >> d & 1) && e[d] < t->dims[d])))
+		return false;
+	slice_in(c, x, d, NULL);
+	return all_split(c, d - before, NULL);
+}
+
+/* Unpack(x) along axis: every output keeps the batch unless it is the
+ * axis unpacked. */
+static bool unpack(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	int d = bin(c, x).dim;
+	const Type *t = in_t(c, x);
+	int64_t a = op_get_int(c->g, c->op, "axis", 0);
+	if (!t)
+		return false;
+	if (a < 0)
+		a += t->rank;
+	if (a == d)
+		return false;
+	slice_in(c, x, d, NULL);
+	return all_split(c, d - (a < d), NULL);
+}
+
+/* UnsortedSegmentSum(data, segment_ids, num_segments) with data and ids
+ * split along their leading dimension (an embedding's gradient): each
+ * replica sums its own rows, a partial sum. */
+static bool segment_sum(Ctx *c)
+{
+	if (!need(c, 0, 0, NULL) || !need(c, 1, 0, NULL))
+		return false;
+	set_out(c, 0, OK_PARTIAL, -1, NULL);
+	return true;
+}
+
+/* TopKV2(x, k) along the last dimension: any other keeps the batch. */
+static bool topk(Ctx *c)
+{
+	uint32_t x = data_pos(c->op, 0);
+	int d = bin(c, x).dim;
+	const Type *t = in_t(c, x);
+	if (!t || d == t->rank - 1)
+		return false;
+	slice_in(c, x, d, NULL);
+	return all_split(c, d, NULL);
 }
 
 /* Split(split_dim, value) / SplitV(value, size_splits, split_dim). */
@@ -596,6 +683,20 @@ static bool xent(Ctx *c)
 	return true;
 }
 
+/* May an op the table does not know be split along output dimension d?
+ * Its @split_dims, when it has them, must list d (aten.roll over the
+ * spatial dimensions splits over the batch, not over what it rolls). */
+static bool may_split(const Ctx *c, int d)
+{
+	const Value *sd = op_ann(c->g, c->op, ANN_SPLIT_DIMS);
+	if (!sd || sd->kind != V_LIST)
+		return true;
+	for (uint32_t i = 0; i < sd->list.n; i++)
+		if (sd->list.items[i]->kind == V_INT && sd->list.items[i]->i == d)
+			return true;
+	return false;
+}
+
 /* Ops the op table does not know: @split, one category or one per
  * output, says what replicas compute: concat outputs are slices (of
  * dimension 0, or of the shape of the batch-carrying inputs), sum
@@ -626,6 +727,8 @@ static bool opaque(Ctx *c)
 		const Type *o = out_t(c, k);
 		if (sc == SPLIT_SUM)
 			set_out(c, k, OK_PARTIAL, -1, NULL);
+		else if (!may_split(c, rb.dim))
+			return false;
 		else if (o && ref && same_dims(o->dims, o->rank, ref->dims, ref->rank))
 			set_out(c, k, OK_SPLIT, rb.dim, rb.v);
 		else if (!rb.v && batch_sized(o, rb.dim, c->b->batch))
@@ -636,38 +739,136 @@ static bool opaque(Ctx *c)
 	return true;
 }
 
+/* ---- the rule of every op ------------------------------------------------ */
+
+/* Which replica rule an op of the table follows (docs/plan.md lists
+ * them).  R_NONE: explicitly none, the op needs its whole input (a
+ * collective, an update, a shape or index computation that mixes the
+ * batch); its batch-carrying inputs are gathered and its outputs
+ * re-split.  R_UNKNOWN: no decision — the unit test over ops.def fails
+ * on one. */
+typedef enum Rule {
+	R_UNKNOWN, R_NONE, R_SOURCE, R_ELEMWISE, R_MATMUL, R_BATCHMATMUL,
+	R_FUSEDMATMUL, R_BATCH0, R_BACKPROP_INPUT, R_AVGPOOLGRAD,
+	R_MAXPOOLGRAD, R_BACKPROP_FILTER, R_BIASADD, R_BIASADDGRAD, R_FBN,
+	R_FBNGRAD, R_XENT, R_SOFTMAX, R_REDUCE, R_RESHAPE, R_SHAPE, R_RANK,
+	R_ARGMAX, R_TRANSPOSE, R_EXPANDDIMS, R_SQUEEZE, R_CONCAT, R_PACK,
+	R_UNPACK, R_SPLIT, R_SLICE, R_STRIDEDSLICE, R_GATHER, R_BROADCASTTO,
+	R_TOPK, R_SEGMENTSUM, R_COUNT
+} Rule;
+
+static const char *const rule_names[R_COUNT] = {
+	NULL, "none", "source", "elementwise", "matmul", "batch-matmul",
+	"fused-matmul", "batch0", "backprop-input", "avgpool-grad",
+	"maxpool-grad", "backprop-filter", "bias-add", "bias-add-grad",
+	"batch-norm", "batch-norm-grad", "cross-entropy", "softmax", "reduce",
+	"reshape", "shape", "rank", "argmax", "transpose", "expand-dims",
+	"squeeze", "concat", "pack", "unpack", "split", "slice",
+	"strided-slice", "gather", "broadcast-to", "top-k", "segment-sum",
+};
+
+static Rule rule_of(int opcode)
+{
+	switch (opcode) {
+	case O_MatMul: return R_MATMUL;
+	case O_BatchMatMul: case O_BatchMatMulV2: return R_BATCHMATMUL;
+	case O__FusedMatMul: return R_FUSEDMATMUL;
+	case O_Conv2D: case O_DepthwiseConv2dNative: case O__FusedConv2D:
+	case O_FusedDepthwiseConv2dNative: case O_MaxPool: case O_AvgPool:
+	case O_ResizeBilinear: case O_ResizeNearestNeighbor:
+	case O_DepthToSpace: case O_SpaceToDepth:
+		return R_BATCH0;
+	case O_Conv2DBackpropInput: case O_DepthwiseConv2dNativeBackpropInput:
+		return R_BACKPROP_INPUT;
+	case O_AvgPoolGrad: return R_AVGPOOLGRAD;
+	case O_MaxPoolGrad: return R_MAXPOOLGRAD;
+	case O_Conv2DBackpropFilter: case O_DepthwiseConv2dNativeBackpropFilter:
+		return R_BACKPROP_FILTER;
+	case O_BiasAdd: return R_BIASADD;
+	case O_BiasAddGrad: return R_BIASADDGRAD;
+	case O_FusedBatchNormV3: return R_FBN;
+	case O_FusedBatchNormGradV3: return R_FBNGRAD;
+	case O_SoftmaxCrossEntropyWithLogits:
+	case O_SparseSoftmaxCrossEntropyWithLogits:
+		return R_XENT;
+	case O_Softmax: case O_LogSoftmax: return R_SOFTMAX;
+	case O_Sum: case O_Mean: case O_Max: case O_Min: case O_Prod:
+		return R_REDUCE;
+	case O_Reshape: return R_RESHAPE;
+	case O_Shape: return R_SHAPE;
+	case O_Rank: return R_RANK;
+	case O_ArgMax: return R_ARGMAX;
+	case O_Transpose: return R_TRANSPOSE;
+	case O_ExpandDims: return R_EXPANDDIMS;
+	case O_Squeeze: return R_SQUEEZE;
+	case O_ConcatV2: return R_CONCAT;
+	case O_Pack: return R_PACK;
+	case O_Unpack: return R_UNPACK;
+	case O_Split: case O_SplitV: return R_SPLIT;
+	case O_Slice: case O_Pad: case O_PadV2: case O_MirrorPad: case O_Tile:
+		return R_SLICE;
+	case O_StridedSlice: return R_STRIDEDSLICE;
+	case O_GatherV2: return R_GATHER;
+	case O_BroadcastTo: return R_BROADCASTTO;
+	case O_TopKV2: return R_TOPK;
+	case O_UnsortedSegmentSum: return R_SEGMENTSUM;
+	/* Whole inputs only: collectives, the batch moved across
+	 * dimensions, index tensors, shapes and counts. */
+	case O_Transfer: case O_AllReduce: case O_SpaceToBatchND:
+	case O_BatchToSpaceND: case O_GatherNd: case O_Fill: case O_Range:
+	case O_Size: case O_SparseToDense: case O_RandomUniform:
+		return R_NONE;
+	default:
+		break;
+	}
+	const OpInfo *info = op_info(opcode);
+	if (!info)
+		return R_UNKNOWN;
+	if (info->flags & OPF_UPDATE)
+		return R_NONE;
+	if (info->max_in == 0)
+		return R_SOURCE;
+	if (info->cls == OC_ELEMWISE || (info->flags & OPF_NOOP))
+		return R_ELEMWISE;
+	return R_UNKNOWN;
+}
+
+const char *batch_rule_name(int opcode)
+{
+	return rule_names[rule_of(opcode)];
+}
+
 /* Replica rules for an op with at least one batch-carrying input. */
 static bool batched(Ctx *c)
 {
 	const Op *op = c->op;
 	const OpInfo *info = op_info(op->opcode);
-	switch (op->opcode) {
-	case O_MatMul:
-		return matmul(c, false);
-	case O_BatchMatMul:
-	case O_BatchMatMulV2:
-		return matmul(c, true);
-	case O_Conv2D:
-	case O_DepthwiseConv2dNative:
-	case O_MaxPool:
-	case O_AvgPool:
+	if (!info)
+		return opaque(c);
+	Rule r = rule_of(op->opcode);
+	switch (r) {
+	case R_MATMUL:
+		return matmul(c, false, false);
+	case R_BATCHMATMUL:
+		return matmul(c, true, false);
+	case R_FUSEDMATMUL:
+		return matmul(c, false, true);
+	case R_BATCH0:
 		return batch0(c, 0);
-	case O_Conv2DBackpropInput:
-	case O_DepthwiseConv2dNativeBackpropInput:
+	case R_BACKPROP_INPUT:
 		c->b->shape_in[op->id] = 0;
 		return batch0(c, 2);
-	case O_AvgPoolGrad:
+	case R_AVGPOOLGRAD:
 		c->b->shape_in[op->id] = 0;
 		return batch0(c, 1);
-	case O_MaxPoolGrad:
+	case R_MAXPOOLGRAD:
 		return need(c, 0, 0, NULL) && need(c, 1, 0, NULL) && batch0(c, 2);
-	case O_Conv2DBackpropFilter:
-	case O_DepthwiseConv2dNativeBackpropFilter:
+	case R_BACKPROP_FILTER:
 		if (!need(c, 0, 0, NULL) || !need(c, 2, 0, NULL))
 			return false;
 		set_out(c, 0, OK_PARTIAL, -1, NULL);
 		return true;
-	case O_BiasAddGrad: {
+	case R_BIASADDGRAD: {
 		uint32_t x = data_pos(op, 0);
 		const Type *t = in_t(c, x);
 		BIn b = bin(c, x);
@@ -677,29 +878,27 @@ static bool batched(Ctx *c)
 		set_out(c, 0, OK_PARTIAL, -1, NULL);
 		return true;
 	}
-	case O_BiasAdd: {
+	case R_BIASADD: {
 		const Type *t = in_t(c, data_pos(op, 0));
 		if (!t || bin(c, data_pos(op, 0)).dim == channel_dim(c, t->rank))
 			return false;
 		return elementwise(c);
 	}
-	case O_FusedBatchNormV3:
+	case R_FBN:
 		if (!batch0(c, 0))
 			return false;
 		for (uint32_t k = 1; k < op->nout; k++)
 			set_out(c, k, OK_LOCAL, -1, NULL);
 		return true;
-	case O_FusedBatchNormGradV3:
+	case R_FBNGRAD:
 		if (!need(c, 1, 0, NULL) || !batch0(c, 0))
 			return false;
 		for (uint32_t k = 1; k < op->nout; k++)
 			set_out(c, k, k <= 2 ? OK_PARTIAL : OK_LOCAL, -1, NULL);
 		return true;
-	case O_SoftmaxCrossEntropyWithLogits:
-	case O_SparseSoftmaxCrossEntropyWithLogits:
+	case R_XENT:
 		return xent(c);
-	case O_Softmax:
-	case O_LogSoftmax: {
+	case R_SOFTMAX: {
 		uint32_t x = data_pos(op, 0);
 		const Type *t = in_t(c, x);
 		BIn b = bin(c, x);
@@ -709,55 +908,46 @@ static bool batched(Ctx *c)
 		slice_in(c, x, b.dim, b.v);
 		return all_split(c, b.dim, b.v);
 	}
-	case O_Sum: case O_Mean: case O_Max: case O_Min: case O_Prod:
+	case R_REDUCE:
 		return reduce(c);
-	case O_Reshape:
+	case R_RESHAPE:
 		return reshape(c);
-	case O_Shape:
+	case R_SHAPE:
 		set_out(c, 0, OK_LOCAL, -1, NULL);
 		return true;
-	case O_Transfer:
-	case O_AllReduce:
-		return false;
-	default:
-		break;
-	}
-	if (info && !(info->flags & OPF_UPDATE) &&
-	    (info->cls == OC_ELEMWISE || (info->flags & OPF_NOOP)))
+	case R_RANK:
+		set_out(c, 0, OK_FULL, -1, NULL);
+		return true;
+	case R_ELEMWISE:
 		return elementwise(c);
-	if (!plain(c))
-		return false;
-	switch (op->opcode) {
-	case O_ArgMax:
-		return axis_op(c, false);
-	case O_Transpose:
-		return transpose(c);
-	case O_ExpandDims:
-		return axis_op(c, true);
-	case O_Squeeze:
-		return squeeze(c);
-	case O_ConcatV2:
-		return concat(c);
-	case O_Pack:
-		return pack(c);
-	case O_Split:
-	case O_SplitV:
-		return split(c);
-	case O_Slice:
-	case O_Pad:
-	case O_PadV2:
-	case O_MirrorPad:
-	case O_Tile:
-		return slice_like(c);
-	case O_GatherV2:
-		return gather(c);
-	case O_BroadcastTo:
+	case R_BROADCASTTO:
+		if (!plain(c))
+			return false;
 		c->b->shape_in[op->id] = 1;
 		return elementwise(c);
+	case R_NONE: case R_SOURCE: case R_UNKNOWN: case R_COUNT:
+		return false;
 	default:
 		break;
 	}
-	return info ? false : opaque(c);
+	if (!plain(c))
+		return false;
+	switch (r) {
+	case R_ARGMAX: return axis_op(c, false);
+	case R_TRANSPOSE: return transpose(c);
+	case R_EXPANDDIMS: return axis_op(c, true);
+	case R_SQUEEZE: return squeeze(c);
+	case R_CONCAT: return concat(c);
+	case R_PACK: return pack(c);
+	case R_UNPACK: return unpack(c);
+	case R_SPLIT: return split(c);
+	case R_SLICE: return slice_like(c);
+	case R_STRIDEDSLICE: return strided_slice(c);
+	case R_GATHER: return gather(c);
+	case R_TOPK: return topk(c);
+	case R_SEGMENTSUM: return segment_sum(c);
+	default: return false;
+	}
 }
 
 /* The graph's batch: its `batch` attribute, else the batch dimension of
@@ -779,11 +969,72 @@ static int64_t graph_batch(Graph *g)
 	return 0;
 }
 
+/* Why op cannot be replicated over the batch that reaches it, for -v. */
+static const char *why_not(Ctx *c)
+{
+	const Op *op = c->op;
+	const char *rule = batch_rule_name(op->opcode);
+	if (!op_info(op->opcode))
+		return "not in the op table, and no @split annotation says how "
+		       "its replicas recombine";
+	if (!rule || strcmp(rule, "none") == 0)
+		return "it has no batch rule: it needs its whole input";
+	for (uint32_t i = 0; i < op->nin; i++) {
+		BIn x = bin(c, i);
+		const Type *t = in_t(c, i);
+		char buf[128];
+		if (x.dim >= 0 && t)
+			return arena_printf(c->b->arena,
+				"its %s rule cannot take the batch in dimension %d "
+				"of input %u (%s)%s", rule, x.dim, i,
+				type_str(t, buf, sizeof buf), x.v ? ", a view" : "");
+	}
+	return rule;
+}
+
+/* op runs once, on the whole batch: the batch-carrying inputs are
+ * gathered.  An output shaped like such an input, or of its rank with
+ * the same batch-sized dimension there, holds the whole batch at that
+ * dimension: consumers split it again.  Others (a loss, a shape) are
+ * plain whole values. */
+static void run_whole(Ctx *c)
+{
+	const Op *op = c->op;
+	BatchInfo *b = c->b;
+	BIn rb = {-1, NULL};
+	const Type *ref = NULL;
+	for (uint32_t i = 0; i < op->nin && rb.dim < 0; i++) {
+		rb = bin(c, i);
+		ref = in_t(c, i);
+	}
+	b->why[op->id] = why_not(c);
+	b->replicable[op->id] = false;
+	b->shape_in[op->id] = -1;
+	for (uint32_t i = 0; i < op->nin; i++)
+		slice_in(c, i, -1, NULL);
+	for (uint32_t k = 0; k < op->nout; k++) {
+		const Type *o = out_t(c, k);
+		set_out(c, k, OK_FULL, -1, NULL);
+		if (!o || !ref || c->update || rb.dim < 0)
+			continue;
+		bool same = same_dims(o->dims, o->rank, ref->dims, ref->rank);
+		if (same || (!rb.v && o->rank == ref->rank &&
+			     o->dims[rb.dim] == ref->dims[rb.dim] &&
+			     batch_sized(o, rb.dim, b->batch))) {
+			b->odim[c->ob + k] = (int8_t)rb.dim;
+			b->view[c->ob + k] = same ? rb.v : NULL;
+		}
+	}
+}
+
 static void analyze(Ctx *c)
 {
 	const Op *op = c->op;
 	BatchInfo *b = c->b;
 	bool any = false, local = false;
+	const OpInfo *info = op_info(op->opcode);
+	c->update = (info && (info->flags & OPF_UPDATE)) ||
+		    op_has_role(c->g, op, ROLE_UPDATE);
 	for (uint32_t i = 0; i < op->nin; i++) {
 		any |= bin(c, i).dim >= 0;
 		local |= in_local(c, i);
@@ -808,13 +1059,8 @@ static void analyze(Ctx *c)
 		b->replicable[op->id] = true;
 		return;
 	}
-	/* Not replicable: its outputs are whole values on one device. */
-	b->replicable[op->id] = false;
-	b->shape_in[op->id] = -1;
-	for (uint32_t i = 0; i < op->nin; i++)
-		slice_in(c, i, -1, NULL);
-	for (uint32_t k = 0; k < op->nout; k++)
-		set_out(c, k, OK_FULL, -1, NULL);
+	/* Not replicable: it runs on one device, on the whole batch. */
+	run_whole(c);
 }
 
 void batch_analyze(Graph *g, BatchInfo *b)
@@ -845,13 +1091,14 @@ void batch_analyze(Graph *g, BatchInfo *b)
 	b->replicable = xcalloc((size_t)n + 1, sizeof(bool));
 	b->shape_in = xmalloc((size_t)n + 1);
 	memset(b->shape_in, -1, (size_t)n + 1);
+	b->why = xcalloc((size_t)n + 1, sizeof(const char *));
 	const uint32_t *topo = graph_topo(g);
 	uint32_t live = 0;
 	for (uint32_t i = 0; i < n; i++)
 		live += !g->ops[i]->dead;
 	for (uint32_t j = 0; topo && j < live; j++) {
 		Ctx c = {g, b, g->ops[topo[j]], b->outbase[topo[j]],
-			 b->inbase[topo[j]]};
+			 b->inbase[topo[j]], false};
 		analyze(&c);
 	}
 }
@@ -867,6 +1114,7 @@ void batch_free(BatchInfo *b)
 	free(b->iview);
 	free(b->replicable);
 	free(b->shape_in);
+	free(b->why);
 	if (b->arena)
 		arena_free(b->arena);
 	memset(b, 0, sizeof *b);
@@ -913,4 +1161,27 @@ void plan_report_unreplicable(const PassCtx *ctx, const BatchInfo *b)
 		fputs(ntc > 8 ? " ...\n" : "\n", ctx->report);
 	}
 	free(tc);
+	/* Where the batch is gathered, and why: the first few in graph order. */
+	uint32_t shown = 0, more = 0;
+	for (uint32_t i = 0; i < g->nops && i < b->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || b->replicable[i] || !b->why[i])
+			continue;
+		if (shown == 6) {
+			more++;
+			continue;
+		}
+		bool resplit = false;
+		for (uint32_t k = 0; k < op->nout; k++)
+			resplit |= b->odim[b->outbase[i] + k] >= 0;
+		fprintf(ctx->report, "  batch gathered for %s (%s): %s; %s\n",
+			op->name, op->type, b->why[i],
+			resplit ? "its output is split again"
+				: op->nout ? "what it feeds runs on the whole value"
+					   : "it has no output");
+		shown++;
+	}
+	if (more)
+		fprintf(ctx->report, "  ... and %u more ops where the batch is "
+			"gathered\n", more);
 }

@@ -11,7 +11,10 @@
 /* What replica r of an op holds of output k when the op is replicated
  * over a batch partition (TAG §4.1.1's categories, per output). */
 typedef enum OutKind {
-	OK_FULL,         /* the whole value, identical in every replica */
+	OK_FULL,         /* the whole value, identical in every replica;
+			  * with odim >= 0 the whole batch, gathered at an
+			  * op that cannot be split over it: consumers take
+			  * slices along odim again (re-split) */
 	OK_SPLIT,        /* its slice of the batch, along odim */
 	OK_PARTIAL,      /* a partial sum: the op contracted the batch */
 	OK_LOCAL,        /* a value of its own (batch-norm statistics, the
@@ -35,8 +38,9 @@ typedef struct BatchInfo {
 	uint32_t *inbase;        /* [nops + 1]: first input slot of each op */
 	uint8_t *okind;          /* per output slot: OutKind */
 	int8_t *odim;            /* per output slot: the dimension of its own
-				  * shape that holds the batch (OK_SPLIT):
-				  * replica r has size_r/batch of it */
+				  * shape that holds the batch (OK_SPLIT:
+				  * replica r has size_r/batch of it; OK_FULL:
+				  * the whole batch, re-split by consumers) */
 	const View **view;       /* per output slot: its view, or NULL */
 	int8_t *idim;            /* per input slot (inbase[op] + position in
 				  * op->in): the dimension a replica slices
@@ -49,6 +53,8 @@ typedef struct BatchInfo {
 	int8_t *shape_in;        /* per op: data input holding the shape of
 				  * output 0 (Reshape's shape, Slice's size,
 				  * Conv2DBackpropInput's input_sizes), or -1 */
+	const char **why;        /* per op: why it cannot be replicated (a
+				  * batch-carrying op that is not), or NULL */
 	uint32_t nops;
 } BatchInfo;
 
@@ -58,8 +64,14 @@ typedef struct BatchInfo {
  * dimension 0; sum: partial sums). */
 void batch_analyze(Graph *g, BatchInfo *b);
 void batch_free(BatchInfo *b);
-/* -v: how many ops cannot be replicated, by type. */
+/* -v: how many ops cannot be replicated, by type; where the batch is
+ * gathered, and why, and where data parallelism ends for what follows. */
 void plan_report_unreplicable(const PassCtx *ctx, const BatchInfo *b);
+/* The batch rule of an opcode (docs/plan.md): "elementwise", "matmul",
+ * ..., "none" for ops explicitly without one (their batch-carrying
+ * inputs are gathered, the op runs once, its outputs re-split), or NULL
+ * for an op the analysis does not know (a unit test requires none). */
+const char *batch_rule_name(int opcode);
 /* Kind and batch dimension of output k of op u. */
 static inline OutKind batch_okind(const BatchInfo *b, const Op *u, uint32_t k)
 {

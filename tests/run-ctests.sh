@@ -145,6 +145,16 @@ sync() {
 }
 check "sync.gir: the answer worked out by hand" sync
 
+# ---- gir's -inf through the C backend: a masked softmax, by hand ----------
+masked() {
+	"$PCC" '-passes=place<algo=single>,comm' tests/ctests/masked.gir \
+		--cluster tests/ctests/one-cpu.yaml --emit=c -o "$t/masked.c" &&
+	grep -q -- '-INFINITY' "$t/masked.c" &&
+	$CC $CWARN "$t/masked.c" $FLAGS -o "$t/masked" &&
+	"$t/masked" | diff -u tests/ctests/masked.expected -
+}
+check "masked.gir: -inf mask, softmax exactly 0 (by hand)" masked
+
 # ---- --values=N: N evenly spaced elements, indices floor(k * size / N) ----
 # Against --values of mlp's reference (every element): with N = 3, each
 # result's lines are its elements floor(k * n / 3), k = 0, 1, 2 (all of them

@@ -6,6 +6,7 @@
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 
+#include "passes/plan.h"
 #include "testutil.h"
 
 #define CLUSTER4 \
@@ -455,6 +456,113 @@ static void test_order_priority(void)
 	graph_free(g);
 }
 
+/* Every op of the table has a batch rule, or is marked as having none:
+ * a new op must say how data parallelism treats it. */
+static void test_batch_rules_cover_ops(void)
+{
+	for (int i = 0; i < op_table_size(); i++) {
+		const char *r = batch_rule_name(i);
+		if (!r)
+			fprintf(stderr, "\n  op %s has no batch rule (passes/batch.c rule_of)",
+				op_info(i)->name);
+		CU_ASSERT_PTR_NOT_NULL(r);
+	}
+	CU_ASSERT_STRING_EQUAL(batch_rule_name(op_lookup("_FusedConv2D")), "batch0");
+	CU_ASSERT_STRING_EQUAL(batch_rule_name(op_lookup("_FusedMatMul")), "fused-matmul");
+	CU_ASSERT_STRING_EQUAL(batch_rule_name(op_lookup("ApplyAdam")), "none");
+	CU_ASSERT_STRING_EQUAL(batch_rule_name(op_lookup("Relu")), "elementwise");
+}
+
+#define RESPLIT_OPS \
+	"  %x = Placeholder() {@batch_dim = 0, " R2 "} : f32[8,4]\n" \
+	"  %w = VariableV2() {" R2 "} : f32[4,4]\n" \
+	"  %h = MatMul(%x, %w) {" R2 "} : f32[8,4]\n" \
+	"  %f = aten.flip(%h) {dims = [0], @device = \"m0/gpu0\"} : f32[8,4]\n" \
+	"  %r = Relu(%f) {" R2 "} : f32[8,4]\n" \
+	"  %ax = Const() {value = [0, 1], " R2 "} : i32[2]\n" \
+	"  %m = Mean(%r, %ax) {@device = \"m0/gpu0\"} : f32[]\n" \
+	"  %n = Neg(%m) {" R2 "} : f32[]\n"
+
+static void test_resplit(void)
+{
+	/* aten.flip is not in the op table and has no @split: it runs once,
+	 * on the whole batch (ConcatV2 of h's two [4,4] slices on gpu0), and
+	 * Relu after it is split again (Split on gpu0, slice 1 transferred):
+	 * [4,4] per replica, not the whole [8,4].  The Mean over the batch
+	 * ends it: its scalar carries no batch, Neg's replicas compute it
+	 * whole. */
+	Graph *g = tu_parse(CLUSTER4 "graph r {batch = 8} {\n" RESPLIT_OPS "}\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	BatchInfo b;
+	batch_analyze(g, &b);
+	Op *f = tu_op(g, "f"), *r = tu_op(g, "r"), *m = tu_op(g, "m");
+	CU_ASSERT_FALSE(b.replicable[f->id]);
+	CU_ASSERT_EQUAL(batch_okind(&b, f, 0), OK_FULL);
+	CU_ASSERT_EQUAL(batch_odim(&b, f, 0), 0);       /* the whole batch */
+	CU_ASSERT_PTR_NOT_NULL(b.why[f->id]);
+	CU_ASSERT_TRUE(b.replicable[r->id]);
+	CU_ASSERT_EQUAL(batch_okind(&b, r, 0), OK_SPLIT);
+	CU_ASSERT_FALSE(b.replicable[m->id]);
+	CU_ASSERT_EQUAL(batch_odim(&b, m, 0), -1);      /* a plain scalar */
+	CU_ASSERT_EQUAL(batch_okind(&b, tu_op(g, "n"), 0), OK_FULL);
+	batch_free(&b);
+	CU_ASSERT_EQUAL_FATAL(tu_run(g, "comm"), 0);
+	CU_ASSERT_EQUAL(ty(g, "r/rep0")->dims[0], 4);
+	CU_ASSERT_EQUAL(ty(g, "r/rep1")->dims[0], 4);
+	Op *cat = tu_op(g, "h/concat"), *sp = tu_op(g, "f/split");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sp);
+	CU_ASSERT_PTR_EQUAL(tu_op(g, "f")->in[0].src, cat);
+	CU_ASSERT_STRING_EQUAL(devof(g, "f/split"), "m0/gpu0");
+	CU_ASSERT_PTR_EQUAL(tu_op(g, "r/rep0")->in[0].src, sp);
+	Op *t = tu_op(g, "r/rep1")->in[0].src;
+	CU_ASSERT_STRING_EQUAL(t->type, "Transfer");
+	CU_ASSERT_PTR_EQUAL(t->in[0].src, sp);
+	CU_ASSERT_EQUAL(t->in[0].idx, 1);
+	CU_ASSERT_EQUAL(ty(g, "n/rep1")->rank, 0);
+	graph_free(g);
+}
+
+static void test_batch_rules_new(void)
+{
+	/* qkv[0] of a packed projection: GatherV2 of params [3,8,4] (batch
+	 * at dim 1) at a scalar index along axis 0 -> [8,4], batch at 0.
+	 * StridedSlice keeping the batch whole, shrinking dim 0 -> batch at
+	 * 0.  _FusedConv2D and Unpack keep it; TopKV2 over the last dim. */
+	Graph *g = tu_parse(CLUSTER4 "graph q {batch = 8} {\n"
+		"  %p = Placeholder() {@batch_dim = 1} : f32[3,8,4]\n"
+		"  %i = Const() {value = 0} : i32[]\n"
+		"  %a = Const() {value = 0} : i32[]\n"
+		"  %q = GatherV2(%p, %i, %a) : f32[8,4]\n"
+		"  %b = Const() {value = [1, 0, 0]} : i32[3]\n"
+		"  %e = Const() {value = [2, 8, 4]} : i32[3]\n"
+		"  %s = Const() {value = [1, 1, 1]} : i32[3]\n"
+		"  %ss = StridedSlice(%p, %b, %e, %s) {shrink_axis_mask = 1} : f32[8,4]\n"
+		"  %bad = StridedSlice(%p, %b, %e, %s) {shrink_axis_mask = 2} : f32[1,4]\n"
+		"  %u0, %u1, %u2 = Unpack(%p) {num = 3, axis = 0} : (f32[8,4], f32[8,4], f32[8,4])\n"
+		"  %k = Const() {value = 2} : i32[]\n"
+		"  %tv, %ti = TopKV2(%q, %k) : (f32[8,2], i32[8,2])\n"
+		"}\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	BatchInfo b;
+	batch_analyze(g, &b);
+	const char *split0[] = {"q", "ss", "u0", "u2", "tv"};
+	for (int i = 0; i < 5; i++) {
+		Op *op = tu_op(g, split0[i]);
+		uint32_t k = strcmp(split0[i], "u2") == 0 ? 2 : 0;
+		if (k)
+			op = tu_op(g, "u0");
+		CU_ASSERT_TRUE(b.replicable[op->id]);
+		CU_ASSERT_EQUAL(batch_okind(&b, op, k), OK_SPLIT);
+		CU_ASSERT_EQUAL(batch_odim(&b, op, k), 0);
+	}
+	CU_ASSERT_EQUAL(batch_okind(&b, tu_op(g, "tv"), 1), OK_SPLIT);
+	/* Shrinking the batch's own dimension picks one sample: whole. */
+	CU_ASSERT_FALSE(b.replicable[tu_op(g, "bad")->id]);
+	batch_free(&b);
+	graph_free(g);
+}
+
 static void test_colocate(void)
 {
 	/* %w, %r and %y form one colocation group; %r is pinned to gpu1, so
@@ -499,4 +607,8 @@ void suite_comm(void)
 	CU_add_test(s, "order on random DAGs", test_order_random_dags);
 	CU_add_test(s, "order by upward rank", test_order_priority);
 	CU_add_test(s, "colocation groups stay together", test_colocate);
+	CU_add_test(s, "every op has a batch rule", test_batch_rules_cover_ops);
+	CU_add_test(s, "gather, run whole, re-split", test_resplit);
+	CU_add_test(s, "batch rules: gather, strided slice, unpack, top-k",
+		    test_batch_rules_new);
 }

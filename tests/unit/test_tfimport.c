@@ -199,6 +199,43 @@ static void test_json(void)
 	free(src);
 }
 
+/* A TF.js model.json whose weight shard is absent: its Consts keep no
+ * value (TF.js never stores Const data in the graph, so an empty tensor
+ * is not TensorFlow's "zeros"); an op that needs none
+ * of their values still types. */
+static void test_json_no_shards(void)
+{
+	char dir[] = "/tmp/pcc-tfjs-XXXXXX";
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	char path[64];
+	snprintf(path, sizeof path, "%s/model.json", dir);
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("{\"format\": \"graph-model\", \"modelTopology\": {\"node\": [\n"
+	      " {\"name\": \"x\", \"op\": \"Placeholder\", \"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"},\n"
+	      "  \"shape\": {\"shape\": {\"dim\": [{\"size\": \"-1\"}, {\"size\": \"2\"}]}}}},\n"
+	      " {\"name\": \"s\", \"op\": \"Const\", \"attr\": {\"dtype\": {\"type\": \"DT_FLOAT\"},\n"
+	      "  \"value\": {\"tensor\": {\"dtype\": \"DT_FLOAT\", \"tensorShape\": {}}}}},\n"
+	      " {\"name\": \"y\", \"op\": \"Mul\", \"input\": [\"x\", \"s\"],\n"
+	      "  \"attr\": {\"T\": {\"type\": \"DT_FLOAT\"}}}]},\n"
+	      " \"weightsManifest\": [{\"paths\": [\"absent.bin\"], \"weights\": [\n"
+	      "  {\"name\": \"s\", \"shape\": [], \"dtype\": \"float32\"}]}]}\n", f);
+	fclose(f);
+	Diag d;
+	char *src = NULL;
+	TfImportOptions o = {.batch = 3};
+	Graph *g = read_any_graph(path, &o, &d, &src);
+	CU_ASSERT_PTR_NOT_NULL(g);
+	if (g) {
+		CU_ASSERT_PTR_NULL(op_get(g, get(g, "s"), "value"));
+		CU_ASSERT(has_type(get(g, "y"), 0, "f32[3,2]"));
+		graph_free(g);
+	}
+	free(src);
+	remove(path);
+	remove(dir);
+}
+
 static const char conv_src[] =
 	"node { name: \"x\" op: \"Placeholder\" attr { key: \"dtype\" value { type: DT_FLOAT } }\n"
 	"  attr { key: \"shape\" value { shape { dim { size: -1 } dim { size: 32 } dim { size: 32 } dim { size: 3 } } } } }\n"
@@ -334,6 +371,8 @@ void suite_tfimport(void)
 	CU_add_test(s, "pbtxt MLP with batch 32", test_mlp);
 	CU_add_test(s, "x:k inputs, _output_shapes, Const values", test_inputs_and_consts);
 	CU_add_test(s, "JSON attrs and TF.js weights", test_json);
+	CU_add_test(s, "TF.js without weight shards: no invented values",
+		    test_json_no_shards);
 	CU_add_test(s, "fused conv/depthwise/matmul shapes and FLOPs", test_fused);
 	CU_add_test(s, "TF1 control flow refused", test_control_flow);
 	CU_add_test(s, "syntax and graph errors", test_errors);

@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""Models users bring (issue 12), `make check-torch`: attention with a
+boolean mask, a GPT-style decoder, LSTM and GRU (imported unrolled), a
+model returning a dict, -inf constants, modules torch2gir refuses (one
+line each, never a traceback), and one model of every torchvision
+classification family imported and planned at -O1 and -O2.  Shares
+test_torch2gir.py's helpers; prints "torch-user: N passed, N failed"."""
+
+import os
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_torch2gir import (HAVE_TORCH, HERE, ROOT, CLUSTER, LR, PCC, RT_LIB,  # noqa: E402
+                            compare_grads, parse, pcc, prepared, run_tool,
+                            to_torch)
+
+NUMERIC = HAVE_TORCH and os.path.exists(PCC) and bool(RT_LIB) and os.path.exists(RT_LIB)
+
+
+def tool(spec, *args):
+    """torch2gir on spec at batch 2 in a temporary file: (rc, stderr, gir
+    text or None)."""
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=".gir")
+    os.close(fd)
+    os.unlink(path)
+    r = run_tool([spec, "--batch", "2", "-o", path] + list(args), cwd=HERE)
+    text = None
+    if os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
+        os.unlink(path)
+    return r.returncode, r.stderr, text
+
+
+def numerics(test, spec, tol=1e-5):
+    """One SGD step of spec's graph in the C runtime against PyTorch's
+    gradients from the same initial values (test_torch2gir.prepared)."""
+    import user_models
+    fn = getattr(user_models, spec.split(":")[1])
+    m = prepared(spec, lambda: (fn(2)[0], None))
+    test.assertEqual([o["type"] for o in m["ops"] if o["type"].startswith("aten.")], [])
+    got = {}
+    for name, w in m["grads"].items():
+        init, step = m["vals"][("init", name)], m["vals"][("step", name)]
+        got[name] = to_torch([(init[i] - step[i]) / LR for i in range(len(init))],
+                             m["gshape"][name], w.shape)
+    compare_grads(test, got, m["grads"], tol)
+    return m
+
+
+@unittest.skipUnless(NUMERIC, "needs PyTorch, ./pcc and its runtime library")
+class TestUserModelNumerics(unittest.TestCase):
+    """Gradients through the C runtime equal PyTorch's (1e-5 of each
+    tensor's largest): a wrong mask fill (0 instead of -inf lets masked
+    keys into the softmax) or a wrong gate order would not."""
+
+    def test_mha_bool_mask(self):
+        m = numerics(self, "user_models:mha")
+        text = " ".join(o["type"] for o in m["ops"])
+        self.assertIn("Log", text)             # the -inf fill: Log(1 - mask)
+        mask = [o for o in m["ops"] if o["name"] == "%mask"][0]
+        # the causal mask keeps its values: row 0 masks keys 1..5
+        self.assertIn("value = [false, true, true, true, true, true, false",
+                      mask["attrs"])
+
+    def test_lstm_unrolled(self):
+        m = numerics(self, "user_models:lstm")
+        # 5 steps, one cell each: 4 gates in one MatMul per input per step
+        self.assertEqual(sum(o["type"] == "Sigmoid" for o in m["ops"]), 15)
+
+    def test_gru_unrolled(self):
+        m = numerics(self, "user_models:gru")
+        self.assertEqual(sum(o["type"] == "Sigmoid" for o in m["ops"]), 10)
+
+
+@unittest.skipUnless(HAVE_TORCH, "PyTorch/torchvision not installed")
+class TestUserModels(unittest.TestCase):
+    def plans(self, text):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".gir", delete=False) as f:
+            f.write(text)
+        try:
+            for o in ("-O1", "-O2"):
+                r = pcc(f.name, o, "--search-budget=0.2", "--cluster", CLUSTER,
+                        "-o", os.devnull)
+                self.assertEqual(r.returncode, 0, "%s: %s" % (o, r.stderr[-1500:]))
+        finally:
+            os.unlink(f.name)
+
+    def test_gpt(self):
+        rc, err, text = tool("user_models:gpt")
+        self.assertEqual(rc, 0, err)
+        ops = parse(text)
+        self.assertEqual([o["type"] for o in ops if o["type"].startswith("aten.")], [])
+        # 2 blocks: one masked softmax each, the mask's -inf by Log
+        self.assertEqual(sum(o["type"] == "Softmax" for o in ops), 2)
+        self.assertEqual(sum(o["type"] == "Log" for o in ops), 2)
+        self.plans(text)
+
+    def test_lstm_gru_plan(self):
+        for m in ("lstm", "gru"):
+            rc, err, text = tool("user_models:" + m)
+            self.assertEqual(rc, 0, err)
+            self.plans(text)
+
+    def test_inf_constant(self):
+        rc, err, text = tool("user_models:inf_const")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("%floor = Const() {value = [-inf],", text)
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".gir", delete=False) as f:
+            f.write(text)
+        r = pcc("-passes=", f.name, "-o", "-")
+        os.unlink(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("%floor = Const() {value = [-inf],", r.stdout)
+
+    def test_segmentation_dict(self):
+        # torchvision.models.segmentation: forward returns {"out": ...}
+        rc, err, text = in_process("fcn_resnet50", "--image-size", "32")
+        self.assertEqual(rc, 0, err)
+        self.plans(text)
+
+    def test_dict_output(self):
+        rc, err, _ = tool("user_models:dict_out")
+        self.assertEqual(rc, 1)
+        self.assertEqual(err.strip(), "torch2gir: user_models:dict_out: the model's "
+                         "forward returns a dict with 2 tensor outputs (out, aux): "
+                         "the loss is taken over one; choose it with --output-key KEY")
+        rc, err, text = tool("user_models:dict_out", "--output-key", "aux")
+        self.assertEqual(rc, 0, err)
+        ops = parse(text)
+        sce = [o for o in ops if o["type"] == "SparseSoftmaxCrossEntropyWithLogits"][0]
+        self.assertTrue(sce["inputs"].startswith("%aux/"), sce["inputs"])
+        # "out" is not used by the loss: no update of its weights
+        self.assertFalse(any("out/weight" in o["inputs"] for o in ops
+                             if o["type"] == "ApplyGradientDescent"))
+        rc, err, _ = tool("user_models:dict_out", "--output-key", "nope")
+        self.assertEqual(rc, 1)
+        self.assertIn("--output-key nope: the model's forward returns a dict "
+                      "without it (keys: out, aux)", err)
+
+
+# Deliberately unsupported: (builder, text the one line must contain).
+REFUSED = [
+    # packing itself needs real lengths: it fails before the LSTM runs
+    ("packed_lstm", "RuntimeError: 'lengths' argument should be a 1D CPU int64 tensor"),
+    ("lstm_proj", "module 'rnn' (nn.LSTM) has proj_size"),
+    ("int_output", "the model's output is torch.int64[2, 3]; the loss needs float logits"),
+    ("none_output", "the model's forward returns a NoneType, not a tensor"),
+    ("plain_tensor", "module 'l' (Scaled): Exception: it computes with a tensor "
+                     "created outside the traced forward"),
+    ("data_dependent", "the model's own forward reads a tensor's value "
+                       "(_local_scalar_dense: .item(), or a branch on data)"),
+    ("raises", "module 'inner' (Raiser): ValueError: this module refuses"),
+]
+
+
+@unittest.skipUnless(HAVE_TORCH, "PyTorch/torchvision not installed")
+class TestRefused(unittest.TestCase):
+    """Every importer failure is exactly one line on stderr, naming the
+    module or the choice to make, exit 1, no Python traceback."""
+
+    def test_refused(self):
+        for name, want in REFUSED:
+            with self.subTest(name):
+                rc, err, text = tool("unsupported_models:" + name)
+                self.assertEqual(rc, 1, err)
+                self.assertIsNone(text)
+                self.assertNotIn("Traceback", err)
+                lines = err.strip().split("\n")
+                self.assertEqual(len(lines), 1, err)
+                self.assertTrue(lines[0].startswith(
+                    "torch2gir: unsupported_models:%s: " % name), lines[0])
+                self.assertIn(want, lines[0])
+
+
+# One model of every torchvision classification family, small images.
+FAMILIES = [
+    ("alexnet", 64), ("convnext_tiny", 32), ("densenet121", 32),
+    ("efficientnet_b0", 32), ("efficientnet_v2_s", 32), ("googlenet", 32),
+    ("inception_v3", 75), ("maxvit_t", 224), ("mnasnet0_5", 32),
+    ("mobilenet_v2", 32), ("mobilenet_v3_small", 32), ("regnet_x_400mf", 32),
+    ("resnet18", 32), ("resnext50_32x4d", 32), ("shufflenet_v2_x0_5", 32),
+    ("squeezenet1_0", 32), ("swin_t", 64), ("vgg11", 32), ("vit_b_32", 224),
+    ("wide_resnet50_2", 32),
+]
+
+
+@unittest.skipUnless(HAVE_TORCH, "PyTorch/torchvision not installed")
+class TestFamilies(unittest.TestCase):
+    """Each imports (batch 2) and plans at -O1 and -O2 on the TAG testbed."""
+
+
+_T2G = []
+
+
+def in_process(spec, *args):
+    """torch2gir's main() in this process (no second PyTorch start-up per
+    model: the families stay within check-torch's time budget): (rc,
+    message, gir text or None)."""
+    import importlib.machinery
+    import importlib.util
+    import tempfile
+    if not _T2G:
+        loader = importlib.machinery.SourceFileLoader(
+            "torch2gir_tool", os.path.join(ROOT, "tools", "torch2gir"))
+        spec_ = importlib.util.spec_from_loader("torch2gir_tool", loader)
+        mod = importlib.util.module_from_spec(spec_)
+        loader.exec_module(mod)
+        _T2G.append(mod)
+    fd, path = tempfile.mkstemp(suffix=".gir")
+    os.close(fd)
+    try:
+        try:
+            rc, msg = _T2G[0].main([spec, "--batch", "2", "-o", path] + list(args)), ""
+        except SystemExit as e:
+            rc, msg = (1 if e.code else 0), str(e.code or "")
+        with open(path) as f:
+            text = f.read()
+    finally:
+        os.unlink(path)
+    return rc, msg, text
+
+
+def _family_test(name, size):
+    def t(self):
+        rc, err, text = in_process(name, "--image-size", str(size))
+        if name in KNOWN_FAILING:
+            self.assertEqual(rc, 1)
+            self.assertIn(KNOWN_FAILING[name], err)
+            return
+        self.assertEqual(rc, 0, err)
+        TestUserModels.plans(self, text)
+    return t
+
+
+# Families that still fail, with the reason (docs/models.md).
+KNOWN_FAILING = {}
+
+for _n, _s in FAMILIES:
+    setattr(TestFamilies, "test_" + _n, _family_test(_n, _s))
+
+
+if __name__ == "__main__":
+    runner = unittest.TextTestRunner(verbosity=2)
+    prog = unittest.main(exit=False, testRunner=runner)
+    res = prog.result
+    bad = len(res.failures) + len(res.errors)
+    skipped = len(res.skipped)
+    if not HAVE_TORCH:
+        print("torch-user: 0 passed, 0 failed (skipped: no PyTorch for %s)" % sys.executable)
+    else:
+        why = sorted({reason for _, reason in res.skipped})
+        print("torch-user: %d passed, %d failed%s" % (
+            res.testsRun - bad - skipped, bad,
+            ", %d skipped (%s)" % (skipped, "; ".join(why)) if skipped else ""))
+    sys.exit(1 if bad else 0)
