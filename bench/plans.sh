@@ -27,7 +27,7 @@ PCC=$B/pcc
 [ -x "$PCC" ] || { echo "bench/plans.sh: build $PCC first" >&2; exit 2; }
 MODELS=${MODELS:-"vgg19 resnet50 resnet101 inception_v3 mobilenet_v2 transformer bert_large"}
 CLUSTERS=${CLUSTERS:-"tag-testbed tag-cloud heterog hetero-4 leftovers-25g mixed-boxes-10g three-gen-16 fastt-8v100 homo-2gpu"}
-PLANNERS=${PLANNERS:-"O2 dp-best ddp dp dp-prop single adjusting dpos heft dcp mtopo metf metis"}
+PLANNERS=${PLANNERS:-"O2 dp-best ddp dp dp-prop pipeline single adjusting dpos heft dcp mtopo metf metis"}
 WORK=${WORK:-4e7}
 STRESS=${STRESS:-1}
 BIG=${BIG:-1}
