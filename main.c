@@ -144,8 +144,14 @@ static void list_passes(void)
 	const PassInfo *p = pass_table(&n);
 	for (int i = 0; i < n; i++) {
 		printf("%-14s %s\n", p[i].name, p[i].desc);
-		if (*p[i].options)
-			printf("%-14s options: %s\n", "", p[i].options);
+		int no;
+		const PassOpt *po = pass_options(&p[i], &no);
+		for (int k = 0; k < no; k++) {
+			char what[512];
+			pass_opt_describe(&po[k], what, sizeof what);
+			printf("%-16s%s=%s  %s\n%-18s(%s)\n", "", po[k].name,
+			       po[k].dflt, po[k].help, "", what);
+		}
 	}
 	fputs("\nNamed pipelines:\n", stdout);
 	const char *lv[] = {"O0", "O1", "O2"};
@@ -161,13 +167,6 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-static bool parse_double(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	*out = strtod(s, &end);
-	return *s && !*end && !errno;
-}
 
 static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 {
@@ -179,6 +178,7 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:O:vh", longopts, NULL)) != -1) {
 		double x;
+		long long v;
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'O':
@@ -217,20 +217,22 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 		case OPT_RUNTIME_FLAGS: o->runtime_flags = true; break;
 		case OPT_BEST_EFFORT: o->run.best_effort = true; break;
 		case OPT_SEARCH_BUDGET:
-			if (!parse_double(optarg, &x) || x < 0)
-				return usage_error("bad --search-budget '%s'", optarg);
+			if (!num_parse(optarg, &x) || x < 0)
+				return usage_error("bad --search-budget '%s' (seconds: "
+						   "a finite number >= 0)", optarg);
 			o->run.search_budget = x;
 			break;
 		case OPT_SEED:
-			if (!parse_double(optarg, &x) || x < 0 || x > 4294967295.0)
-				return usage_error("bad --seed '%s'", optarg);
-			o->run.seed = (unsigned)x;
+			if (!int_parse(optarg, 0, 4294967295LL, &v))
+				return usage_error("bad --seed '%s' (an integer in "
+						   "[0,4294967295])", optarg);
+			o->run.seed = (unsigned)v;
 			break;
 		case OPT_BATCH:
-			if (!parse_double(optarg, &x) || x < 1 || x > 1e9 ||
-			    x != (double)(int64_t)x)
-				return usage_error("bad --batch '%s'", optarg);
-			o->batch = (int64_t)x;
+			if (!int_parse(optarg, 1, 1000000000, &v))
+				return usage_error("bad --batch '%s' (an integer in "
+						   "[1,1000000000])", optarg);
+			o->batch = v;
 			break;
 		case OPT_IGNORE_DEVICES: o->ignore_devices = true; break;
 		case OPT_INPUT_SHAPE:
@@ -243,9 +245,10 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 			o->shapes[o->nshapes++] = optarg;
 			break;
 		case OPT_MAX_ERRORS:
-			if (!parse_double(optarg, &x) || x < 1)
-				return usage_error("bad --max-errors '%s'", optarg);
-			o->max_errors = (int)x;
+			if (!int_parse(optarg, 1, 1000000, &v))
+				return usage_error("bad --max-errors '%s' (an integer in "
+						   "[1,1000000])", optarg);
+			o->max_errors = (int)v;
 			break;
 		case ':':
 			return usage_error("option '%s' needs an argument",

@@ -168,6 +168,11 @@ Value *val_list(Arena *a, uint32_t n);        /* n NULL items to fill */
 Value *val_dict(Arena *a, uint32_t n);        /* n empty entries to fill */
 /* Numeric value of an int, float or quantity; false for other kinds. */
 bool val_number(const Value *v, double *out);
+/* Strict number parsing for options: the whole of s, no blanks.
+ * num_parse: a finite number (no nan, inf or overflow); int_parse: a
+ * decimal integer in [lo,hi]. */
+bool num_parse(const char *s, double *out);
+bool int_parse(const char *s, long long lo, long long hi, long long *out);
 /* Parses a unit suffix ("us", "GiB", "Gbps", ...): scale to base unit. */
 bool unit_parse(const char *s, size_t n, Unit *u, double *scale);
 const char *unit_name(Unit u);                /* "bytes", "seconds", ... */

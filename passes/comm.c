@@ -939,7 +939,7 @@ int pass_comm(PassCtx *ctx)
 	for (uint32_t j = 0; j < live; j++)
 		read_place(&m, g->ops[topo[j]]);
 	params_follow_updates(&m, topo, live);
-	sfb(&m, topo, live, strcmp(pass_opt(ctx, "sfb"), "true") == 0);
+	sfb(&m, topo, live, pass_opt_bool(ctx, "sfb"));
 	if (!m.errors)
 		for (uint32_t j = 0; j < live; j++)
 			materialise(&m, g->ops[topo[j]]);

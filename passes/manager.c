@@ -4,6 +4,7 @@
 #include "passes.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static const PassOpt opt_tab[] = {
+#define PASS_OPT(pass, name, kind, range, dflt, help) \
+	{pass, name, kind, range, dflt, help},
+#include "passes.def"
+};
+enum { NOPTS = sizeof opt_tab / sizeof opt_tab[0] };
+
 static const PassInfo pass_tab[] = {
-#define PASS(name, fn, opts, desc) {name, desc, opts, fn},
+#define PASS(name, fn, desc) {name, desc, fn},
 #include "passes.def"
 };
 enum { NPASSES = sizeof pass_tab / sizeof pass_tab[0] };
@@ -47,30 +55,136 @@ const char *pipeline_named(const char *name)
 	return NULL;
 }
 
-/* Does the comma-separated option list opts declare key?  If so, copies
- * its default into dflt. */
-static bool declared(const char *opts, const char *key, char *dflt, size_t n)
+/* Is name one of the comma-separated list's words? */
+static bool in_list(const char *list, const char *name)
 {
-	size_t klen = strlen(key);
-	for (const char *p = opts; *p;) {
-		const char *end = strchr(p, ',');
-		if (!end)
-			end = p + strlen(p);
-		const char *eq = memchr(p, '=', (size_t)(end - p));
-		const char *kend = eq ? eq : end;
-		if ((size_t)(kend - p) == klen && strncmp(p, key, klen) == 0) {
-			if (dflt) {
-				size_t m = eq ? (size_t)(end - eq - 1) : 0;
-				if (m >= n)
-					m = n - 1;
-				memcpy(dflt, eq ? eq + 1 : "", m);
-				dflt[m] = 0;
-			}
+	if (!list)
+		return false;
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t m = strcspn(p, ",");
+		if (m == len && strncmp(p, name, len) == 0)
 			return true;
-		}
-		p = *end ? end + 1 : end;
+		p += m + (p[m] != 0);
 	}
 	return false;
+}
+
+/* ---- typed pass options (PASS_OPT in passes.def) ----------------------- */
+
+const PassOpt *pass_options(const PassInfo *pi, int *n)
+{
+	int i = 0;
+	while (i < NOPTS && strcmp(opt_tab[i].pass, pi->name) != 0)
+		i++;
+	int k = i;
+	while (k < NOPTS && strcmp(opt_tab[k].pass, pi->name) == 0)
+		k++;
+	*n = k - i;
+	return opt_tab + i;
+}
+
+const PassOpt *pass_opt_find(const PassInfo *pi, const char *key)
+{
+	int n;
+	const PassOpt *o = pass_options(pi, &n);
+	for (int i = 0; i < n; i++)
+		if (strcmp(o[i].name, key) == 0)
+			return &o[i];
+	return NULL;
+}
+
+/* Is val one of the '|'-separated words of list? */
+static bool is_word(const char *list, const char *val)
+{
+	size_t len = strlen(val);
+	for (const char *p = list; *p;) {
+		size_t m = strcspn(p, "|");
+		if (m == len && strncmp(p, val, len) == 0)
+			return true;
+		p += m + (p[m] != 0);
+	}
+	return false;
+}
+
+/* A numeric range "[lo,hi]" or "(lo,inf)", then perhaps "|word|...". */
+typedef struct Range {
+	double lo, hi;
+	bool lo_open, hi_open;
+	const char *words;       /* "auto|..." or "" */
+} Range;
+
+static Range range_of(const PassOpt *o)
+{
+	Range r = {0, 0, false, false, ""};
+	const char *s = o->range;
+	r.lo_open = *s == '(';
+	r.lo = strtod(s + 1, (char **)&s);
+	r.hi = strtod(s + 1, (char **)&s);
+	r.hi_open = *s == ')';
+	s += *s != 0;
+	r.words = *s == '|' ? s + 1 : s;
+	return r;
+}
+
+void pass_opt_describe(const PassOpt *o, char *buf, size_t n)
+{
+	switch (o->kind) {
+	case POPT_INT:
+	case POPT_NUM: {
+		Range r = range_of(o);
+		const char *w = r.words;
+		size_t rlen = strcspn(o->range, "|");
+		snprintf(buf, n, "%s in %.*s%s%s",
+			 o->kind == POPT_INT ? "an integer" : "a number",
+			 (int)rlen, o->range, *w ? ", or " : "", w);
+		break;
+	}
+	case POPT_BOOL: snprintf(buf, n, "true or false"); break;
+	case POPT_ENUM: snprintf(buf, n, "one of %s", o->range); break;
+	case POPT_ALGO:
+		snprintf(buf, n, "one of %s", place_algo_names());
+		break;
+	}
+}
+
+bool pass_opt_check(const PassOpt *o, const char *val, char *err, size_t n)
+{
+	bool ok = false;
+	switch (o->kind) {
+	case POPT_INT:
+	case POPT_NUM: {
+		Range r = range_of(o);
+		if (*r.words && is_word(r.words, val)) {
+			ok = true;
+			break;
+		}
+		double x;
+		long long v;
+		if (o->kind == POPT_INT) {
+			if (!int_parse(val, LLONG_MIN, LLONG_MAX, &v))
+				break;
+			x = (double)v;
+		} else if (!num_parse(val, &x)) {
+			break;
+		}
+		ok = (r.lo_open ? x > r.lo : x >= r.lo) &&
+		     (r.hi_open ? x < r.hi : x <= r.hi);
+		break;
+	}
+	case POPT_BOOL:
+		ok = strcmp(val, "true") == 0 || strcmp(val, "false") == 0;
+		break;
+	case POPT_ENUM: ok = is_word(o->range, val); break;
+	case POPT_ALGO: ok = place_algo_known(val); break;
+	}
+	if (!ok) {
+		char what[512];
+		pass_opt_describe(o, what, sizeof what);
+		snprintf(err, n, "%s<%s=%s>: expected %s", o->pass, o->name, val,
+			 what);
+	}
+	return ok;
 }
 
 static char *trim(char *s)
@@ -157,11 +271,22 @@ bool pipeline_parse(const char *s, Pipeline *p, char *err, size_t n)
 				key = trim(a);
 				val = trim(eq + 1);
 			}
-			if (!declared(pi->options, key, NULL, 0)) {
-				snprintf(err, n, "pass '%s' has no option '%s'%s%s",
-					 pi->name, key,
-					 *pi->options ? "; options: " : "",
-					 pi->options);
+			const PassOpt *po = pass_opt_find(pi, key);
+			if (!po) {
+				int no;
+				const PassOpt *all = pass_options(pi, &no);
+				StrBuf names = {0};
+				for (int k = 0; k < no; k++)
+					sb_printf(&names, "%s%s", k ? ", " : "; options: ",
+						  all[k].name);
+				sb_putc(&names, 0);
+				snprintf(err, n, "pass '%s' has no option '%s'%s",
+					 pi->name, key, names.s);
+				sb_free(&names);
+				ok = false;
+				break;
+			}
+			if (!pass_opt_check(po, val, err, n)) {
 				ok = false;
 				break;
 			}
@@ -199,15 +324,27 @@ const char *pass_opt(const PassCtx *ctx, const char *key)
 		if (strcmp(ctx->args[i].key, key) == 0)
 			return ctx->args[i].val;
 	const PassInfo *pi = pass_find(ctx->pass);
-	char dflt[128];
-	if (pi && declared(pi->options, key, dflt, sizeof dflt))
-		return arena_strdup(ctx->scratch, dflt);
+	const PassOpt *o = pi ? pass_opt_find(pi, key) : NULL;
+	if (o)
+		return o->dflt;
 	pcc_die("pass '%s' asked for undeclared option '%s'", ctx->pass, key);
 }
 
 double pass_opt_num(const PassCtx *ctx, const char *key)
 {
-	return strtod(pass_opt(ctx, key), NULL);
+	double x;
+	return num_parse(pass_opt(ctx, key), &x) ? x : -1;
+}
+
+long long pass_opt_int(const PassCtx *ctx, const char *key)
+{
+	long long v;
+	return int_parse(pass_opt(ctx, key), LLONG_MIN, LLONG_MAX, &v) ? v : -1;
+}
+
+bool pass_opt_bool(const PassCtx *ctx, const char *key)
+{
+	return strcmp(pass_opt(ctx, key), "true") == 0;
 }
 
 int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
@@ -333,11 +470,6 @@ static uint32_t live_ops(const Graph *g)
 	for (uint32_t i = 0; i < g->nops; i++)
 		n += !g->ops[i]->dead;
 	return n;
-}
-
-static bool in_list(const char *list, const char *name)
-{
-	return list && declared(list, name, NULL, 0);
 }
 
 static int dump(const RunOptions *o, FILE *out, const Graph *g, int nn,

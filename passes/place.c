@@ -99,6 +99,31 @@ static void colocate(Graph *g, const bool *pinned)
 	free(c);
 }
 
+/* The algorithms pass_place runs itself, then placers.def's. */
+#define OWN_ALGOS "hybrid dp dp-prop"
+static const char algo_names[] = OWN_ALGOS
+#define PLACER(name, fn, desc) " " name
+#include "placers.def"
+#undef PLACER
+	;
+
+bool place_algo_known(const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = algo_names; *p;) {
+		size_t m = strcspn(p, " ");
+		if (m == len && strncmp(p, name, len) == 0)
+			return true;
+		p += m + (p[m] != 0);
+	}
+	return false;
+}
+
+const char *place_algo_names(void)
+{
+	return algo_names;
+}
+
 int pass_place(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
@@ -106,14 +131,9 @@ int pass_place(PassCtx *ctx)
 	bool dp = strcmp(algo, "dp") == 0, dpp = strcmp(algo, "dp-prop") == 0;
 	bool hy = strcmp(algo, "hybrid") == 0;
 	PlacerFn fn = placer_find(algo);
-	if (!fn && !dp && !dpp && !hy) {
-		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of: "
-			"hybrid dp dp-prop", algo);
-		for (int i = 0; i < NPLACERS; i++)
-			fprintf(stderr, " %s", placers[i].name);
-		fputc('\n', stderr);
-		return EXIT_USAGE;
-	}
+	if (!fn && !dp && !dpp && !hy)
+		return pass_internal_error(ctx, "unknown algorithm '%s' passed "
+					   "pipeline_parse", algo);
 	TaskGraph *t = tg_from_graph(g, ctx->cost, any_group(g), ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;

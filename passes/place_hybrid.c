@@ -993,9 +993,8 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	uint32_t n = t->n;
 	/* evals=auto: about 4e6 node-replica steps of search, whatever the
 	 * size (a few hundred ms here), at least 300 evaluations. */
-	const char *ev = pass_opt(ctx, "evals");
-	long max_evals = (long)strtod(ev, NULL);
-	if (strcmp(ev, "auto") == 0) {
+	long max_evals = (long)pass_opt_int(ctx, "evals");
+	if (strcmp(pass_opt(ctx, "evals"), "auto") == 0) {
 		double work = (double)ps->in_start[n] + 1;
 		for (uint32_t v = 0; v < n; v++)
 			work += ps->splittable[v] ? ps->maxrep : 1;

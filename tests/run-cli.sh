@@ -16,6 +16,32 @@ check "missing file is bad input" status 1 "$PCC" -passes= nonexistent.gir
 check "unknown backend" status 2 "$PCC" --emit=nope $M
 check "list passes" sh -c "'$PCC' --list-passes | grep -q '^simplify'"
 
+# Pass options are typed (passes.def PASS_OPT) and checked when the
+# pipeline is parsed: exit 2, naming pass and option, before any pass runs
+# (a later bad value stops the run before simplify writes a dump).
+bad_popt() { # bad_popt PIPELINE MESSAGE
+	rm -rf "$t/popt"
+	status 2 "$PCC" -passes="$1" --dump-after-all --dump-dir="$t/popt" $M -o "$t/popt.gir" &&
+	grep -qF "$2" "$t/err" && [ ! -e "$t/popt" ] && [ ! -e "$t/popt.gir" ]
+}
+check "split<mode=bogus>" bad_popt 'split<mode=bogus>' 'split<mode=bogus>: expected one of first|budget'
+check "split<max_parts=-1>" bad_popt 'split<max_parts=-1>' 'split<max_parts=-1>: expected an integer in [2,8]'
+check "split<max_parts=0>" bad_popt 'split<max_parts=0>' 'split<max_parts=0>'
+check "comm<sfb=yes>" bad_popt 'comm<sfb=yes>' 'comm<sfb=yes>: expected true or false'
+check "place<evals=xyz>" bad_popt 'place<evals=xyz>' 'place<evals=xyz>: expected an integer'
+check "place<search=nope>" bad_popt 'place<search=nope,portfolio=0>' 'place<search=nope>'
+check "place<algo=bogus> after other passes" bad_popt 'simplify,annotate,place<algo=bogus>' 'place<algo=bogus>: expected one of hybrid'
+check "fuse<range=1e999>" bad_popt 'fuse<range=1e999>' 'fuse<range=1e999>'
+check "good options still run" sh -c "'$PCC' -passes='simplify,annotate,place<algo=dp,evals=5,portfolio=0>,comm<sfb>' --cluster $C $M -o /dev/null"
+check "--list-passes prints options" sh -c "'$PCC' --list-passes | grep -q 'max_parts=8 .*devices' && '$PCC' --list-passes | grep -qF '(an integer in [2,8])'"
+# Numeric command-line options are strict: exit 2 with a message.
+for a in --max-errors=1e20 --max-errors=nan --max-errors=3000000000 \
+	 --max-errors=0 --search-budget=nan --search-budget=inf \
+	 --search-budget=-1 --seed=nan --seed=1.5 --seed=-1 --batch=nan \
+	 --batch=0 --batch=2x; do
+	check "bad $a" sh -c "'$PCC' $a $M -o /dev/null 2>'$t/nerr'; [ \$? -eq 2 ] && grep -qF \"bad ${a%%=*} '${a#*=}'\" '$t/nerr'"
+done
+
 # Pipelines: -O strings are pinned; --print-pipeline output is accepted back.
 for lv in 0 1 2; do
 	check "-O$lv pipeline pinned" sh -c "[ \"\$('$PCC' -O$lv --print-pipeline)\" = \"\$(sed -n 's/^O$lv: //p' tests/golden/pipelines.txt)\" ]"
