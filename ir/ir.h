@@ -106,6 +106,13 @@ typedef struct Type {
 	int rank;
 	int64_t *dims;                      /* rank entries (arena) */
 } Type;
+/* The largest dimension and the largest tensor (in bytes) pcc handles:
+ * larger ones are refused at input (graph_verify), so that sizes, byte
+ * counts and their sums never overflow int64 or lose precision as double. */
+#define PCC_DIM_MAX ((int64_t)1 << 40)
+#define PCC_BYTES_MAX ((int64_t)1 << 53)
+/* Within those limits?  (Unknown dimensions are.) */
+bool type_in_range(const Type *t);
 int64_t type_numel(const Type *t);          /* -1 if any dim unknown */
 int64_t type_bytes(const Type *t);          /* -1 if unknown */
 bool type_eq(const Type *a, const Type *b);

@@ -48,6 +48,15 @@ for lv in 0 1 2; do
 	check "-O$lv pipeline reparses" sh -c "p=\$('$PCC' -O$lv --print-pipeline) && '$PCC' \"\$p\" --print-pipeline | grep -qx -- \"\$p\""
 done
 
+# Inputs that crashed --emit=c (issue 11): refused at input, exit 1,
+# nothing written, no temporary left.
+printf 'gir 1\ngraph g {\n  %%x = Placeholder()\n}\n' >"$t/untyped.gir"
+printf 'gir 1\ngraph g {\n  %%x = Placeholder() : f32[4,8]\n  %%b = Const() {value = [4611686018427387904, 0], dtype = i64} : i64[2]\n  %%s = Const() {value = [1, 1], dtype = i64} : i64[2]\n  %%y = Slice(%%x, %%b, %%s)\n}\n' >"$t/slice62.gir"
+for f in untyped slice62; do
+	mkdir -p "$t/emitc-$f"
+	check "--emit=c on $f.gir: exit 1, nothing left" sh -c "cd '$t/emitc-$f' && '$PCC' -O1 --emit=c '$t/$f.gir' -o plan.c 2>err; [ \$? -eq 1 ] && [ \"\$(ls)\" = err ]"
+done
+
 # Atomic output: a failing run leaves OUTPUT as it was, and no temp files.
 printf 'precious\n' >"$t/out.gir"
 printf 'gir 1\ngraph g {\n  %%a = Relu(%%nope) : f32[1]\n}\n' >"$t/bad.gir"

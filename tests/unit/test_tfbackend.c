@@ -620,8 +620,10 @@ static void test_errors(void)
 	} cases[] = {
 		{"  %a = Placeholder() : bool[2,2]\n  %m = MatMul(%a, %a) : bool[2,2]\n",
 		 "op 'm' (MatMul): T = DT_BOOL is not allowed by TensorFlow's OpDef"},
-		{"  %a = Placeholder() : f32[2,2]\n  %m = MatMul(%a, %a) {transpose_a = 3} : f32[2,2]\n",
-		 "op 'm' (MatMul): attribute 'transpose_a' must be bool (TensorFlow's OpDef)"},
+		/* (transpose_a = 3 is refused by the verifier already) */
+		{"  %a = Placeholder() : f32[1,4,4,1]\n  %w = Placeholder() : f32[1,1,1,1]\n"
+		 "  %c = Conv2D(%a, %w) {strides = [1, 1, 1, 1], padding = VALID, use_cudnn_on_gpu = 3} : f32[1,4,4,1]\n",
+		 "op 'c' (Conv2D): attribute 'use_cudnn_on_gpu' must be bool (TensorFlow's OpDef)"},
 		{"  %a = Placeholder() : f32[1,4,4,1]\n"
 		 "  %p = AvgPool(%a) {ksize = [1, 1, 1, 1], strides = [1, 1, 1, 1], padding = VALID, data_format = NWHC} : f32[1,4,4,1]\n",
 		 "op 'p' (AvgPool): data_format = 'NWHC' is not one of TensorFlow's values"},
