@@ -470,7 +470,8 @@ void viz_sched_build(VizSched *s, const EmitCtx *ctx)
 	if (c)
 		coll_link_bars(ctx, c, &L, link0, &bars);
 	free(L.by_name);
-	qsort(bars.a, bars.n, sizeof *bars.a, bar_cmp);
+	if (bars.n) /* bars.a is NULL when there are none: not for qsort */
+		qsort(bars.a, bars.n, sizeof *bars.a, bar_cmp);
 	s->bars = bars.a;
 	s->nbars = bars.n;
 	s->row_first = xmalloc(sizeof(size_t) * (size_t)(s->nrows + 1));
