@@ -371,6 +371,7 @@ static void write_all(int fd, const char *p, size_t n)
 static void on_crash(int sig)
 {
 	(void)sig;
+	tmp_cleanup();
 	int fd = open(crash.path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	if (fd >= 0) {
 		write_all(fd, crash.header, strlen(crash.header));
@@ -653,8 +654,32 @@ out:
 	return rc;
 }
 
+/* SIGINT, SIGTERM, SIGHUP, SIGXFSZ (a file over ulimit -f): remove the
+ * temporary file of a write in progress, then die of the signal as if
+ * pcc had not caught it. */
+static void on_stop(int sig)
+{
+	tmp_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void stop_arm(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
+	atexit(tmp_cleanup); /* an exit() from deep inside a write */
+}
+
 int main(int argc, char **argv)
 {
+	stop_arm();
 	Arena *a = arena_new();
 	char **args = xmalloc(sizeof(char *) * (size_t)(argc + 1));
 	memcpy(args, argv, sizeof(char *) * (size_t)(argc + 1));

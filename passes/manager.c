@@ -4,6 +4,7 @@
 #include "passes.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -381,6 +382,66 @@ static bool write_direct(const char *path, bool (*emit)(FILE *f, const void *arg
 	return ok;
 }
 
+/* ---- the temporary file of the write in progress ----------------------
+ * A signal or a crash must not leave OUT.tmpXXXXXX behind: its name is
+ * kept here, in one fixed buffer that a signal handler may read
+ * (tmp_cleanup, async-signal-safe), from mkstemp until the rename or the
+ * unlink.  This and main.c's crash state are pcc's only process-wide
+ * mutable state. */
+static char live_tmp[4096];
+static volatile sig_atomic_t live_tmp_set;
+
+static void tmp_hold(const char *tmp)
+{
+	size_t n = strlen(tmp);
+	if (n >= sizeof live_tmp)
+		return; /* no cleanup for a path this long; none is that long */
+	memcpy(live_tmp, tmp, n + 1);
+	live_tmp_set = 1;
+}
+
+static void tmp_release(void)
+{
+	live_tmp_set = 0;
+}
+
+void tmp_cleanup(void)
+{
+	if (live_tmp_set) {
+		live_tmp_set = 0;
+		unlink(live_tmp);
+	}
+}
+
+/* A symbolic link whose target does not exist: the path it names,
+ * followed through further links (at most 40, as the kernel does);
+ * NULL if path is not such a link.  Malloc'd. */
+static char *dangling_target(const char *path)
+{
+	char *cur = xstrdup(path);
+	for (int hop = 0; hop < 40; hop++) {
+		struct stat st;
+		if (lstat(cur, &st) != 0)
+			return hop ? cur : (free(cur), NULL);
+		if (!S_ISLNK(st.st_mode) || stat(cur, &st) == 0)
+			break;
+		char buf[4096];
+		ssize_t n = readlink(cur, buf, sizeof buf - 1);
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		const char *slash = strrchr(cur, '/');
+		size_t dlen = buf[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+		char *next = xmalloc(dlen + (size_t)n + 1);
+		memcpy(next, cur, dlen);
+		memcpy(next + dlen, buf, (size_t)n + 1);
+		free(cur);
+		cur = next;
+	}
+	free(cur);
+	return NULL;
+}
+
 bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 		       const void *arg)
 {
@@ -391,14 +452,19 @@ bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 	/* Only a regular file (or a new one) is replaced by renaming a
 	 * temporary: renaming over /dev/null, as root, would turn it into a
 	 * regular file.  A symbolic link is followed, so that the file it
-	 * names is replaced and the link stays. */
+	 * names is replaced and the link stays; a dangling one has its
+	 * target created by the rename, so that a failure creates nothing. */
 	struct stat st;
 	char *real = NULL;
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		if (stat(path, &st) != 0) {
+			if (errno != ENOENT || !(real = dangling_target(path)))
+				return false;
+		} else if (!S_ISREG(st.st_mode)) {
 			return write_direct(path, emit, arg);
-		if (!(real = realpath(path, NULL)))
+		} else if (!(real = realpath(path, NULL))) {
 			return false;
+		}
 		path = real;
 	}
 	bool ok = write_replacing(path, emit, arg);
@@ -406,10 +472,22 @@ bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 	return ok;
 }
 
-/* The temporary-and-rename write of a regular file. */
+/* The temporary-and-rename write of a regular file.  An existing file
+ * keeps its permission bits; one we may not write, or with no write
+ * permission for anyone (0444, even for root), is refused rather than
+ * replaced.  (The rename
+ * gives the path a new inode: other hard links to the old file keep the
+ * old contents, docs/pcc.1.) */
 static bool write_replacing(const char *path,
 			    bool (*emit)(FILE *f, const void *arg), const void *arg)
 {
+	struct stat old;
+	bool exists = stat(path, &old) == 0;
+	if (exists && (access(path, W_OK) != 0 || !(old.st_mode & 0222))) {
+		if (!(old.st_mode & 0222))
+			errno = EACCES; /* read-only to everyone, even root */
+		return false;
+	}
 	size_t n = strlen(path);
 	char *tmp = xmalloc(n + 16);
 	snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
@@ -418,11 +496,13 @@ static bool write_replacing(const char *path,
 		free(tmp);
 		return false;
 	}
+	tmp_hold(tmp);
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		int e = errno;
 		close(fd);
 		unlink(tmp);
+		tmp_release();
 		free(tmp);
 		errno = e;
 		return false;
@@ -434,10 +514,17 @@ static bool write_replacing(const char *path,
 	ok = !ferror(f) && ok;
 	int e = errno;
 	ok = fclose(f) == 0 && ok;
-	/* mkstemp creates 0600; give the file the usual permissions. */
-	mode_t mask = umask(0);
-	umask(mask);
-	if (ok && chmod(tmp, 0666 & ~mask) != 0)
+	/* mkstemp creates 0600: give the file the old one's mode, else the
+	 * usual permissions. */
+	mode_t mode;
+	if (exists) {
+		mode = old.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (ok && chmod(tmp, mode) != 0)
 		ok = false;
 	if (ok && rename(tmp, path) != 0)
 		ok = false;
@@ -447,6 +534,7 @@ static bool write_replacing(const char *path,
 		unlink(tmp);
 		errno = e ? e : EIO;
 	}
+	tmp_release();
 	free(tmp);
 	return ok;
 }

@@ -128,5 +128,8 @@ char *repro_header(const RunOptions *o);
 bool write_gir_file(const char *path, const Graph *g);
 bool write_file_atomic(const char *path,
 		       bool (*emit)(FILE *f, const void *arg), const void *arg);
+/* Removes the temporary file of a write in progress, if any; safe to
+ * call from a signal handler (main.c's, on SIGINT, SIGTERM, a crash). */
+void tmp_cleanup(void);
 
 #endif

@@ -68,9 +68,15 @@ mkdir "$t/out"
 check "tf-json -o DIR/m.json writes DIR/m.weights.bin" sh -c "'$PCC' -passes= $M --emit=tf-json -o '$t/out/m.json' 2>/dev/null &&
 	[ -s '$t/out/m.weights.bin' ] && grep -q '\"paths\":\[\"m.weights.bin\"\]' '$t/out/m.json'"
 check "  of the size the manifest says" sh -c "[ \$(wc -c <'$t/out/m.weights.bin') -eq $(( (16*32 + 32 + 32*10 + 10) * 4 )) ]"
-check "tf-json -o - writes GRAPH.weights.bin here, with a note" sh -c "cd '$t' && '$PCC' -passes= '$(pwd)/$M' --emit=tf-json -o - 2>err >stdout.json &&
-	[ -s mlp.weights.bin ] && grep -q \"weights written to 'mlp.weights.bin'\" err && grep -q '\"format\":\"graph-model\"' stdout.json"
-check "weights_file=none writes no weights" sh -c "cd '$t' && rm -f mlp.weights.bin && '$PCC' -passes= '$(pwd)/$M' --emit=tf-json --emit-opt=weights_file=none >/dev/null 2>&1 && [ ! -e mlp.weights.bin ]"
+check "tf-json -o - writes model.weights.bin here, with a note" sh -c "cd '$t' && '$PCC' -passes= '$(pwd)/$M' --emit=tf-json -o - 2>err >stdout.json &&
+	[ -s model.weights.bin ] && grep -q \"weights written to 'model.weights.bin'\" err && grep -q '\"format\":\"graph-model\"' stdout.json"
+check "weights_file=none writes no weights" sh -c "cd '$t' && rm -f model.weights.bin && '$PCC' -passes= '$(pwd)/$M' --emit=tf-json --emit-opt=weights_file=none >/dev/null 2>&1 && [ ! -e model.weights.bin ]"
+# The graph's name never makes the weights path: 'graph x/../../escaped'
+# writes nothing outside the working directory.
+mkdir -p "$t/jail/a/b"
+sed 's/^graph mlp/graph "x\/..\/..\/escaped"/' $M >"$t/jail/esc.gir"
+check "tf-json: graph name cannot escape the directory" sh -c "cd '$t/jail/a/b' && '$PCC' -passes= ../../esc.gir --emit=tf-json -o - >m.json 2>/dev/null &&
+	[ -s model.weights.bin ] && [ -z \"\$(find '$t' -name '*escaped*')\" ]"
 if command -v node >/dev/null 2>&1; then
 	check "model.json is JSON" node -e "JSON.parse(require('fs').readFileSync('$t/out/m.json','utf8'))"
 fi
