@@ -266,6 +266,29 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 	return EXIT_OK;
 }
 
+/* A binary file (a NUL byte, or .pb): an error at the first NUL byte,
+ * where there is one. */
+static void binary_input(Diag *d, const char *name, const char *text,
+			 size_t len)
+{
+	const char *nul = memchr(text, 0, len);
+	Loc loc = {name, 0, 0};
+	if (nul) {
+		loc.line = loc.col = 1;
+		for (const char *p = text; p < nul; p++) {
+			if (*p == '\n') {
+				loc.line++;
+				loc.col = 1;
+			} else {
+				loc.col++;
+			}
+		}
+	}
+	diag_error(d, loc, "%sbinary GraphDefs are not supported; write "
+		   "the graph as text with tf.io.write_graph(graph_def, dir, "
+		   "name, as_text=True)", nul ? "a NUL byte: a binary file; " : "");
+}
+
 /* "dir/model.gir" -> "model" (arena string) */
 static const char *dump_base(Arena *a, const char *input)
 {
@@ -521,23 +544,29 @@ static int run(int argc, char **argv, Arena *a)
 	o.run.repro_cmd = cmdline;
 	crash_arm(&o.run);
 	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
-	diag_init(&d, stderr, name, src, srclen);
+	/* a UTF-8 byte order mark is not part of any of the formats: the
+	 * text (and its columns) start after it */
+	const char *text = src;
+	size_t tlen = srclen;
+	if (tlen >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		text += 3;
+		tlen -= 3;
+	}
+	diag_init(&d, stderr, name, text, tlen);
 	d.max_errors = o.max_errors;
 	/* read_any_graph's choice of reader, on the text read here (mapped,
 	 * and parsed under --max-errors) */
 	TfImportOptions tfo = {o.batch, o.shapes, o.nshapes};
-	InputKind kind = input_kind(o.input, src, srclen);
+	InputKind kind = input_kind(o.input, text, tlen);
 	bool is_gir = kind == IN_GIR;
 	if (kind == IN_GIR)
-		g = gir_parse(name, src, srclen, &d);
+		g = gir_parse(name, text, tlen, &d);
 	else if (kind == IN_PBTXT)
-		g = tf_parse_pbtxt(name, src, srclen, &tfo, &d);
+		g = tf_parse_pbtxt(name, text, tlen, &tfo, &d);
 	else if (kind == IN_JSON)
-		g = tf_parse_json(o.input, src, srclen, &tfo, &d);
+		g = tf_parse_json(o.input, text, tlen, &tfo, &d);
 	else
-		diag_error(&d, (Loc){name, 0, 0}, "binary GraphDefs are not "
-			   "supported; write the graph as text with "
-			   "tf.io.write_graph(graph_def, dir, name, as_text=True)");
+		binary_input(&d, name, text, tlen);
 	phase(&o, "read+parse", &t0);
 	rc = EXIT_OK;
 	if (!g) {

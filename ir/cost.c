@@ -10,6 +10,7 @@
  * (FastT §4, Celeritas §4: t = k*d + b).  Collective formulas are derived
  * in docs/cost-model.md. */
 #include "ir.h"
+#include "yamlload.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -334,10 +335,7 @@ Profile *profile_parse(Arena *a, const char *path, const char *text,
 	if (!yaml_parser_initialize(&parser))
 		pcc_die("cannot initialise libyaml");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		diag_error(d, mark_loc(file, parser.problem_mark),
-			   "YAML syntax error: %s",
-			   parser.problem ? parser.problem : "unknown");
+	if (!yaml_load_checked(&parser, &doc, true, file, text, len, d)) {
 		yaml_parser_delete(&parser);
 		return NULL;
 	}

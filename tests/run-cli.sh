@@ -100,6 +100,28 @@ if [ -x "$gengraph" ]; then
 	check "SIGTERM while writing: no temporary left" term_test
 fi
 
+# Messages (issue 11): a UTF-8 byte order mark is accepted in every input
+# format; a binary file, a directory and TF.js schema errors are located.
+mkdir -p "$t/msg"
+{ printf '\357\273\277'; cat $M; } >"$t/msg/bom.gir"
+{ printf '\357\273\277'; cat tests/tf/mlp.pbtxt; } >"$t/msg/bom.pbtxt"
+{ printf '\357\273\277'; cat $M; } >"$t/msg/bomgir"
+for f in bom.gir bom.pbtxt bomgir; do
+	check "byte order mark: $f" sh -c "'$PCC' -passes= '$t/msg/$f' -o '$t/msg/out.gir' 2>/dev/null && grep -q '^graph' '$t/msg/out.gir'"
+done
+check "BOM: columns count from after it" sh -c "printf '\357\273\277gir 1\ngraph g {\n}\n%%%%' >'$t/msg/bomerr.gir'; '$PCC' -passes= '$t/msg/bomerr.gir' 2>&1 | grep -q 'bomerr.gir:4:1: error'"
+head -c 64 /dev/zero >"$t/msg/zeros"
+check "a NUL file without extension: located" sh -c "'$PCC' -passes= '$t/msg/zeros' 2>&1 >/dev/null | grep -q 'zeros:1:1: error: a NUL byte: a binary file'"
+check "a directory as input" sh -c "'$PCC' -passes= '$t/msg' 2>&1 >/dev/null | grep -q \"cannot read '$t/msg': Is a directory\""
+printf '{"modelTopology": {\n  "node": [\n    {"name": "a", "op": "Placeholder"},\n    {"name": "b", "op": "Relu", "input": 5}\n  ]}}\n' >"$t/msg/m.json"
+check "TF.js schema error has LINE:COL" sh -c "'$PCC' -passes= '$t/msg/m.json' 2>&1 >/dev/null | grep -q \"m.json:4:6: error: node 'b': 'input' is not a list\""
+printf '{"modelTopology": {"node": 5}}\n' >"$t/msg/n.json"
+check "TF.js: no node list, located" sh -c "'$PCC' -passes= '$t/msg/n.json' 2>&1 >/dev/null | grep -q \"n.json:1:20: error: not a GraphDef\""
+# A 16 MB string token: linear lexing.  Not a timing test: a CPU-time
+# limit 100 times what it needs (0.1 s; quadratic lexing needed 40 s).
+awk 'BEGIN { printf "gir 1\ngraph g {\n  %%x = Placeholder() {s = \""; for (i = 0; i < 16384; i++) printf "%s", sprintf("%1024s", ""); print "\"} : f32[2]\n}" }' >"$t/msg/longtok.gir"
+check "16 MB token lexes in linear time (ulimit -t 10)" sh -c "(ulimit -t 10; '$PCC' -passes= '$t/msg/longtok.gir' -o /dev/null 2>/dev/null)"
+
 # Atomic output: a failing run leaves OUTPUT as it was, and no temp files.
 printf 'precious\n' >"$t/out.gir"
 printf 'gir 1\ngraph g {\n  %%a = Relu(%%nope) : f32[1]\n}\n' >"$t/bad.gir"
