@@ -606,6 +606,22 @@ static int run(int argc, char **argv, Arena *a)
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
+	/* -O plans a training graph.  Run over a plan, comm would move the
+	 * Transfers' values again (a Transfer of a Transfer on one device):
+	 * a plan is refused, unless -passes= names what to run on it. */
+	const Op *planned = o.passes ? NULL : plan_op(g);
+	if (planned) {
+		diag_error(&d, planned->loc, "the input is already a plan (%%%s "
+			   "is a %s); -O%s plans a training graph: give the "
+			   "graph it was made from, or run chosen passes on the "
+			   "plan with -passes= (e.g. -passes=order)",
+			   planned->name,
+			   op_flags(planned) & OPF_COMM ? planned->type
+			   : "replica or partition of an input op",
+			   o.olevel ? o.olevel : "1");
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
 	phase(&o, "infer+verify", &t0);
 	if (!is_gir) {
 		/* a reproducer must be gir: the imported graph as printed */

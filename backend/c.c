@@ -842,11 +842,11 @@ static bool collectives(E *e)
 		const Op *op = g->ops[i];
 		if (op->dead || e->oi[i].kind != K_COLL)
 			continue;
-		const Value *k = op_get(g, op, "key");
-		if (!k || k->kind != V_INT)
+		int64_t k;
+		if (!plan_coll_key(g, op, &k))
 			ok = err(e, op, "has no integer 'key'");
 		else {
-			key[m][0] = k->i;
+			key[m][0] = k;
 			key[m++][1] = i;
 		}
 	}

@@ -632,6 +632,39 @@ double cost_op_mem(const CostModel *m, const Op *op);
 /* The cost table as CSV: op,type,device_type,time_s,out_bytes,mem_bytes */
 void cost_print_csv(FILE *f, const CostModel *m);
 
+/* ---- planview.c: the plan's collectives, transfers and order ---------- */
+/* One collective: the AllReduce ops of one `key` (docs/plan.md). */
+typedef struct PlanColl {
+	int64_t key;
+	uint32_t first, n;       /* its members: PlanView.members[first..+n) */
+	const char *algo;        /* the first member's `algo`, or "ring" */
+	const Value *devices;    /* the first member's `devices` list */
+} PlanColl;
+
+typedef struct PlanView {
+	PlanColl *coll;          /* by increasing key */
+	uint32_t ncoll;
+	uint32_t *members;       /* op ids, grouped by collective, by id */
+	uint32_t *coll_of;       /* per op: its collective, or UINT32_MAX */
+} PlanView;
+
+/* The `key` of an AllReduce: the one reader of it.  False if it has none
+ * (or not an integer). */
+bool plan_coll_key(const Graph *g, const Op *op, int64_t *key);
+/* Groups g's AllReduce ops by key.  An AllReduce without an integer key
+ * is an error on d (d may be NULL: errors are then only counted).
+ * Returns the number of errors; free the view with plan_view_free even
+ * then. */
+int plan_view(const Graph *g, PlanView *pv, Diag *d);
+void plan_view_free(PlanView *pv);
+/* The plan verifier (graph_verify runs it): collectives consistent,
+ * Transfers between two devices, @order along edges and deadlock-free
+ * across collectives.  Returns the number of errors. */
+int plan_verify(const Graph *g, Diag *d);
+/* An op that only a plan has (a Transfer, an AllReduce, a replica or a
+ * partition of an input op), or NULL: -O refuses such input. */
+const Op *plan_op(const Graph *g);
+
 /* ---- sim.c ------------------------------------------------------------- */
 typedef struct SimResult {
 	double makespan;         /* seconds */

@@ -605,14 +605,14 @@ static int setup_colls(Sim *s, Diag *d)
 		const Op *op = g->ops[i];
 		if (op->dead || s->kind[i] != K_COLL)
 			continue;
-		Value *k = op_attr(op, graph_intern(g, "key"));
-		if (!k || k->kind != V_INT) {
+		int64_t key;
+		if (!plan_coll_key(g, op, &key)) {
 			diag_error(d, op->loc, "AllReduce '%s' has no integer 'key'",
 				   op->name);
 			errs++;
 			continue;
 		}
-		keys[m++] = (CollKey){k->i, i};
+		keys[m++] = (CollKey){key, i};
 	}
 	qsort(keys, m, sizeof(CollKey), collkey_cmp);
 	DevTab tab;

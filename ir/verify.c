@@ -8,7 +8,8 @@
  * (no inputs) have a type; every type is within PCC_DIM_MAX and
  * PCC_BYTES_MAX; attributes of a known meaning have the right kind;
  * @annotations are well-typed, and @batch_dim and @split_dims name
- * dimensions the op's output has.  It runs after parsing always and after every pass with
+ * dimensions the op's output has; and a plan's collectives, transfers
+ * and order are consistent (plan_verify, planview.c).  It runs after parsing always and after every pass with
  * --verify-each.  O(V + E) apart from the shape functions. */
 #include "ir.h"
 
@@ -345,6 +346,8 @@ int graph_verify(Graph *g, Diag *d)
 				if ((i & 4095) == 4095)
 					arena_reset(scratch);
 			}
+			if (d->nerrors == before)
+				plan_verify(g, d);
 		}
 	}
 	arena_free(scratch);

@@ -705,13 +705,23 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
  * leaves a reproducer.  how=: removed-input (an input points at a removed
  * op), cycle (a control edge closes a cycle), bad-index (an input reads an
  * output its producer does not have), bad-annotation (@device is a
- * number), abort (an internal error: pcc_die). */
+ * number), coll-key (an AllReduce leaves its collective: a key of its
+ * own), abort (an internal error: pcc_die). */
 int pass_test_break_ir(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
 	const char *how = pass_opt(ctx, "how");
 	if (strcmp(how, "abort") == 0)
 		pcc_die("test-break-ir<how=abort> was asked to crash");
+	if (strcmp(how, "coll-key") == 0) {
+		/* the last AllReduce leaves its collective */
+		for (uint32_t i = g->nops; i-- > 0;)
+			if (!g->ops[i]->dead && strcmp(g->ops[i]->type, "AllReduce") == 0) {
+				op_set(g, g->ops[i], "key", val_int(g->arena, 999999));
+				return EXIT_OK;
+			}
+		return EXIT_OK;
+	}
 	for (uint32_t i = 0; i < g->nops; i++) {
 		Op *op = g->ops[i];
 		if (op->dead || !op->nin)

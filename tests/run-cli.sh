@@ -132,6 +132,17 @@ if [ -x "$gengraph" ]; then
 	check "-O1 on 4096 GPUs (ulimit -t 20)" sh -c "(ulimit -t 20; '$PCC' -O1 --verify-each --cluster '$t/c4096.yaml' '$t/g16.gir' -o '$t/p4096.gir' 2>/dev/null) && grep -q '@device' '$t/p4096.gir'"
 fi
 
+# Plans as input (issue 11): -O refuses a plan (comm over a plan moved
+# values again, a Transfer of a Transfer on one device); -passes= runs the
+# passes asked for.  The plan verifier runs under --verify-each: a pass
+# that breaks a collective is an internal error naming it.
+P=tests/ctests/mlp-ring.gir
+C4=examples/clusters/hetero-4.yaml
+check "-O1 on a plan: refused, exit 1" sh -c "'$PCC' -O1 $P --cluster $C4 -o '$t/replan.gir' 2>'$t/err'; [ \$? -eq 1 ] && grep -q 'mlp-ring.gir:18:3: error: the input is already a plan (%x/split.1/to/v/gpu1 is a Transfer); -O1 plans a training graph' '$t/err' && [ ! -e '$t/replan.gir' ]"
+check "-O2 on a plan: refused" sh -c "'$PCC' -O2 $P --cluster $C4 -o /dev/null 2>&1 | grep -q 'already a plan'"
+check "-passes=order on a plan: runs" sh -c "'$PCC' -passes=order --verify-each $P --cluster $C4 -o '$t/reorder.gir' && [ \$(grep -c Transfer $P) -eq \$(grep -c Transfer '$t/reorder.gir') ]"
+check "--verify-each: a broken collective names the pass" sh -c "'$PCC' -passes='simplify,annotate,place<algo=dp>,comm,test-break-ir<how=coll-key>' --verify-each --dump-dir='$t' --cluster $C4 $M -o /dev/null 2>'$t/err'; [ \$? -eq 4 ] && grep -q 'AllReduce key 999999: its members must be one per device' '$t/err' && grep -q \"invalid IR after pass 'test-break-ir'\" '$t/err'"
+
 # Atomic output: a failing run leaves OUTPUT as it was, and no temp files.
 printf 'precious\n' >"$t/out.gir"
 printf 'gir 1\ngraph g {\n  %%a = Relu(%%nope) : f32[1]\n}\n' >"$t/bad.gir"
