@@ -1,5 +1,6 @@
 /* fuzz_pipeline.c — libFuzzer target: the whole of pcc on arbitrary bytes.
  * gir -> infer + verify -> -O1 under --verify-each -> every backend.
+ * A plan as input (as pcc's -O refuses it) runs -passes=order instead.
  * It must never crash, hang, leak or trip UBSan; user errors go to
  * /dev/null (backends that refuse say why on stderr).  Oracles, each a
  * trap when it fails:
@@ -79,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	Pipeline p;
 	char err[256];
-	if (!pipeline_parse(pipeline_named("O1"), &p, err, sizeof err))
+	if (!pipeline_parse(plan_op(g) ? "order" : pipeline_named("O1"), &p, err,
+			    sizeof err))
 		abort();
 	/* a search budget of 0: the hybrid placer's time-bounded search
 	 * must not make the fuzzer's runs depend on the clock */
