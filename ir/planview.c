@@ -2,9 +2,9 @@
  * collectives (AllReduce members grouped by `key`), its Transfers and its
  * @order, and the plan verifier built on it.
  *
- * Every reader of an AllReduce's `key`, `devices` and `algo` goes through
- * plan_coll_key / plan_view, so the simulator, the backends and the
- * verifier agree on what a collective is.  plan_verify checks, with a
+ * Every reader of an AllReduce's `key` goes through plan_coll_key, and
+ * the simulator groups collectives with plan_view, so the simulator, the
+ * backends and the verifier agree on what a collective is.  plan_verify checks, with a
  * located error for each problem (graph_verify calls it: after parsing
  * and, with --verify-each, after every pass):
  *   - the members of a collective agree on `devices` and `algo`, have

@@ -571,19 +571,6 @@ static void setup_kinds(Sim *s)
 	}
 }
 
-typedef struct CollKey {
-	int64_t key;
-	uint32_t id;
-} CollKey;
-
-static int collkey_cmp(const void *pa, const void *pb)
-{
-	const CollKey *a = pa, *b = pb;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 /* Groups AllReduce members by key and checks each collective: every
  * member on a distinct device of its `devices` list, and one member per
  * listed device.  Returns the number of errors. */
@@ -598,23 +585,20 @@ static int setup_colls(Sim *s, Diag *d)
 	s->coll = xcalloc((size_t)n + 1, sizeof(Coll));
 	if (!n)
 		return 0;
-	CollKey *keys = xmalloc(sizeof(CollKey) * n);
-	uint32_t m = 0;
-	int errs = 0;
-	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || s->kind[i] != K_COLL)
-			continue;
-		int64_t key;
-		if (!plan_coll_key(g, op, &key)) {
-			diag_error(d, op->loc, "AllReduce '%s' has no integer 'key'",
-				   op->name);
-			errs++;
-			continue;
+	/* the collectives: plan_view's grouping by key (planview.c) */
+	PlanView pv;
+	int errs = plan_view(g, &pv, d);
+	uint32_t m = pv.ncoll ? pv.coll[pv.ncoll - 1].first + pv.coll[pv.ncoll - 1].n
+			      : 0;
+	/* keys[q]: the q-th member in (key, id) order */
+	struct { int64_t key; uint32_t id; } *keys =
+		xmalloc(sizeof *keys * ((size_t)m + 1));
+	for (uint32_t k = 0; k < pv.ncoll; k++)
+		for (uint32_t q = pv.coll[k].first; q < pv.coll[k].first + pv.coll[k].n; q++) {
+			keys[q].key = pv.coll[k].key;
+			keys[q].id = pv.members[q];
 		}
-		keys[m++] = (CollKey){key, i};
-	}
-	qsort(keys, m, sizeof(CollKey), collkey_cmp);
+	plan_view_free(&pv);
 	DevTab tab;
 	devtab_init(&tab, c);
 	int *devs = xmalloc(sizeof(int) * ((size_t)c->ndevs + 1));
