@@ -3,9 +3,11 @@
  * --time-passes, --stop-after, and crash reproducers. */
 #include "passes.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,16 +130,41 @@ static Range range_of(const PassOpt *o)
 	return r;
 }
 
+/* A size: a finite number, then nothing or a byte unit ("25MB"). */
+static bool bytes_parse(const char *s, double *out)
+{
+	char *end;
+	if (!*s || isspace((unsigned char)*s))
+		return false;
+	double x = strtod(s, &end);
+	if (end == s || !isfinite(x))
+		return false;
+	while (*end == ' ')
+		end++;
+	if (*end) {
+		Unit u;
+		double scale;
+		if (!unit_parse(end, strlen(end), &u, &scale) || u != UNIT_BYTES)
+			return false;
+		x *= scale;
+	}
+	*out = x;
+	return isfinite(x);
+}
+
 void pass_opt_describe(const PassOpt *o, char *buf, size_t n)
 {
 	switch (o->kind) {
 	case POPT_INT:
-	case POPT_NUM: {
+	case POPT_NUM:
+	case POPT_BYTES: {
 		Range r = range_of(o);
 		const char *w = r.words;
 		size_t rlen = strcspn(o->range, "|");
 		snprintf(buf, n, "%s in %.*s%s%s",
-			 o->kind == POPT_INT ? "an integer" : "a number",
+			 o->kind == POPT_INT ? "an integer"
+			 : o->kind == POPT_BYTES ? "a size (bytes, or 25MB, 4MiB)"
+						 : "a number",
 			 (int)rlen, o->range, *w ? ", or " : "", w);
 		break;
 	}
@@ -154,7 +181,8 @@ bool pass_opt_check(const PassOpt *o, const char *val, char *err, size_t n)
 	bool ok = false;
 	switch (o->kind) {
 	case POPT_INT:
-	case POPT_NUM: {
+	case POPT_NUM:
+	case POPT_BYTES: {
 		Range r = range_of(o);
 		if (*r.words && is_word(r.words, val)) {
 			ok = true;
@@ -166,7 +194,8 @@ bool pass_opt_check(const PassOpt *o, const char *val, char *err, size_t n)
 			if (!int_parse(val, LLONG_MIN, LLONG_MAX, &v))
 				break;
 			x = (double)v;
-		} else if (!num_parse(val, &x)) {
+		} else if (o->kind == POPT_BYTES ? !bytes_parse(val, &x)
+						 : !num_parse(val, &x)) {
 			break;
 		}
 		ok = (r.lo_open ? x > r.lo : x >= r.lo) &&
@@ -334,7 +363,8 @@ const char *pass_opt(const PassCtx *ctx, const char *key)
 double pass_opt_num(const PassCtx *ctx, const char *key)
 {
 	double x;
-	return num_parse(pass_opt(ctx, key), &x) ? x : -1;
+	const char *v = pass_opt(ctx, key);
+	return num_parse(v, &x) || bytes_parse(v, &x) ? x : -1;
 }
 
 long long pass_opt_int(const PassCtx *ctx, const char *key)

@@ -29,7 +29,7 @@ typedef int (*PassFn)(PassCtx *ctx);
 
 /* The kinds of a pass option's value (passes.def explains each). */
 typedef enum PassOptKind {
-	POPT_INT, POPT_NUM, POPT_BOOL, POPT_ENUM, POPT_ALGO,
+	POPT_INT, POPT_NUM, POPT_BYTES, POPT_BOOL, POPT_ENUM, POPT_ALGO,
 } PassOptKind;
 
 /* One PASS_OPT row of passes.def. */

@@ -41,7 +41,7 @@ usage() { # usage PIPELINE MESSAGE: exit 2 and the message on stderr
 }
 check "fuse<range=0>" usage 'fuse<range=0>' 'fuse<range=0>: expected an integer in \[1,'
 check "fuse<range=2.5>" usage 'fuse<range=2.5>' 'expected an integer'
-check "fuse<mem=0>" usage 'fuse<mem=0>' 'fuse<mem=0>: expected a number in (0,inf)'
+check "fuse<mem=0>" usage 'fuse<mem=0>' 'fuse<mem=0>: expected a size (bytes, or 25MB, 4MiB) in (0,inf)'
 check "fuse<mem=lots>" usage 'fuse<mem=lots>' 'mem=lots>: expected'
 check "fuse report, by hand in tests/golden/fuse-small.gir" sh -c \
 	"'$PCC' -passes='fuse<range=3>' -v tests/golden/fuse-small.gir -o /dev/null 2>&1 | grep -q '7 nodes -> 3 groups, CCR 0.06044 -> 0.02844'"

@@ -135,8 +135,10 @@ static void test_typed_options(void)
 		{"place<algo=bogus>", "place<algo=bogus>: expected one of hybrid dp"},
 		{"place<portfolio=nan>", "portfolio=nan"},
 		{"place<portfolio=-1>", "portfolio=-1"},
-		{"fuse<mem=0>", "fuse<mem=0>: expected a number in (0,inf)"},
+		{"fuse<mem=0>", "fuse<mem=0>: expected a size (bytes, or 25MB, 4MiB) in (0,inf)"},
 		{"fuse<mem=inf>", "mem=inf"},
+		{"fuse<mem=2GHz>", "fuse<mem=2GHz>: expected a size (bytes, or 25MB, 4MiB) in (0,inf)"},
+		{"fuse<mem=MiB>", "mem=MiB"},
 		{"fuse<range=>", "fuse<range=>"},
 		{"simplify,annotate,test-break-ir<how=maybe>", "how=maybe"},
 	};
@@ -152,6 +154,7 @@ static void test_typed_options(void)
 		"split<mode=budget,max_parts=2>", "split<max_parts=8>",
 		"comm<sfb>", "comm<sfb=false>", "place<evals=1,portfolio=0>",
 		"place<algo=metis,search=local>", "fuse<range=1,mem=1e9>",
+		"fuse<mem=2GiB>", "fuse<mem=512 MB>",
 	};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
 		Pipeline p;
@@ -173,6 +176,11 @@ static void test_typed_options(void)
 	CU_ASSERT_FALSE(pass_opt_bool(&ctx, "sfb"));
 	ctx = (PassCtx){.pass = "fuse"};
 	CU_ASSERT_DOUBLE_EQUAL(pass_opt_num(&ctx, "mem"), 0.25, 1e-12);
+	pipeline_free(&p);
+	CU_ASSERT_TRUE_FATAL(pipeline_parse("fuse<mem=2GiB>", &p, err, sizeof err));
+	ctx = (PassCtx){.pass = "fuse", .args = p.steps[0].args, .nargs = 1};
+	CU_ASSERT_DOUBLE_EQUAL(pass_opt_num(&ctx, "mem"), 2147483648.0, 1e-3);
+	ctx.nargs = 0;
 	CU_ASSERT_EQUAL(pass_opt_int(&ctx, "range"), 200);
 	pipeline_free(&p);
 }
