@@ -2,7 +2,8 @@
 #   make              build ./pcc, build/libpcc.a and the C runtime build/libpcc_rt.a
 #   make check        every test (unit, golden, bad inputs, examples)
 #   make SANITIZE=1 check   the same under ASan + UBSan (build-san/)
-#   make fuzz         build and briefly run the libFuzzer targets (clang)
+#   make fuzz         build and briefly run the libFuzzer targets (clang),
+#                     the parsers' and the whole pipeline's
 #   make check-tf-models   import and plan 41 real TF.js models (npm, jq)
 #   make check-torch  tools/torch2gir's tests (PyTorch)
 #   make models       regenerate examples/models/ with tools/torch2gir
@@ -217,8 +218,10 @@ fuzz-build:
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-cluster tests/fuzz/fuzz_cluster.c $(B)/fuzz/libpcc.a $(LIBS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-pbtxt tests/fuzz/fuzz_pbtxt.c $(B)/fuzz/libpcc.a $(LIBS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-tfjson tests/fuzz/fuzz_tfjson.c $(B)/fuzz/libpcc.a $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(B)/fuzz-pipeline tests/fuzz/fuzz_pipeline.c $(B)/fuzz/libpcc.a $(LIBS)
 
-FUZZ_TARGETS ?= gir cluster pbtxt tfjson
+# pipeline: the whole of pcc (gir -> -O1 --verify-each -> every backend)
+FUZZ_TARGETS ?= gir cluster pbtxt tfjson pipeline
 
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(B) $(FUZZ_TIME) $(FUZZ_TARGETS)

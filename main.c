@@ -154,8 +154,14 @@ static void list_passes(void)
 	const PassInfo *p = pass_table(&n);
 	for (int i = 0; i < n; i++) {
 		printf("%-14s %s\n", p[i].name, p[i].desc);
-		if (*p[i].options)
-			printf("%-14s options: %s\n", "", p[i].options);
+		int no;
+		const PassOpt *po = pass_options(&p[i], &no);
+		for (int k = 0; k < no; k++) {
+			char what[512];
+			pass_opt_describe(&po[k], what, sizeof what);
+			printf("%-16s%s=%s  %s\n%-18s(%s)\n", "", po[k].name,
+			       po[k].dflt, po[k].help, "", what);
+		}
 	}
 	fputs("\nNamed pipelines:\n", stdout);
 	const char *lv[] = {"O0", "O1", "O2"};
@@ -220,14 +226,6 @@ static void add_emit_opts(Opts *o, const char *arg, Arena *a)
 	}
 }
 
-static bool parse_double(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	*out = strtod(s, &end);
-	return *s && !*end && !errno;
-}
-
 static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 {
 	/* LLVM spells '-passes=' with one dash; so do we. */
@@ -238,6 +236,7 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:O:vh", longopts, NULL)) != -1) {
 		double x;
+		long long v;
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'O':
@@ -277,25 +276,28 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 		case OPT_RUNTIME_FLAGS: o->runtime_flags = true; break;
 		case OPT_BEST_EFFORT: o->run.best_effort = true; break;
 		case OPT_SEARCH_BUDGET:
-			if (!parse_double(optarg, &x) || x < 0)
-				return usage_error("bad --search-budget '%s'", optarg);
+			if (!num_parse(optarg, &x) || x < 0)
+				return usage_error("bad --search-budget '%s' (seconds: "
+						   "a finite number >= 0)", optarg);
 			o->run.search_budget = x;
 			break;
 		case OPT_SEARCH_WORK:
-			if (!parse_double(optarg, &x) || x < 0)
-				return usage_error("bad --search-work '%s'", optarg);
+			if (!num_parse(optarg, &x) || x < 0)
+				return usage_error("bad --search-work '%s' (work units: "
+						   "a finite number >= 0)", optarg);
 			o->run.search_work = x;
 			break;
 		case OPT_SEED:
-			if (!parse_double(optarg, &x) || x < 0 || x > 4294967295.0)
-				return usage_error("bad --seed '%s'", optarg);
-			o->run.seed = (unsigned)x;
+			if (!int_parse(optarg, 0, 4294967295LL, &v))
+				return usage_error("bad --seed '%s' (an integer in "
+						   "[0,4294967295])", optarg);
+			o->run.seed = (unsigned)v;
 			break;
 		case OPT_BATCH:
-			if (!parse_double(optarg, &x) || x < 1 || x > 1e9 ||
-			    x != (double)(int64_t)x)
-				return usage_error("bad --batch '%s'", optarg);
-			o->batch = (int64_t)x;
+			if (!int_parse(optarg, 1, 1000000000, &v))
+				return usage_error("bad --batch '%s' (an integer in "
+						   "[1,1000000000])", optarg);
+			o->batch = v;
 			break;
 		case OPT_IGNORE_DEVICES: o->ignore_devices = true; break;
 		case OPT_INPUT_SHAPE:
@@ -308,9 +310,10 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 			o->shapes[o->nshapes++] = optarg;
 			break;
 		case OPT_MAX_ERRORS:
-			if (!parse_double(optarg, &x) || x < 1)
-				return usage_error("bad --max-errors '%s'", optarg);
-			o->max_errors = (int)x;
+			if (!int_parse(optarg, 1, 1000000, &v))
+				return usage_error("bad --max-errors '%s' (an integer in "
+						   "[1,1000000])", optarg);
+			o->max_errors = (int)v;
 			break;
 		case ':':
 			return usage_error("option '%s' needs an argument",
@@ -356,6 +359,29 @@ static bool sim_quiet(Graph *g, const CostModel *cost, SimResult *r)
 	fclose(f);
 	free(buf);
 	return ok;
+}
+
+/* A binary file (a NUL byte, or .pb): an error at the first NUL byte,
+ * where there is one. */
+static void binary_input(Diag *d, const char *name, const char *text,
+			 size_t len)
+{
+	const char *nul = memchr(text, 0, len);
+	Loc loc = {name, 0, 0};
+	if (nul) {
+		loc.line = loc.col = 1;
+		for (const char *p = text; p < nul; p++) {
+			if (*p == '\n') {
+				loc.line++;
+				loc.col = 1;
+			} else {
+				loc.col++;
+			}
+		}
+	}
+	diag_error(d, loc, "%sbinary GraphDefs are not supported; write "
+		   "the graph as text with tf.io.write_graph(graph_def, dir, "
+		   "name, as_text=True)", nul ? "a NUL byte: a binary file; " : "");
 }
 
 /* "dir/model.gir" -> "model" (arena string) */
@@ -463,6 +489,7 @@ static void write_all(int fd, const char *p, size_t n)
 static void on_crash(int sig)
 {
 	(void)sig;
+	tmp_cleanup();
 	int fd = open(crash.path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	if (fd >= 0) {
 		write_all(fd, crash.header, strlen(crash.header));
@@ -650,23 +677,29 @@ static int run(int argc, char **argv, Arena *a)
 	o.run.repro_cmd = cmdline;
 	crash_arm(&o.run);
 	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
-	diag_init(&d, stderr, name, src, srclen);
+	/* a UTF-8 byte order mark is not part of any of the formats: the
+	 * text (and its columns) start after it */
+	const char *text = src;
+	size_t tlen = srclen;
+	if (tlen >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		text += 3;
+		tlen -= 3;
+	}
+	diag_init(&d, stderr, name, text, tlen);
 	d.max_errors = o.max_errors;
 	/* read_any_graph's choice of reader, on the text read here (mapped,
 	 * and parsed under --max-errors) */
 	TfImportOptions tfo = {o.batch, o.shapes, o.nshapes};
-	InputKind kind = input_kind(o.input, src, srclen);
+	InputKind kind = input_kind(o.input, text, tlen);
 	bool is_gir = kind == IN_GIR;
 	if (kind == IN_GIR)
-		g = gir_parse(name, src, srclen, &d);
+		g = gir_parse(name, text, tlen, &d);
 	else if (kind == IN_PBTXT)
-		g = tf_parse_pbtxt(name, src, srclen, &tfo, &d);
+		g = tf_parse_pbtxt(name, text, tlen, &tfo, &d);
 	else if (kind == IN_JSON)
-		g = tf_parse_json(o.input, src, srclen, &tfo, &d);
+		g = tf_parse_json(o.input, text, tlen, &tfo, &d);
 	else
-		diag_error(&d, (Loc){name, 0, 0}, "binary GraphDefs are not "
-			   "supported; write the graph as text with "
-			   "tf.io.write_graph(graph_def, dir, name, as_text=True)");
+		binary_input(&d, name, text, tlen);
 	phase(&o, "read+parse", &t0);
 	rc = EXIT_OK;
 	if (!g) {
@@ -703,6 +736,22 @@ static int run(int argc, char **argv, Arena *a)
 		goto out;
 	}
 	if (graph_infer_types(g, &d) || graph_verify(g, &d)) {
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	/* -O plans a training graph.  Run over a plan, comm would move the
+	 * Transfers' values again (a Transfer of a Transfer on one device):
+	 * a plan is refused, unless -passes= names what to run on it. */
+	const Op *planned = o.passes ? NULL : plan_op(g);
+	if (planned) {
+		diag_error(&d, planned->loc, "the input is already a plan (%%%s "
+			   "is a %s); -O%s plans a training graph: give the "
+			   "graph it was made from, or run chosen passes on the "
+			   "plan with -passes= (e.g. -passes=order)",
+			   planned->name,
+			   op_flags(planned) & OPF_COMM ? planned->type
+			   : "replica or partition of an input op",
+			   o.olevel ? o.olevel : "1");
 		rc = EXIT_BADINPUT;
 		goto out;
 	}
@@ -794,8 +843,32 @@ out:
 	return rc;
 }
 
+/* SIGINT, SIGTERM, SIGHUP, SIGXFSZ (a file over ulimit -f): remove the
+ * temporary file of a write in progress, then die of the signal as if
+ * pcc had not caught it. */
+static void on_stop(int sig)
+{
+	tmp_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void stop_arm(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
+	atexit(tmp_cleanup); /* an exit() from deep inside a write */
+}
+
 int main(int argc, char **argv)
 {
+	stop_arm();
 	Arena *a = arena_new();
 	char **args = xmalloc(sizeof(char *) * (size_t)(argc + 1));
 	memcpy(args, argv, sizeof(char *) * (size_t)(argc + 1));

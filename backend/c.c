@@ -854,12 +854,6 @@ static bool wire_update(E *e, const Op *op, OpI *o)
 	return true;
 }
 
-static int cmp_coll(const void *x, const void *y)
-{
-	const int64_t *a = x, *b = y;
-	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] > b[1]) - (a[1] < b[1]);
-}
-
 /* Groups the AllReduce members by key; checks each collective is one
  * member per device of its `devices` list, all with the same list. */
 static bool collectives(E *e)
@@ -870,35 +864,30 @@ static bool collectives(E *e)
 		n += !g->ops[i]->dead && e->oi[i].kind == K_COLL;
 	if (!n)
 		return true;
-	int64_t (*key)[2] = arena_alloc(e->a, sizeof *key * n);
-	uint32_t m = 0;
 	bool ok = true;
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		if (op->dead || e->oi[i].kind != K_COLL)
-			continue;
-		const Value *k = op_get(g, op, "key");
-		if (!k || k->kind != V_INT)
+		int64_t k;
+		if (!op->dead && e->oi[i].kind == K_COLL && !plan_coll_key(g, op, &k))
 			ok = err(e, op, "has no integer 'key'");
-		else {
-			key[m][0] = k->i;
-			key[m++][1] = i;
-		}
 	}
 	if (!ok)
 		return false;
-	qsort(key, m, sizeof *key, cmp_coll);
-	e->coll = arena_alloc(e->a, sizeof(Coll) * m);
-	for (uint32_t j = 0; j < m;) {
-		uint32_t end = j;
-		while (end < m && key[end][0] == key[j][0])
-			end++;
-		const Op *first = g->ops[key[j][1]];
-		const Value *dl = op_get(g, first, "devices");
+	/* the collectives: plan_view's grouping by key (ir/planview.c) */
+	PlanView pv;
+	plan_view(g, &pv, NULL);
+	uint32_t m = pv.ncoll ? pv.coll[pv.ncoll - 1].first + pv.coll[pv.ncoll - 1].n
+			      : 0;
+	e->coll = arena_alloc(e->a, sizeof(Coll) * (m + 1));
+	for (uint32_t ci = 0; ci < pv.ncoll; ci++) {
+		const PlanColl *pc = &pv.coll[ci];
+		uint32_t j = pc->first, end = pc->first + pc->n;
+		const uint32_t *ids = pv.members;
+		const Op *first = g->ops[ids[j]];
+		const Value *dl = pc->devices;
 		Coll *c = &e->coll[e->ncoll];
-		c->key = key[j][0];
-		c->algo = op_get_str(g, first, "algo");
-		c->algo = c->algo ? c->algo : "ring";
+		c->key = pc->key;
+		c->algo = pc->algo;
 		c->n = (int)(end - j);
 		c->devs = arena_alloc(e->a, sizeof(int) * (size_t)c->n);
 		c->members = arena_alloc(e->a, sizeof(uint32_t) * (size_t)c->n);
@@ -914,7 +903,7 @@ static bool collectives(E *e)
 			c->members[q] = UINT32_MAX;
 		}
 		for (uint32_t q = j; !bad && q < end; q++) {
-			const Op *op = g->ops[key[q][1]];
+			const Op *op = g->ops[ids[q]];
 			const Value *ol = op_get(g, op, "devices");
 			bool same = ol && ol->kind == V_LIST && ol->list.n == dl->list.n;
 			for (uint32_t p = 0; same && p < ol->list.n; p++) {
@@ -936,14 +925,13 @@ static bool collectives(E *e)
 		if (bad) {
 			ok = err(e, first, "AllReduce key %lld: its members must be one "
 				 "per device of one 'devices' list", (long long)c->key);
-			j = end;
 			continue;
 		}
 		for (int q = 0; q < c->n; q++)
 			e->oi[c->members[q]].unit = c->members[0];
 		e->ncoll++;
-		j = end;
 	}
+	plan_view_free(&pv);
 	return ok;
 }
 

@@ -299,10 +299,10 @@ static void collectives(Dot *d)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		Value *k = op->dead || strcmp(op->type, "AllReduce") ? NULL
-			   : op_get(g, op, "key");
-		if (k && k->kind == V_INT)
-			m[n++] = (VizKeyId){k->i, i};
+		int64_t key;
+		if (!op->dead && !strcmp(op->type, "AllReduce") &&
+		    plan_coll_key(g, op, &key))
+			m[n++] = (VizKeyId){key, i};
 	}
 	qsort(m, n, sizeof *m, viz_keyid_cmp);
 	for (uint32_t k = 1; k < n; k++) {

@@ -1695,17 +1695,19 @@ static const char *lower_allreduce(Low *L, const Op *op, Derived *dv,
 				   const TfOpDef **odp)
 {
 	const Graph *g = L->g;
-	Value *key = op_get(g, op, "key"), *devs = op_get(g, op, "devices");
+	Value *devs = op_get(g, op, "devices");
+	int64_t keyv = 0;
+	bool have_key = plan_coll_key(g, op, &keyv);
 	const char *algo = op_get_str(g, op, "algo");
 	if (!devs || devs->kind != V_LIST || devs->list.n == 0) {
 		err(L, op, "an AllReduce needs devices = [...]");
 		return NULL;
 	}
-	if (!key || key->kind != V_INT) {
+	if (!have_key) {
 		err(L, op, "an AllReduce needs an integer key = K (its instance key)");
 		return NULL;
 	}
-	int64_t ikey = key->i;
+	int64_t ikey = keyv;
 	/* the group: its device list, joined */
 	size_t len = 1;
 	bool one_machine = true;

@@ -652,15 +652,15 @@ bool emit_tfjson_backend(FILE *f, const EmitCtx *ctx)
 	GdGraph *gd = lower(ctx, true, &o);
 	if (!gd)
 		return false;
-	/* the weights file: as given, else beside the output */
+	/* the weights file: as given, else beside the output, its name
+	 * from -o alone (never from the input's graph name, which could
+	 * lead anywhere: "graph x/../../y") */
 	char *path;
 	bool none = !strcmp(o.weights_file, "none");
 	if (*o.weights_file && !none) {
 		path = xstrdup(o.weights_file);
 	} else if (!strcmp(o.output, "-")) {
-		size_t n = strlen(ctx->g->name) + 16;
-		path = xmalloc(n);
-		snprintf(path, n, "%s.weights.bin", ctx->g->name);
+		path = xstrdup("model.weights.bin");
 	} else {
 		size_t n = strlen(o.output);
 		if (n > 5 && !strcmp(o.output + n - 5, ".json"))

@@ -78,9 +78,9 @@ static void op_args(FILE *f, const EmitCtx *ctx, const Op *op, bool on_link)
 		fprintf(f, ", \"@order\": %lld", (long long)v->i);
 	if (strcmp(op->type, "AllReduce") != 0)
 		return;
-	v = op_get(g, op, "key");
-	if (v && v->kind == V_INT)
-		fprintf(f, ", \"key\": %lld", (long long)v->i);
+	int64_t key;
+	if (plan_coll_key(g, op, &key))
+		fprintf(f, ", \"key\": %lld", (long long)key);
 	const char *algo = op_get_str(g, op, "algo");
 	if (algo)
 		arg_str(f, "algo", algo);

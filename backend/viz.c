@@ -371,9 +371,9 @@ static void coll_link_bars(const EmitCtx *ctx, const Cluster *c,
 		const Op *op = g->ops[i];
 		if (op->dead || r->dev[i] < 0 || strcmp(op->type, "AllReduce") != 0)
 			continue;
-		Value *k = op_get(g, op, "key");
-		if (k && k->kind == V_INT)
-			m[n++] = (VizKeyId){k->i, i};
+		int64_t key;
+		if (plan_coll_key(g, op, &key))
+			m[n++] = (VizKeyId){key, i};
 	}
 	qsort(m, n, sizeof *m, viz_keyid_cmp);
 	int *devs = xmalloc(sizeof(int) * ((size_t)c->ndevs + 1));
@@ -470,7 +470,8 @@ void viz_sched_build(VizSched *s, const EmitCtx *ctx)
 	if (c)
 		coll_link_bars(ctx, c, &L, link0, &bars);
 	free(L.by_name);
-	qsort(bars.a, bars.n, sizeof *bars.a, bar_cmp);
+	if (bars.n) /* bars.a is NULL when there are none: not for qsort */
+		qsort(bars.a, bars.n, sizeof *bars.a, bar_cmp);
 	s->bars = bars.a;
 	s->nbars = bars.n;
 	s->row_first = xmalloc(sizeof(size_t) * (size_t)(s->nrows + 1));
@@ -535,12 +536,14 @@ void viz_bar_name(FILE *f, void (*text)(FILE *, const char *),
 	}
 	/* A collective on one of its ring's links. */
 	const char *origin = op_ann_str(g, op, ANN_ORIGIN);
-	Value *k = op_get(g, op, "key");
+	int64_t key;
+	if (!plan_coll_key(g, op, &key))
+		key = -1;
 	text(f, "AllReduce ");
 	if (origin)
 		text(f, origin);
 	snprintf(num, sizeof num, origin ? " (key %lld)" : "key %lld",
-		 k && k->kind == V_INT ? (long long)k->i : -1LL);
+		 (long long)key);
 	text(f, num);
 }
 

@@ -8,6 +8,9 @@
 #   2. the simulator on placed graphs of 100k and 1M ops on 16 devices.
 #   3. compile time of -O1 and -O2 at 10k, 100k and 1M ops on 16 devices
 #      (the scaling curve; -O2 up to 100k).
+#   4. -O1 of a 16-op graph on one machine of 1024 and 4096 GPUs and on
+#      1250 machines of 8 (10000 GPUs)
+#      (placement must scale to the clusters users plan for).
 B=${1:-build}
 RUNS=${RUNS:-3}
 cd "$(dirname "$0")/.." || exit 2
@@ -85,4 +88,37 @@ for n in 10000 100000 1000000; do
 			printf '%8d ops %s: did not finish in 300 s (or failed)\n' $n $o
 		fi
 	done
+done
+echo
+
+echo "## many devices: pcc -O1 --time-passes on a 16-op graph (measured)"
+echo "   one machine of 1024 and 4096 GPUs, 1250 machines of 8; target: 4096 GPUs <= 5 s (issue 11)"
+gpus_cluster() { # gpus_cluster MACHINES GPUS_EACH FILE
+	{
+		printf 'name: gpus-%sx%s\ndevice_types:\n' "$1" "$2"
+		printf '  G: {flops: 15.7 TFLOPS, memory: 16 GiB, mem_bw: 900 GB/s}\nmachines:\n'
+		i=0
+		while [ $i -lt "$1" ]; do
+			printf '  - {name: m%s, type: G, count: %s, link: {bandwidth: 150 GB/s, latency: 2 us}}\n' $i "$2"
+			i=$((i + 1))
+		done
+		printf 'network: {bandwidth: 25 GB/s, latency: 10 us}\n'
+	} >"$3"
+}
+$GEN --ops 16 -o "$t/g16.gir"
+for mk in 1x1024 1x4096 1250x8; do
+	gpus_cluster "${mk%x*}" "${mk#*x}" "$t/c.yaml"
+	w0=$(date +%s.%N)
+	if timeout 300 "$PCC" -O1 --time-passes "$t/g16.gir" --cluster "$t/c.yaml" \
+		-o /dev/null 2>"$t/time" </dev/null; then
+		w1=$(date +%s.%N)
+		printf '%4s machines x %4s GPUs: ' "${mk%x*}" "${mk#*x}"
+		awk -v w="$(echo "$w0 $w1" | awk '{printf "%.3f", $2-$1}')" '
+		     $1 ~ /^[0-9]+$/ && ($2 == "fuse" || $2 == "place" || $2 == "order") { printf "%s %.3f, ", $2, $3 }
+		     $1 == "total" { printf "passes %.3f s, ", $2 }
+		     $1 == "cpu" { printf "cpu %s s, ", $3 }
+		     $1 == "peak" { printf "peak RSS %s MiB, wall %s s\n", $3, w }' "$t/time"
+	else
+		printf '%4s machines x %4s GPUs: did not finish in 300 s (or failed)\n' "${mk%x*}" "${mk#*x}"
+	fi
 done

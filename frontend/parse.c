@@ -363,9 +363,10 @@ void gp_graph_attrs(GirParser *st, AttrList *al)
 	for (uint32_t i = 0; i < al->n; i++) {
 		const AItem *it = &al->items[i];
 		if (strcmp(it->key, "batch") == 0 &&
-		    (it->val->kind != V_INT || it->val->i <= 0))
+		    (it->val->kind != V_INT || it->val->i <= 0 ||
+		     it->val->i > PCC_DIM_MAX))
 			diag_error(st->d, it->vloc, "graph attribute 'batch' must "
-				   "be a positive integer");
+				   "be a positive integer up to 2^40");
 		graph_set_attr(st->g, it->key, it->val);
 	}
 }

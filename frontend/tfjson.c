@@ -17,10 +17,89 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A position in the JSON text, moved forward only: json-c keeps no
+ * locations, so nodes are found again in the text, in order (each node's
+ * "name" after the previous one's), in one pass over it. */
+typedef struct TextPos {
+	const char *src;
+	size_t len, off;
+	uint32_t line, col;
+} TextPos;
+
 typedef struct JCtx {
 	TfBuild *b;
 	bool bad;
+	TextPos at;
 } JCtx;
+
+static void tp_advance(TextPos *tp, size_t to)
+{
+	for (; tp->off < to && tp->off < tp->len; tp->off++) {
+		if (tp->src[tp->off] == '\n') {
+			tp->line++;
+			tp->col = 1;
+		} else if (((unsigned char)tp->src[tp->off] & 0xC0) != 0x80) {
+			tp->col++;
+		}
+	}
+}
+
+/* The next "KEY": at or after tp (quoted key then a colon), or false. */
+static bool tp_find_key(const TextPos *tp, const char *key, size_t *at)
+{
+	size_t kl = strlen(key), from = tp->off;
+	while (from < tp->len) {
+		const char *p = memchr(tp->src + from, '"', tp->len - from);
+		if (!p)
+			return false;
+		size_t o = (size_t)(p - tp->src);
+		if (o + kl + 2 <= tp->len && memcmp(p + 1, key, kl) == 0 &&
+		    p[kl + 1] == '"') {
+			size_t q = o + kl + 2;
+			while (q < tp->len && strchr(" \t\r\n", tp->src[q]))
+				q++;
+			if (q < tp->len && tp->src[q] == ':') {
+				*at = o;
+				return true;
+			}
+		}
+		from = o + 1;
+	}
+	return false;
+}
+
+/* Where "KEY": is first in the text (the top-level keys), else 1:1. */
+static Loc key_loc(const JCtx *c, const char *key)
+{
+	TextPos tp = {c->at.src, c->at.len, 0, 1, 1};
+	size_t at;
+	if (tp_find_key(&tp, key, &at))
+		tp_advance(&tp, at);
+	return (Loc){c->b->file, tp.line, tp.col};
+}
+
+/* Moves c->at to node name's "name": key and returns its location, or no
+ * location if the text does not have it after c->at. */
+static Loc node_text_loc(JCtx *c, const char *name)
+{
+	TextPos probe = c->at;
+	size_t nl = name ? strlen(name) : 0, at;
+	while (name && tp_find_key(&probe, "name", &at)) {
+		size_t q = at + 6;
+		while (q < probe.len && strchr(" \t\r\n:", probe.src[q]))
+			q++;
+		if (q + nl + 2 <= probe.len && probe.src[q] == '"' &&
+		    memcmp(probe.src + q + 1, name, nl) == 0 &&
+		    probe.src[q + 1 + nl] == '"') {
+			tp_advance(&c->at, at);
+			Loc l = {c->b->file, c->at.line, c->at.col};
+			tp_advance(&c->at, q + nl + 2);
+			return l;
+		}
+		probe.off = at + 1;
+	}
+	return (Loc){c->b->file, 0, 0};
+}
 
 static json_object *jget(json_object *o, const char *k1, const char *k2)
 {
@@ -36,7 +115,8 @@ static json_object *jget(json_object *o, const char *k1, const char *k2)
 
 static void jerr(JCtx *c, const TfNode *nd, const char *what, const char *key)
 {
-	diag_error(c->b->d, (Loc){c->b->file, 0, 0}, "node '%s': %s%s%s%s",
+	diag_error(c->b->d, nd ? nd->loc : (Loc){c->b->file, 0, 0},
+		   "node '%s': %s%s%s%s",
 		   nd && nd->name ? nd->name : "?", what, key ? " '" : "",
 		   key ? key : "", key ? "'" : "");
 	c->bad = true;
@@ -420,13 +500,15 @@ static void j_node(JCtx *c, json_object *o, size_t idx)
 	TfBuild *b = c->b;
 	TfNode *nd = tf_node_new(b);
 	if (!json_object_is_type(o, json_type_object)) {
-		diag_error(b->d, (Loc){b->file, 0, 0}, "node %zu is not an object", idx);
+		diag_error(b->d, key_loc(c, "node"), "node %zu is not an object",
+			   idx);
 		c->bad = true;
 		return;
 	}
 	const char *s;
 	if ((s = j_str(o, "name")))
 		nd->name = arena_strdup(b->tmp, s);
+	nd->loc = node_text_loc(c, nd->name);
 	if ((s = j_str(o, "op")))
 		nd->op = arena_strdup(b->tmp, s);
 	if ((s = j_str(o, "device")))
@@ -688,7 +770,7 @@ Graph *tf_parse_json(const char *file, const char *src, size_t len,
 {
 	TfBuild b;
 	tf_build_init(&b, file, o, d);
-	JCtx c = {&b, false};
+	JCtx c = {&b, false, {src, len, 0, 1, 1}};
 	if (len > INT_MAX) {
 		diag_error(d, (Loc){b.file, 0, 0}, "JSON file too large");
 		tf_build_abort(&b);
@@ -732,7 +814,7 @@ Graph *tf_parse_json(const char *file, const char *src, size_t len,
 		manifest = jget(root, "weightsManifest", NULL);
 		gd = topo;
 		if (jget(topo, "class_name", NULL) || jget(topo, "model_config", NULL)) {
-			diag_error(d, (Loc){b.file, 0, 0},
+			diag_error(d, key_loc(&c, "modelTopology"),
 				   "a TF.js layers model is not a graph; convert it with "
 				   "tensorflowjs_converter --output_format=tfjs_graph_model");
 			goto fail;
@@ -742,14 +824,18 @@ Graph *tf_parse_json(const char *file, const char *src, size_t len,
 	}
 	json_object *nodes = jget(gd, "node", NULL);
 	if (!nodes || !json_object_is_type(nodes, json_type_array)) {
-		diag_error(d, (Loc){b.file, 0, 0},
+		diag_error(d, key_loc(&c, nodes ? "node" : topo ? "modelTopology" :
+					   jget(root, "graphDef", "graph_def") ?
+					   (jget(root, "graphDef", NULL) ? "graphDef"
+									  : "graph_def")
+					   : ""),
 			   "not a GraphDef or TF.js graph model: no 'node' list");
 		goto fail;
 	}
 	json_object *lib = jget(gd, "library", NULL);
 	if (lib && jget(lib, "function", NULL) &&
 	    json_object_array_length(jget(lib, "function", NULL)) > 0)
-		diag_warning(d, (Loc){b.file, 0, 0},
+		diag_warning(d, key_loc(&c, "library"),
 			     "the graph's function library is ignored; calls to "
 			     "its functions are opaque ops");
 	size_t n = json_object_array_length(nodes);
@@ -758,7 +844,7 @@ Graph *tf_parse_json(const char *file, const char *src, size_t len,
 	if (c.bad)
 		goto fail;
 	if (n == 0) {
-		diag_error(d, (Loc){b.file, 0, 0}, "the graph has no nodes");
+		diag_error(d, key_loc(&c, "node"), "the graph has no nodes");
 		goto fail;
 	}
 	read_weights(&c, manifest);

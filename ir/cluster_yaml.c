@@ -6,6 +6,7 @@
  * several errors; the cluster is only built (cluster_finalize) when there
  * were none. */
 #include "ir.h"
+#include "yamlload.h"
 
 #include <errno.h>
 #include <math.h>
@@ -563,19 +564,98 @@ static const char *base_name(Arena *a, const char *path)
 	return arena_strndup(a, b, e && e > b ? (size_t)(e - b) : strlen(b));
 }
 
-static void syntax_error(Rd *r, const yaml_parser_t *p)
+/* ---- loading (yamlload.h) ------------------------------------------- */
+
+static Loc yaml_loc(const char *file, yaml_mark_t m)
+{
+	return (Loc){file, (uint32_t)m.line + 1, (uint32_t)m.column + 1};
+}
+
+void yaml_report_error(Diag *d, const char *file, const yaml_parser_t *p)
 {
 	yaml_mark_t m = p->problem_mark;
 	if (p->error == YAML_READER_ERROR || p->error == YAML_MEMORY_ERROR)
 		m = p->mark;
-	Loc loc = {r->file, (uint32_t)m.line + 1, (uint32_t)m.column + 1};
-	if (p->context)
-		diag_error(r->d, loc, "YAML syntax error: %s %s",
-			   p->problem ? p->problem : "invalid YAML", p->context);
-	else
-		diag_error(r->d, loc, "YAML syntax error: %s",
-			   p->problem ? p->problem : "invalid YAML");
+	const char *problem = p->problem ? p->problem : "invalid YAML";
+	/* libyaml's context_mark is the opening token of the collection
+	 * it was parsing ("while parsing a flow mapping"): the place to
+	 * fix, when it comes before the point where the problem showed */
+	bool opener = p->context && (p->context_mark.line < m.line ||
+				     (p->context_mark.line == m.line &&
+				      p->context_mark.column < m.column));
+	if (opener) {
+		diag_error(d, yaml_loc(file, p->context_mark),
+			   "YAML syntax error: %s %s that starts here", problem,
+			   p->context);
+		diag_note(d, yaml_loc(file, m), "where the parser noticed");
+	} else if (p->context) {
+		diag_error(d, yaml_loc(file, m), "YAML syntax error: %s %s",
+			   problem, p->context);
+	} else {
+		diag_error(d, yaml_loc(file, m), "YAML syntax error: %s", problem);
+	}
+}
+
+/* Does text nest deeper than YAML_MAX_DEPTH?  Reads its events with a
+ * parser of its own, stopping at the first too deep (so the check costs
+ * O(len * YAML_MAX_DEPTH) at most) or at a syntax error (left for the
+ * load to report). */
+static bool too_deep(const char *file, const char *text, size_t len, Diag *d)
+{
+	yaml_parser_t q;
+	if (!yaml_parser_initialize(&q))
+		pcc_die("out of memory (libyaml)");
+	yaml_parser_set_input_string(&q, (const unsigned char *)text, len);
+	int depth = 0;
+	bool deep = false, done = false;
+	while (!done && !deep) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&q, &ev))
+			break;
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > YAML_MAX_DEPTH) {
+				diag_error(d, yaml_loc(file, ev.start_mark),
+					   "YAML nested more than %d levels deep",
+					   YAML_MAX_DEPTH);
+				deep = true;
+			}
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&q);
+	return deep;
+}
+
+bool yaml_load_checked(yaml_parser_t *p, yaml_document_t *doc, bool first,
+		       const char *file, const char *text, size_t len, Diag *d)
+{
+	if (first && too_deep(file, text, len, d))
+		return false;
+	if (yaml_parser_load(p, doc))
+		return true;
+	yaml_report_error(d, file, p);
+	return false;
+}
+
+static bool load_doc(Rd *r, yaml_parser_t *p, yaml_document_t *doc, bool first,
+		     const char *text, size_t len)
+{
+	if (yaml_load_checked(p, doc, first, r->file, text, len, r->d))
+		return true;
 	r->nerr++;
+	return false;
 }
 
 static void top(Rd *r, yaml_node_t *root, const char *path)
@@ -633,10 +713,8 @@ Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
 	if (!yaml_parser_initialize(&p))
 		pcc_die("out of memory (libyaml)");
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&p, &doc)) {
-		syntax_error(&r, &p);
+	if (!load_doc(&r, &p, &doc, true, text, len))
 		goto out;
-	}
 	have_doc = true;
 	r.doc = &doc;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -648,9 +726,7 @@ Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
 	top(&r, root, r.file);
 	/* a second document is an error (and so is a syntax error in it) */
 	yaml_document_t next;
-	if (!yaml_parser_load(&p, &next)) {
-		syntax_error(&r, &p);
-	} else {
+	if (load_doc(&r, &p, &next, false, text, len)) {
 		yaml_node_t *n2 = yaml_document_get_root_node(&next);
 		if (n2) {
 			r.doc = &next;

@@ -10,6 +10,7 @@
  * (FastT §4, Celeritas §4: t = k*d + b).  Collective formulas are derived
  * in docs/cost-model.md. */
 #include "ir.h"
+#include "yamlload.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -128,6 +129,7 @@ typedef struct ProfEntry {
 	const char *op, *type;
 	double a, b;
 	double maxbatch;         /* largest profiled batch; 0: batch-free time */
+	double ymin;             /* smallest measured time: the fit's floor */
 	uint32_t next;           /* next entry in the hash chain, or NONE */
 	Loc loc;                 /* of the device type key */
 } ProfEntry;
@@ -221,7 +223,7 @@ static void fit_line(const double *x, const double *y, int n, double *a,
 }
 
 static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
-		     double ca, double cb, double maxbatch, Loc loc)
+		     double ca, double cb, double maxbatch, double ymin, Loc loc)
 {
 	if (p->n == p->cap) {
 		uint32_t ncap = p->cap ? p->cap * 2 : 16;
@@ -229,7 +231,7 @@ static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
 				     sizeof(ProfEntry) * ncap);
 		p->cap = ncap;
 	}
-	p->e[p->n++] = (ProfEntry){op, type, ca, cb, maxbatch, NONE, loc};
+	p->e[p->n++] = (ProfEntry){op, type, ca, cb, maxbatch, ymin, NONE, loc};
 }
 
 static const ProfEntry *prof_find(const Profile *p, const char *op,
@@ -296,7 +298,7 @@ static void read_times(PCtx *c, const char *op, const char *type,
 				   "bad time '%s' (want e.g. 1.2ms)", scalar(v));
 			return;
 		}
-		prof_add(c->a, c->p, op, type, t, 0, 0, loc);
+		prof_add(c->a, c->p, op, type, t, 0, 0, t, loc);
 		return;
 	}
 	if (v->type == YAML_SEQUENCE_NODE) {
@@ -357,11 +359,26 @@ static void read_times(PCtx *c, const char *op, const char *type,
 			return;
 		}
 	}
-	double ca, cb, mx = 0;
+	double ca, cb, mx = 0, ymin = INFINITY;
 	fit_line(x, y, n, &ca, &cb);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		mx = x[i] > mx ? x[i] : mx;
-	prof_add(c->a, c->p, op, type, ca, cb, mx, loc);
+		ymin = y[i] < ymin ? y[i] : ymin;
+	}
+	/* The line may cross zero inside the batches a graph can have
+	 * (>= 1): those batches cost the smallest measured time instead
+	 * (cost_op), and the user is told which batches. */
+	if (cb > 0 && ca + cb <= 0)
+		diag_warning(c->d, loc, "the fit of op '%s' on '%s' (%.4g s + "
+			     "%.4g s x batch) is not positive for batch sizes up "
+			     "to %.0f; those cost the smallest measured time, "
+			     "%.4g s", op, type, ca, cb, floor(-ca / cb), ymin);
+	else if (cb < 0 && ca > 0)
+		diag_warning(c->d, loc, "the fit of op '%s' on '%s' (%.4g s - "
+			     "%.4g s x batch) is not positive for batch sizes from "
+			     "%.0f; those cost the smallest measured time, %.4g s",
+			     op, type, ca, -cb, ceil(ca / -cb), ymin);
+	prof_add(c->a, c->p, op, type, ca, cb, mx, ymin, loc);
 }
 
 static void read_ops(PCtx *c, yaml_node_t *ops)
@@ -410,10 +427,7 @@ Profile *profile_parse(Arena *a, const char *path, const char *text,
 	if (!yaml_parser_initialize(&parser))
 		pcc_die("cannot initialise libyaml");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		diag_error(d, mark_loc(file, parser.problem_mark),
-			   "YAML syntax error: %s",
-			   parser.problem ? parser.problem : "unknown");
+	if (!yaml_load_checked(&parser, &doc, true, file, text, len, d)) {
 		yaml_parser_delete(&parser);
 		return NULL;
 	}
@@ -572,7 +586,7 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype)
 		    sh->list.items[1]->kind == V_INT)
 			b = (double)sh->list.items[1]->i;
 		double r = e->a + e->b * (b > 0 ? b : e->maxbatch);
-		return r > 0 ? r : 0;
+		return r > 0 ? r : e->ymin; /* warned about by read_times */
 	}
 	/* Transfer and AllReduce take the links' time, not the device's. */
 	if (op_flags(op) & OPF_COMM)

@@ -28,19 +28,39 @@ static void show_line(Diag *d, Loc loc)
 					  strcmp(loc.file, d->file) != 0))
 		return;
 	const char *p = d->src, *end = d->src + d->srclen;
+	/* lines end at \n, \r\n or a lone \r, as the lexers count them */
 	for (uint32_t l = 1; l < loc.line && p < end; p++)
-		if (*p == '\n')
+		if (*p == '\n' || (*p == '\r' && (p + 1 == end || p[1] != '\n')))
 			l++;
 	if (p >= end && loc.line > 1)
 		return;
 	const char *e = p;
-	while (e < end && *e != '\n')
+	while (e < end && *e != '\n' && *e != '\r')
 		e++;
-	fputs("  ", d->out);
+	/* a long line (a 200 KB YAML flow, a minified JSON) is shown as
+	 * the SHOW bytes around the caret, "..." marking what is cut */
+	enum { SHOW = 160 };
+	uint32_t col = loc.col;
+	bool cut_left = false, cut_right = false;
+	if (e - p > SHOW) {
+		size_t at = col ? col - 1 : 0;
+		if (at > SHOW / 2 && at < (size_t)(e - p)) {
+			size_t skip = at - SHOW / 2;
+			p += skip;
+			col -= (uint32_t)skip;
+			cut_left = true;
+		}
+		if (e - p > SHOW) {
+			e = p + SHOW;
+			cut_right = true;
+		}
+	}
+	fputs(cut_left ? "..." : "  ", d->out);
 	for (const char *q = p; q < e; q++)
-		fputc(*q == '\t' ? ' ' : (*q == '\r' ? ' ' : *q), d->out);
-	fputs("\n  ", d->out);
-	for (uint32_t c = 1; c < loc.col && p + c - 1 < e; c++)
+		fputc(*q == '\t' || *q == '\0' ? ' ' : *q, d->out);
+	fputs(cut_right ? "...\n" : "\n", d->out);
+	fputs(cut_left ? "   " : "  ", d->out);
+	for (uint32_t c = 1; c < col && p + c - 1 < e; c++)
 		fputc(' ', d->out);
 	fputs("^\n", d->out);
 }
@@ -103,6 +123,13 @@ char *read_file(const char *path, size_t *len)
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!f)
 		return NULL;
+	struct stat sd;
+	if (fstat(fileno(f), &sd) == 0 && S_ISDIR(sd.st_mode)) {
+		if (f != stdin)
+			fclose(f);
+		errno = EISDIR; /* not the EIO a read would give */
+		return NULL;
+	}
 	/* a regular file is read into a buffer of its size (plus the NUL);
 	 * anything else (a pipe, a growing file) into a doubling one */
 	struct stat sb;

@@ -106,6 +106,13 @@ typedef struct Type {
 	int rank;
 	int64_t *dims;                      /* rank entries (arena) */
 } Type;
+/* The largest dimension and the largest tensor (in bytes) pcc handles:
+ * larger ones are refused at input (graph_verify), so that sizes, byte
+ * counts and their sums never overflow int64 or lose precision as double. */
+#define PCC_DIM_MAX ((int64_t)1 << 40)
+#define PCC_BYTES_MAX ((int64_t)1 << 53)
+/* Within those limits?  (Unknown dimensions are.) */
+bool type_in_range(const Type *t);
 int64_t type_numel(const Type *t);          /* -1 if any dim unknown */
 int64_t type_bytes(const Type *t);          /* -1 if unknown */
 bool type_eq(const Type *a, const Type *b);
@@ -168,6 +175,11 @@ Value *val_list(Arena *a, uint32_t n);        /* n NULL items to fill */
 Value *val_dict(Arena *a, uint32_t n);        /* n empty entries to fill */
 /* Numeric value of an int, float or quantity; false for other kinds. */
 bool val_number(const Value *v, double *out);
+/* Strict number parsing for options: the whole of s, no blanks.
+ * num_parse: a finite number (no nan, inf or overflow); int_parse: a
+ * decimal integer in [lo,hi]. */
+bool num_parse(const char *s, double *out);
+bool int_parse(const char *s, long long lo, long long hi, long long *out);
 /* Parses a unit suffix ("us", "GiB", "Gbps", ...): scale to base unit. */
 bool unit_parse(const char *s, size_t n, Unit *u, double *scale);
 const char *unit_name(Unit u);                /* "bytes", "seconds", ... */
@@ -672,6 +684,39 @@ double cost_out_bytes(const Graph *g, const Op *op, uint32_t k);
 double cost_op_mem(const CostModel *m, const Op *op);
 /* The cost table as CSV: op,type,device_type,time_s,out_bytes,mem_bytes */
 void cost_print_csv(FILE *f, const CostModel *m);
+
+/* ---- planview.c: the plan's collectives, transfers and order ---------- */
+/* One collective: the AllReduce ops of one `key` (docs/plan.md). */
+typedef struct PlanColl {
+	int64_t key;
+	uint32_t first, n;       /* its members: PlanView.members[first..+n) */
+	const char *algo;        /* the first member's `algo`, or "ring" */
+	const Value *devices;    /* the first member's `devices` list */
+} PlanColl;
+
+typedef struct PlanView {
+	PlanColl *coll;          /* by increasing key */
+	uint32_t ncoll;
+	uint32_t *members;       /* op ids, grouped by collective, by id */
+	uint32_t *coll_of;       /* per op: its collective, or UINT32_MAX */
+} PlanView;
+
+/* The `key` of an AllReduce: the one reader of it.  False if it has none
+ * (or not an integer). */
+bool plan_coll_key(const Graph *g, const Op *op, int64_t *key);
+/* Groups g's AllReduce ops by key.  An AllReduce without an integer key
+ * is an error on d (d may be NULL: errors are then only counted).
+ * Returns the number of errors; free the view with plan_view_free even
+ * then. */
+int plan_view(const Graph *g, PlanView *pv, Diag *d);
+void plan_view_free(PlanView *pv);
+/* The plan verifier (graph_verify runs it): collectives consistent,
+ * Transfers between two devices, @order along edges and deadlock-free
+ * across collectives.  Returns the number of errors. */
+int plan_verify(const Graph *g, Diag *d);
+/* An op that only a plan has (a Transfer, an AllReduce, a replica or a
+ * partition of an input op), or NULL: -O refuses such input. */
+const Op *plan_op(const Graph *g);
 
 /* ---- sim.c ------------------------------------------------------------- */
 typedef struct SimResult {

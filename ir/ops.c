@@ -67,7 +67,7 @@ static const struct Fns {
 #define MAXR 32      /* largest rank pcc infers */
 #define MAXV 1024    /* longest shape-valued constant read */
 #define UNK DIM_UNKNOWN
-#define DIM_MAX ((int64_t)1 << 40) /* larger sizes are not inferred */
+#define DIM_MAX PCC_DIM_MAX /* larger sizes are not inferred */
 
 /* ---- the table ------------------------------------------------------- */
 
@@ -125,11 +125,12 @@ typedef struct Ins {
 	const Op *op;
 	uint32_t n;
 	bool ctrl;
+	bool *huge;              /* set when a constant input is out of range */
 } Ins;
 
 static Ins ins_of(const Op *op)
 {
-	Ins s = {op, 0, false};
+	Ins s = {op, 0, false, NULL};
 	for (uint32_t i = 0; i < op->nin; i++) {
 		if (op->in[i].ctrl)
 			s.ctrl = true;
@@ -856,9 +857,18 @@ static int const_ints(const Graph *g, const Ins *s, uint32_t k, int64_t *out,
 		return -1;
 	const Op *p = in->src;
 	if (p->opcode == O_Const && in->idx == 0) {
-		int r = val_ints(op_get(g, p, "value"), out, max);
+		const Value *cv = op_get(g, p, "value");
+		int r = val_ints(cv, out, max);
 		if (r >= 0)
 			return r;
+		/* integers beyond +-DIM_MAX: no size, index or axis */
+		bool huge = cv && cv->kind == V_INT;
+		for (uint32_t i = 0; cv && cv->kind == V_LIST && i < cv->list.n; i++)
+			huge |= cv->list.items[i] && cv->list.items[i]->kind == V_INT &&
+				(cv->list.items[i]->i > DIM_MAX ||
+				 cv->list.items[i]->i < -DIM_MAX);
+		if (huge && s->huge)
+			*s->huge = true;
 	}
 	if (p->opcode == O_Shape && in->idx == 0) {
 		Ins ps = ins_of(p);
@@ -875,8 +885,13 @@ static int const_ints(const Graph *g, const Ins *s, uint32_t k, int64_t *out,
 	if (n < 0 || n > max)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		if (v[i] != floor(v[i]) || v[i] > (double)DIM_MAX || v[i] < -(double)DIM_MAX)
+		if (v[i] != floor(v[i]))
 			return -1;
+		if (v[i] > (double)DIM_MAX || v[i] < -(double)DIM_MAX) {
+			if (s->huge)
+				*s->huge = true;
+			return -1;
+		}
 		out[i] = (int64_t)v[i];
 	}
 	return n;
@@ -2487,6 +2502,8 @@ int op_infer(const Graph *g, const Op *op, Type *out, uint32_t nout,
 	if (want >= 0 && (uint32_t)want != nout)
 		return 1;
 	Ctx c = {g, op, ins_of(op), out, nout, a, msg, n, {false}};
+	bool huge = false;
+	c.in.huge = &huge;
 	if ((int)c.in.n < info->min_in ||
 	    (info->max_in >= 0 && (int)c.in.n > info->max_in))
 		return 1;
@@ -2499,6 +2516,9 @@ int op_infer(const Graph *g, const Op *op, Type *out, uint32_t nout,
 				return 1;
 	}
 	int r = infer(&c, fns[op->opcode].shape);
+	if (r > 0 && huge)
+		return fail(&c, "a constant input holds an integer beyond +-2^40, "
+			    "more than any size, index or axis pcc handles");
 	if (r != 0 || !op->types_given)
 		return r;
 	for (uint32_t k = 0; k < nout && k < op->nout; k++) {

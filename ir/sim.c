@@ -80,7 +80,11 @@ typedef struct Coll {
 } Coll;
 
 /* Resources: [0, ndev) device compute, [ndev, 2 ndev) collective streams,
- * [rl, nres) links (overrides, intra-machine pairs, NICs out, NICs in). */
+ * [rl, nres) links (overrides, NICs out, NICs in, then the intra-machine
+ * device pairs the plan uses, numbered as routes first use them: a
+ * machine of n devices has n^2 pairs, 16M at 4096, far more than any
+ * plan uses).  Links are listed (collect_links) in the dense order:
+ * overrides, pairs by (machine, source, destination), NICs. */
 typedef struct Sim {
 	Graph *g;
 	const CostModel *m;
@@ -117,7 +121,12 @@ typedef struct Sim {
 	uint32_t *seq, *seq_start, *seq_pos;
 	bool *ready;
 	int r_ovr, r_pair, r_out, r_in;   /* link layout, relative to rl */
-	int *pairbase, *local, *mcount;
+	int64_t *pairbase, npairs_dense;  /* dense pair keys per machine */
+	int *local, *mcount;
+	/* the pairs in use: dense key -> r_pair + index (open addressing) */
+	int64_t *pair_key;       /* [npairs]: dense key of each */
+	struct PairSlot { int64_t key; int idx; } *pair_tab;
+	int npairs, pair_cap;
 	Heap h;
 	/* list scheduling (sim_run_prio) */
 	const double *prio;
@@ -175,7 +184,42 @@ static void mem_sub(Sim *s, int d, double b)
 }
 
 /* Link resources (absolute ids) of a transfer a -> b. */
-static void route(const Sim *s, int a, int b, int *res, int *n)
+/* The resource of the pair with dense key k (numbered on first use). */
+static int pair_res(Sim *s, int64_t k)
+{
+	if (2 * (s->npairs + 1) > s->pair_cap) {
+		struct PairSlot *old = s->pair_tab;
+		int oldcap = s->pair_cap;
+		s->pair_cap = oldcap ? 2 * oldcap : 64;
+		s->pair_tab = xmalloc(sizeof *s->pair_tab * (size_t)s->pair_cap);
+		for (int i = 0; i < s->pair_cap; i++)
+			s->pair_tab[i].idx = -1;
+		s->pair_key = xrealloc(s->pair_key,
+				       sizeof(int64_t) * (size_t)s->pair_cap);
+		for (int i = 0; i < oldcap; i++)
+			if (old[i].idx >= 0) {
+				uint32_t m = (uint32_t)s->pair_cap - 1;
+				uint32_t h = (uint32_t)((uint64_t)old[i].key * 0x9E3779B97F4A7C15u >> 32) & m;
+				while (s->pair_tab[h].idx >= 0)
+					h = (h + 1) & m;
+				s->pair_tab[h] = old[i];
+			}
+		free(old);
+	}
+	uint32_t m = (uint32_t)s->pair_cap - 1;
+	uint32_t h = (uint32_t)((uint64_t)k * 0x9E3779B97F4A7C15u >> 32) & m;
+	for (;; h = (h + 1) & m) {
+		if (s->pair_tab[h].idx < 0) {
+			s->pair_tab[h] = (struct PairSlot){k, s->npairs};
+			s->pair_key[s->npairs] = k;
+			return s->r_pair + s->npairs++;
+		}
+		if (s->pair_tab[h].key == k)
+			return s->r_pair + s->pair_tab[h].idx;
+	}
+}
+
+static void route(Sim *s, int a, int b, int *res, int *n)
 {
 	const Cluster *c = s->c;
 	*n = 0;
@@ -189,8 +233,8 @@ static void route(const Sim *s, int a, int b, int *res, int *n)
 	}
 	int ma = c->devs[a].machine, mb = c->devs[b].machine;
 	if (ma == mb) {
-		res[0] = s->rl + s->r_pair + s->pairbase[ma] +
-			 s->local[a] * s->mcount[ma] + s->local[b];
+		res[0] = s->rl + pair_res(s, s->pairbase[ma] +
+				       (int64_t)s->local[a] * s->mcount[ma] + s->local[b]);
 		*n = 1;
 	} else {
 		res[0] = s->rl + s->r_out + ma;
@@ -432,32 +476,50 @@ static int check_placement(Sim *s, Diag *d)
 static void setup_resources(Sim *s)
 {
 	const Cluster *c = s->c;
-	s->pairbase = xmalloc(sizeof(int) * (size_t)(c->nmachines + 1));
+	s->pairbase = xmalloc(sizeof(int64_t) * (size_t)(c->nmachines + 1));
 	s->local = xmalloc(sizeof(int) * (size_t)(c->ndevs ? c->ndevs : 1));
 	int *cnt = xcalloc((size_t)c->nmachines + 1, sizeof(int));
 	s->mcount = xcalloc((size_t)c->nmachines + 1, sizeof(int));
 	for (int d = 0; d < c->ndevs; d++)
 		s->local[d] = cnt[c->devs[d].machine]++;
-	int pairs = 0;
+	int64_t pairs = 0;
 	for (int mi = 0; mi < c->nmachines; mi++) {
 		s->pairbase[mi] = pairs;
 		int n = c->machines[mi].count > cnt[mi] ? c->machines[mi].count
 							: cnt[mi];
 		s->mcount[mi] = n;
-		pairs += n * n;
+		pairs += (int64_t)n * n;
 	}
 	free(cnt);
+	s->npairs_dense = pairs;
 	s->rl = 2 * s->ndev;
 	s->r_ovr = 0;
-	s->r_pair = 2 * c->nlinks;
-	s->r_out = s->r_pair + pairs;
+	s->r_out = 2 * c->nlinks;
 	s->r_in = s->r_out + c->nmachines;
-	s->nres = s->rl + s->r_in + c->nmachines;
+	s->r_pair = s->r_in + c->nmachines;
+	s->nres = s->rl + s->r_pair; /* the pairs join as routes use them */
+}
+
+/* The per-resource state, once every route is known (setup_order). */
+static void setup_res_state(Sim *s)
+{
+	s->nres = s->rl + s->r_pair + s->npairs;
 	size_t n = (size_t)s->nres + 1;
 	s->res_free = xcalloc(n, sizeof(double));
 	s->res_busy = xcalloc(n, sizeof(double));
 	s->res_bytes = xcalloc(n, sizeof(double));
 	s->res_used = xcalloc(n, sizeof(uint32_t));
+}
+
+/* Link resource r's place in the dense order (links, pairs, NICs). */
+static int64_t res_dense(const Sim *s, int r)
+{
+	r -= s->rl;
+	if (r < s->r_out)
+		return r;
+	if (r >= s->r_pair)
+		return s->r_out + s->pair_key[r - s->r_pair];
+	return s->r_out + s->npairs_dense + (r - s->r_out);
 }
 
 /* Name of link resource r (absolute id); malloc'd. */
@@ -466,18 +528,19 @@ static char *res_name(const Sim *s, int r)
 	const Cluster *c = s->c;
 	char buf[512];
 	r -= s->rl;
-	if (r < s->r_pair) {
+	if (r < s->r_out) {
 		const LinkOverride *o = &c->links[r / 2];
 		int a = r % 2 ? o->b : o->a, b = r % 2 ? o->a : o->b;
 		snprintf(buf, sizeof buf, "%s->%s", c->devs[a].name,
 			 c->devs[b].name);
-	} else if (r < s->r_out) {
+	} else if (r >= s->r_pair) {
+		int64_t key = s->pair_key[r - s->r_pair];
 		int mi = 0;
-		while (mi + 1 < c->nmachines &&
-		       s->pairbase[mi + 1] <= r - s->r_pair)
+		while (mi + 1 < c->nmachines && s->pairbase[mi + 1] <= key)
 			mi++;
-		int n = s->mcount[mi], off = r - s->r_pair - s->pairbase[mi];
-		int la = off / n, lb = off % n, a = -1, b = -1;
+		int n = s->mcount[mi];
+		int64_t off = key - s->pairbase[mi];
+		int la = (int)(off / n), lb = (int)(off % n), a = -1, b = -1;
 		for (int d = 0; d < c->ndevs; d++)
 			if (c->devs[d].machine == mi) {
 				if (s->local[d] == la)
@@ -523,19 +586,6 @@ static void setup_kinds(Sim *s)
 	}
 }
 
-typedef struct CollKey {
-	int64_t key;
-	uint32_t id;
-} CollKey;
-
-static int collkey_cmp(const void *pa, const void *pb)
-{
-	const CollKey *a = pa, *b = pb;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 /* Groups AllReduce members by key and checks each collective: every
  * member on a distinct device of its `devices` list, and one member per
  * listed device.  Returns the number of errors. */
@@ -550,23 +600,20 @@ static int setup_colls(Sim *s, Diag *d)
 	s->coll = xcalloc((size_t)n + 1, sizeof(Coll));
 	if (!n)
 		return 0;
-	CollKey *keys = xmalloc(sizeof(CollKey) * n);
-	uint32_t m = 0;
-	int errs = 0;
-	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || s->kind[i] != K_COLL)
-			continue;
-		Value *k = op_attr(op, graph_intern(g, "key"));
-		if (!k || k->kind != V_INT) {
-			diag_error(d, op->loc, "AllReduce '%s' has no integer 'key'",
-				   op->name);
-			errs++;
-			continue;
+	/* the collectives: plan_view's grouping by key (planview.c) */
+	PlanView pv;
+	int errs = plan_view(g, &pv, d);
+	uint32_t m = pv.ncoll ? pv.coll[pv.ncoll - 1].first + pv.coll[pv.ncoll - 1].n
+			      : 0;
+	/* keys[q]: the q-th member in (key, id) order */
+	struct { int64_t key; uint32_t id; } *keys =
+		xmalloc(sizeof *keys * ((size_t)m + 1));
+	for (uint32_t k = 0; k < pv.ncoll; k++)
+		for (uint32_t q = pv.coll[k].first; q < pv.coll[k].first + pv.coll[k].n; q++) {
+			keys[q].key = pv.coll[k].key;
+			keys[q].id = pv.members[q];
 		}
-		keys[m++] = (CollKey){k->i, i};
-	}
-	qsort(keys, m, sizeof(CollKey), collkey_cmp);
+	plan_view_free(&pv);
 	DevTab tab;
 	devtab_init(&tab, c);
 	int *devs = xmalloc(sizeof(int) * ((size_t)c->ndevs + 1));
@@ -744,6 +791,7 @@ static int ordkey_cmp(const void *pa, const void *pb)
 static void setup_order(Sim *s)
 {
 	Graph *g = s->g;
+	setup_res_state(s);
 	int nr = s->nres;
 	s->ordered = xcalloc((size_t)nr + 1, sizeof(bool));
 	s->blocked = xcalloc((size_t)nr + 1, sizeof(bool));
@@ -950,6 +998,8 @@ static void sim_cleanup(Sim *s)
 	free(s->res_bytes);
 	free(s->res_used);
 	free(s->pairbase);
+	free(s->pair_key);
+	free(s->pair_tab);
 	free(s->local);
 	free(s->mcount);
 	heap_free(&s->h);
@@ -971,14 +1021,33 @@ static int xrec_cmp(const void *pa, const void *pb)
 }
 
 /* Link statistics and the transfer records of a finished run. */
+typedef struct DenseRes {
+	int64_t dense;
+	int k;
+} DenseRes;
+
+static int dense_cmp(const void *pa, const void *pb)
+{
+	const DenseRes *a = pa, *b = pb;
+	return a->dense < b->dense ? -1 : a->dense > b->dense;
+}
+
 static void collect_links(Sim *s)
 {
 	Graph *g = s->g;
 	SimResult *r = s->r;
 	int *idx = xmalloc(sizeof(int) * ((size_t)s->nres + 1));
+	DenseRes *used = xmalloc(sizeof(DenseRes) * ((size_t)s->nres + 1));
 	int nl = 0;
-	for (int k = 0; k < s->nres; k++)
-		idx[k] = k >= s->rl && s->res_used[k] ? nl++ : -1;
+	for (int k = 0; k < s->nres; k++) {
+		idx[k] = -1;
+		if (k >= s->rl && s->res_used[k])
+			used[nl++] = (DenseRes){res_dense(s, k), k};
+	}
+	qsort(used, (size_t)nl, sizeof *used, dense_cmp);
+	for (int i = 0; i < nl; i++)
+		idx[used[i].k] = i;
+	free(used);
 	r->nlinks = nl;
 	r->link_name = xcalloc((size_t)nl + 1, sizeof(char *));
 	r->link_busy = xcalloc((size_t)nl + 1, sizeof(double));

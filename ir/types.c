@@ -55,6 +55,27 @@ int64_t type_bytes(const Type *t)
 	return n * dtype_size(t->dt);
 }
 
+bool type_in_range(const Type *t)
+{
+	/* bytes so far, each factor <= 2^40 and the product kept <= 2^53:
+	 * no step overflows */
+	int64_t b = dtype_size(t->dt);
+	bool known = true;
+	for (int i = 0; i < t->rank; i++) {
+		if (t->dims[i] > PCC_DIM_MAX)
+			return false;
+		if (t->dims[i] < 0) {
+			known = false;
+			continue;
+		}
+		if (t->dims[i] && b > PCC_BYTES_MAX / t->dims[i])
+			b = PCC_BYTES_MAX + 1;
+		else
+			b *= t->dims[i];
+	}
+	return !known || b <= PCC_BYTES_MAX;
+}
+
 bool type_known(const Type *t)
 {
 	return type_numel(t) >= 0;

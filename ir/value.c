@@ -5,6 +5,8 @@
  * print -> parse -> print is a fixed point. */
 #include "ir.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -143,6 +145,33 @@ Value *val_dict(Arena *a, uint32_t n)
 	v->dict.n = n;
 	v->dict.items = arena_alloc(a, sizeof(Attr) * n);
 	return v;
+}
+
+bool num_parse(const char *s, double *out)
+{
+	char *end;
+	if (!*s || isspace((unsigned char)*s))
+		return false;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (*end || errno || !isfinite(x))
+		return false;
+	*out = x;
+	return true;
+}
+
+bool int_parse(const char *s, long long lo, long long hi, long long *out)
+{
+	const char *d = s + (*s == '-' || *s == '+');
+	if (!*d || d[strspn(d, "0123456789")])
+		return false;
+	errno = 0;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
 }
 
 bool val_number(const Value *v, double *out)

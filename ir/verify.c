@@ -4,8 +4,12 @@
  * output order; op types are identifiers; ids match positions; inputs
  * refer to live ops; output indices are in range; the graph is acyclic
  * counting control edges; known ops have the arity and output count the
- * op table gives and the types their shape functions give; @annotations
- * are well-typed.  It runs after parsing always and after every pass with
+ * op table gives and the types their shape functions give; source ops
+ * (no inputs) have a type; every type is within PCC_DIM_MAX and
+ * PCC_BYTES_MAX; attributes of a known meaning have the right kind;
+ * @annotations are well-typed, and @batch_dim and @split_dims name
+ * dimensions the op's output has; and a plan's collectives, transfers
+ * and order are consistent (plan_verify, planview.c).  It runs after parsing always and after every pass with
  * --verify-each.  O(V + E) apart from the shape functions. */
 #include "ir.h"
 
@@ -83,6 +87,81 @@ static void report_cycle(Graph *g, Diag *d)
 	free(queue);
 }
 
+/* Attributes whose kind is fixed wherever they appear (TensorFlow's op
+ * definitions): a wrong kind is a type error, not a silent default. */
+static const struct {
+	const char *key;
+	ValKind kind;            /* V_STR: a string or an identifier */
+} attr_kinds[] = {
+	{"transpose_a", V_BOOL}, {"transpose_b", V_BOOL}, {"adj_x", V_BOOL},
+	{"adj_y", V_BOOL}, {"keep_dims", V_BOOL}, {"keepdims", V_BOOL},
+	{"use_nesterov", V_BOOL}, {"use_locking", V_BOOL},
+	{"is_training", V_BOOL}, {"align_corners", V_BOOL},
+	{"half_pixel_centers", V_BOOL}, {"sorted", V_BOOL},
+	{"num_split", V_INT}, {"batch_dims", V_INT}, {"block_size", V_INT},
+	{"begin_mask", V_INT}, {"end_mask", V_INT}, {"ellipsis_mask", V_INT},
+	{"new_axis_mask", V_INT}, {"shrink_axis_mask", V_INT},
+	{"data_format", V_STR}, {"padding", V_STR},
+};
+
+static const char *kind_word(ValKind k)
+{
+	switch (k) {
+	case V_INT: return "an integer";
+	case V_FLOAT: return "a number";
+	case V_QTY: return "a quantity";
+	case V_STR: case V_IDENT: return "a string";
+	case V_BOOL: return "true or false";
+	case V_TYPE: return "a type";
+	case V_LIST: return "a list";
+	case V_DICT: return "a dict";
+	}
+	return "?";
+}
+
+static int check_attr_kinds(Diag *d, const Op *op)
+{
+	int before = d->nerrors;
+	for (uint32_t a = 0; a < op->nattr; a++) {
+		const Attr *at = &op->attrs[a];
+		if (at->key[0] == '@' || !at->val)
+			continue;
+		for (size_t k = 0; k < sizeof attr_kinds / sizeof attr_kinds[0]; k++) {
+			if (strcmp(attr_kinds[k].key, at->key) != 0)
+				continue;
+			ValKind want = attr_kinds[k].kind, got = at->val->kind;
+			if (got == V_IDENT)
+				got = V_STR;
+			if (got != want)
+				diag_error(d, op->loc, "attribute '%s' of %%%s must be %s, "
+					   "not %s", at->key, op->name,
+					   kind_word(want), kind_word(at->val->kind));
+			break;
+		}
+	}
+	return d->nerrors - before;
+}
+
+/* @batch_dim and @split_dims: dimensions output 0 has. */
+static void check_dim_anns(Graph *g, Diag *d, const Op *op)
+{
+	int rank = op->nout ? op->out[0].rank : 0;
+	Value *b = op_ann(g, op, ANN_BATCH_DIM);
+	if (b && b->kind == V_INT && (b->i < 0 || b->i >= rank))
+		diag_error(d, op->loc, "@batch_dim of %%%s is %lld, but its output "
+			   "has rank %d", op->name, (long long)b->i, rank);
+	Value *s = op_ann(g, op, ANN_SPLIT_DIMS);
+	for (uint32_t i = 0; s && s->kind == V_LIST && i < s->list.n; i++) {
+		const Value *x = s->list.items[i];
+		if (x && x->kind == V_INT && (x->i < 0 || x->i >= rank)) {
+			diag_error(d, op->loc, "@split_dims of %%%s names dimension "
+				   "%lld, but its output has rank %d", op->name,
+				   (long long)x->i, rank);
+			break;
+		}
+	}
+}
+
 static void check_types(Graph *g, Diag *d, Op *op, Arena *scratch)
 {
 	const OpInfo *info = op_info(op->opcode);
@@ -111,8 +190,24 @@ static void check_types(Graph *g, Diag *d, Op *op, Arena *scratch)
 			   op->name, nout, op->nout);
 		return;
 	}
-	if (op->nout == 0)
+	if (op->nout == 0) {
+		if (info->max_in == 0 && nout > 0)
+			diag_error(d, op->loc, "%s %%%s has no type; give it with "
+				   "': type' (or a shape and dtype)", op->type,
+				   op->name);
 		return;
+	}
+	for (uint32_t k = 0; k < op->nout; k++)
+		if (!type_in_range(&op->out[k])) {
+			char a[128];
+			diag_error(d, op->loc, "%s %%%s: output %u, %s, is larger "
+				   "than pcc handles (dimensions up to 2^40, "
+				   "tensors up to 2^53 bytes)", op->type, op->name,
+				   k, type_str(&op->out[k], a, sizeof a));
+			return;
+		}
+	if (op_ann(g, op, ANN_BATCH_DIM) || op_ann(g, op, ANN_SPLIT_DIMS))
+		check_dim_anns(g, d, op);
 	Type *want = arena_alloc(scratch, sizeof(Type) * op->nout);
 	char msg[256] = "";
 	int r = op_infer(g, op, want, op->nout, scratch, msg, sizeof msg);
@@ -257,6 +352,8 @@ int graph_verify(Graph *g, Diag *d)
 						   in->src->nout == 1 ? "" : "s", in->idx);
 			}
 		}
+		if (op->opcode != OPC_UNKNOWN)
+			check_attr_kinds(d, op);
 		for (uint32_t a = 0; a < op->nattr; a++)
 			if (op->attrs[a].key[0] == '@' &&
 			    !ann_check(g, op->attrs[a].key, op->attrs[a].val, msg,
@@ -266,9 +363,10 @@ int graph_verify(Graph *g, Diag *d)
 		check_micro(g, d, op);
 	}
 	Value *b = graph_attr(g, "batch");
-	if (b && (b->kind != V_INT || b->i <= 0))
+	if (b && (b->kind != V_INT || b->i <= 0 || b->i > PCC_DIM_MAX))
 		diag_error(d, (Loc){g->src_file, 0, 0},
-			   "graph attribute 'batch' must be a positive integer");
+			   "graph attribute 'batch' must be a positive integer "
+			   "up to 2^40");
 	if (d->nerrors == before) {
 		if (!graph_topo(g)) {
 			report_cycle(g, d);
@@ -280,6 +378,8 @@ int graph_verify(Graph *g, Diag *d)
 				if ((i & 4095) == 4095)
 					arena_reset(scratch);
 			}
+			if (d->nerrors == before)
+				plan_verify(g, d);
 		}
 	}
 	arena_free(scratch);
@@ -298,7 +398,8 @@ int graph_infer_types(Graph *g, Diag *d)
 	char msg[256];
 	for (uint32_t t = 0; t < live; t++) {
 		Op *op = g->ops[topo[t]];
-		if (op->types_given || op->opcode == OPC_UNKNOWN)
+		if (op->opcode == OPC_UNKNOWN || check_attr_kinds(d, op) ||
+		    op->types_given)
 			continue;
 		int n = op_num_outputs(g, op);
 		if (n <= 0)

@@ -1238,17 +1238,17 @@ int pass_comm(PassCtx *ctx)
 	memcpy(topo, t, sizeof(uint32_t) * live);
 	/* Keys continue after any AllReduce already in the graph. */
 	for (uint32_t i = 0; i < g->nops; i++) {
-		Value *k = g->ops[i]->opcode == O_AllReduce
-			   ? op_attr(g->ops[i], graph_intern(g, "key")) : NULL;
-		if (k && k->kind == V_INT && k->i >= m.next_key)
-			m.next_key = k->i + 1;
+		int64_t key;
+		if (g->ops[i]->opcode == O_AllReduce &&
+		    plan_coll_key(g, g->ops[i], &key) && key >= m.next_key)
+			m.next_key = key + 1;
 	}
 	batch_analyze(g, &m.b);
 	m.pl = xcalloc((size_t)m.norig + 1, sizeof(Place));
 	for (uint32_t j = 0; j < live; j++)
 		read_place(&m, g->ops[topo[j]]);
 	params_follow_updates(&m, topo, live);
-	sfb(&m, topo, live, strcmp(pass_opt(ctx, "sfb"), "true") == 0);
+	sfb(&m, topo, live, pass_opt_bool(ctx, "sfb"));
 	if (!m.errors)
 		for (uint32_t j = 0; j < live; j++)
 			materialise(&m, g->ops[topo[j]]);

@@ -157,31 +157,12 @@ static double ccr(const TaskGraph *t)
 	return sw > 0 ? se / sw : se > 0 ? INFINITY : 0;
 }
 
-/* Parses the whole of s as a number; false if anything is left over. */
-static bool number(const char *s, double *x)
-{
-	char *end;
-	errno = 0;
-	*x = strtod(s, &end);
-	return *s && !*end && !errno && isfinite(*x);
-}
-
 int pass_fuse(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
-	const char *rs = pass_opt(ctx, "range"), *ms = pass_opt(ctx, "mem");
-	double range, mem;
-	if (!number(rs, &range) || range < 1 || range > 1e9 ||
-	    range != floor(range)) {
-		fprintf(stderr, "pcc: error: fuse: range=%s: expected a positive "
-			"integer (ops per group)\n", rs);
-		return EXIT_USAGE;
-	}
-	if (!number(ms, &mem) || mem <= 0) {
-		fprintf(stderr, "pcc: error: fuse: mem=%s: expected a fraction of "
-			"device memory (<= 1) or bytes (> 1)\n", ms);
-		return EXIT_USAGE;
-	}
+	/* both checked against passes.def's ranges by pipeline_parse */
+	long long range = pass_opt_int(ctx, "range");
+	double mem = pass_opt_num(ctx, "mem");
 	TaskGraph *t = tg_from_graph(g, ctx->cost, false, ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;
@@ -217,7 +198,7 @@ int pass_fuse(PassCtx *ctx)
 	else if (ctx->report) {
 		fprintf(ctx->report,
 			"fuse<range=%.0f,mem=%s>: %u nodes -> %u groups, CCR %.4g -> "
-			"%.4g (group memory cap %.4g GB)", range, ms, t->n, ngroups,
+			"%.4g (group memory cap %.4g GB)", (double)range, pass_opt(ctx, "mem"), t->n, ngroups,
 			ccr(t), ccr(coarse), cap / 1e9);
 		if (replaced)
 			fprintf(ctx->report, "; replaced %u input @group", replaced);

@@ -3,7 +3,11 @@
  * --time-passes, --stop-after, and crash reproducers. */
 #include "passes.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <signal.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static const PassOpt opt_tab[] = {
+#define PASS_OPT(pass, name, kind, range, dflt, help) \
+	{pass, name, kind, range, dflt, help},
+#include "passes.def"
+};
+enum { NOPTS = sizeof opt_tab / sizeof opt_tab[0] };
+
 static const PassInfo pass_tab[] = {
-#define PASS(name, fn, opts, desc) {name, desc, opts, fn},
+#define PASS(name, fn, desc) {name, desc, fn},
 #include "passes.def"
 };
 enum { NPASSES = sizeof pass_tab / sizeof pass_tab[0] };
@@ -47,30 +58,163 @@ const char *pipeline_named(const char *name)
 	return NULL;
 }
 
-/* Does the comma-separated option list opts declare key?  If so, copies
- * its default into dflt. */
-static bool declared(const char *opts, const char *key, char *dflt, size_t n)
+/* Is name one of the comma-separated list's words? */
+static bool in_list(const char *list, const char *name)
 {
-	size_t klen = strlen(key);
-	for (const char *p = opts; *p;) {
-		const char *end = strchr(p, ',');
-		if (!end)
-			end = p + strlen(p);
-		const char *eq = memchr(p, '=', (size_t)(end - p));
-		const char *kend = eq ? eq : end;
-		if ((size_t)(kend - p) == klen && strncmp(p, key, klen) == 0) {
-			if (dflt) {
-				size_t m = eq ? (size_t)(end - eq - 1) : 0;
-				if (m >= n)
-					m = n - 1;
-				memcpy(dflt, eq ? eq + 1 : "", m);
-				dflt[m] = 0;
-			}
+	if (!list)
+		return false;
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t m = strcspn(p, ",");
+		if (m == len && strncmp(p, name, len) == 0)
 			return true;
-		}
-		p = *end ? end + 1 : end;
+		p += m + (p[m] != 0);
 	}
 	return false;
+}
+
+/* ---- typed pass options (PASS_OPT in passes.def) ----------------------- */
+
+const PassOpt *pass_options(const PassInfo *pi, int *n)
+{
+	int i = 0;
+	while (i < NOPTS && strcmp(opt_tab[i].pass, pi->name) != 0)
+		i++;
+	int k = i;
+	while (k < NOPTS && strcmp(opt_tab[k].pass, pi->name) == 0)
+		k++;
+	*n = k - i;
+	return opt_tab + i;
+}
+
+const PassOpt *pass_opt_find(const PassInfo *pi, const char *key)
+{
+	int n;
+	const PassOpt *o = pass_options(pi, &n);
+	for (int i = 0; i < n; i++)
+		if (strcmp(o[i].name, key) == 0)
+			return &o[i];
+	return NULL;
+}
+
+/* Is val one of the '|'-separated words of list? */
+static bool is_word(const char *list, const char *val)
+{
+	size_t len = strlen(val);
+	for (const char *p = list; *p;) {
+		size_t m = strcspn(p, "|");
+		if (m == len && strncmp(p, val, len) == 0)
+			return true;
+		p += m + (p[m] != 0);
+	}
+	return false;
+}
+
+/* A numeric range "[lo,hi]" or "(lo,inf)", then perhaps "|word|...". */
+typedef struct Range {
+	double lo, hi;
+	bool lo_open, hi_open;
+	const char *words;       /* "auto|..." or "" */
+} Range;
+
+static Range range_of(const PassOpt *o)
+{
+	Range r = {0, 0, false, false, ""};
+	const char *s = o->range;
+	r.lo_open = *s == '(';
+	r.lo = strtod(s + 1, (char **)&s);
+	r.hi = strtod(s + 1, (char **)&s);
+	r.hi_open = *s == ')';
+	s += *s != 0;
+	r.words = *s == '|' ? s + 1 : s;
+	return r;
+}
+
+/* A size: a finite number, then nothing or a byte unit ("25MB"). */
+static bool bytes_parse(const char *s, double *out)
+{
+	char *end;
+	if (!*s || isspace((unsigned char)*s))
+		return false;
+	double x = strtod(s, &end);
+	if (end == s || !isfinite(x))
+		return false;
+	while (*end == ' ')
+		end++;
+	if (*end) {
+		Unit u;
+		double scale;
+		if (!unit_parse(end, strlen(end), &u, &scale) || u != UNIT_BYTES)
+			return false;
+		x *= scale;
+	}
+	*out = x;
+	return isfinite(x);
+}
+
+void pass_opt_describe(const PassOpt *o, char *buf, size_t n)
+{
+	switch (o->kind) {
+	case POPT_INT:
+	case POPT_NUM:
+	case POPT_BYTES: {
+		Range r = range_of(o);
+		const char *w = r.words;
+		size_t rlen = strcspn(o->range, "|");
+		snprintf(buf, n, "%s in %.*s%s%s",
+			 o->kind == POPT_INT ? "an integer"
+			 : o->kind == POPT_BYTES ? "a size (bytes, or 25MB, 4MiB)"
+						 : "a number",
+			 (int)rlen, o->range, *w ? ", or " : "", w);
+		break;
+	}
+	case POPT_BOOL: snprintf(buf, n, "true or false"); break;
+	case POPT_ENUM: snprintf(buf, n, "one of %s", o->range); break;
+	case POPT_ALGO:
+		snprintf(buf, n, "one of %s", place_algo_names());
+		break;
+	}
+}
+
+bool pass_opt_check(const PassOpt *o, const char *val, char *err, size_t n)
+{
+	bool ok = false;
+	switch (o->kind) {
+	case POPT_INT:
+	case POPT_NUM:
+	case POPT_BYTES: {
+		Range r = range_of(o);
+		if (*r.words && is_word(r.words, val)) {
+			ok = true;
+			break;
+		}
+		double x;
+		long long v;
+		if (o->kind == POPT_INT) {
+			if (!int_parse(val, LLONG_MIN, LLONG_MAX, &v))
+				break;
+			x = (double)v;
+		} else if (o->kind == POPT_BYTES ? !bytes_parse(val, &x)
+						 : !num_parse(val, &x)) {
+			break;
+		}
+		ok = (r.lo_open ? x > r.lo : x >= r.lo) &&
+		     (r.hi_open ? x < r.hi : x <= r.hi);
+		break;
+	}
+	case POPT_BOOL:
+		ok = strcmp(val, "true") == 0 || strcmp(val, "false") == 0;
+		break;
+	case POPT_ENUM: ok = is_word(o->range, val); break;
+	case POPT_ALGO: ok = place_algo_known(val); break;
+	}
+	if (!ok) {
+		char what[512];
+		pass_opt_describe(o, what, sizeof what);
+		snprintf(err, n, "%s<%s=%s>: expected %s", o->pass, o->name, val,
+			 what);
+	}
+	return ok;
 }
 
 static char *trim(char *s)
@@ -162,14 +306,27 @@ bool pipeline_parse(const char *s, Pipeline *p, char *err, size_t n)
 				key = trim(a);
 				val = trim(eq + 1);
 			}
-			if (!declared(pi->options, key, NULL, 0)) {
+			const PassOpt *po = pass_opt_find(pi, key);
+			if (!po) {
+				int no;
+				const PassOpt *all = pass_options(pi, &no);
 				Suggest sg;
 				suggest_init(&sg, key);
-				suggest_add_keys(&sg, pi->options);
-				snprintf(err, n, "pass '%s' has no option '%s'%s%s%s",
+				StrBuf names = {0};
+				for (int k = 0; k < no; k++) {
+					suggest_add(&sg, all[k].name);
+					sb_printf(&names, "%s%s", k ? ", " : "; options: ",
+						  all[k].name);
+				}
+				sb_putc(&names, 0);
+				snprintf(err, n, "pass '%s' has no option '%s'%s%s",
 					 pi->name, key, suggest_hint(&sg),
-					 *pi->options ? "; options: " : "",
-					 pi->options);
+					 names.s ? names.s : "");
+				sb_free(&names);
+				ok = false;
+				break;
+			}
+			if (!pass_opt_check(po, val, err, n)) {
 				ok = false;
 				break;
 			}
@@ -207,15 +364,28 @@ const char *pass_opt(const PassCtx *ctx, const char *key)
 		if (strcmp(ctx->args[i].key, key) == 0)
 			return ctx->args[i].val;
 	const PassInfo *pi = pass_find(ctx->pass);
-	char dflt[128];
-	if (pi && declared(pi->options, key, dflt, sizeof dflt))
-		return arena_strdup(ctx->scratch, dflt);
+	const PassOpt *o = pi ? pass_opt_find(pi, key) : NULL;
+	if (o)
+		return o->dflt;
 	pcc_die("pass '%s' asked for undeclared option '%s'", ctx->pass, key);
 }
 
 double pass_opt_num(const PassCtx *ctx, const char *key)
 {
-	return strtod(pass_opt(ctx, key), NULL);
+	double x;
+	const char *v = pass_opt(ctx, key);
+	return num_parse(v, &x) || bytes_parse(v, &x) ? x : -1;
+}
+
+long long pass_opt_int(const PassCtx *ctx, const char *key)
+{
+	long long v;
+	return int_parse(pass_opt(ctx, key), LLONG_MIN, LLONG_MAX, &v) ? v : -1;
+}
+
+bool pass_opt_bool(const PassCtx *ctx, const char *key)
+{
+	return strcmp(pass_opt(ctx, key), "true") == 0;
 }
 
 bool search_cut(const PassCtx *ctx, double t0)
@@ -265,6 +435,66 @@ static bool write_direct(const char *path, bool (*emit)(FILE *f, const void *arg
 	return ok;
 }
 
+/* ---- the temporary file of the write in progress ----------------------
+ * A signal or a crash must not leave OUT.tmpXXXXXX behind: its name is
+ * kept here, in one fixed buffer that a signal handler may read
+ * (tmp_cleanup, async-signal-safe), from mkstemp until the rename or the
+ * unlink.  This and main.c's crash state are pcc's only process-wide
+ * mutable state. */
+static char live_tmp[4096];
+static volatile sig_atomic_t live_tmp_set;
+
+static void tmp_hold(const char *tmp)
+{
+	size_t n = strlen(tmp);
+	if (n >= sizeof live_tmp)
+		return; /* no cleanup for a path this long; none is that long */
+	memcpy(live_tmp, tmp, n + 1);
+	live_tmp_set = 1;
+}
+
+static void tmp_release(void)
+{
+	live_tmp_set = 0;
+}
+
+void tmp_cleanup(void)
+{
+	if (live_tmp_set) {
+		live_tmp_set = 0;
+		unlink(live_tmp);
+	}
+}
+
+/* A symbolic link whose target does not exist: the path it names,
+ * followed through further links (at most 40, as the kernel does);
+ * NULL if path is not such a link.  Malloc'd. */
+static char *dangling_target(const char *path)
+{
+	char *cur = xstrdup(path);
+	for (int hop = 0; hop < 40; hop++) {
+		struct stat st;
+		if (lstat(cur, &st) != 0)
+			return hop ? cur : (free(cur), NULL);
+		if (!S_ISLNK(st.st_mode) || stat(cur, &st) == 0)
+			break;
+		char buf[4096];
+		ssize_t n = readlink(cur, buf, sizeof buf - 1);
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		const char *slash = strrchr(cur, '/');
+		size_t dlen = buf[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+		char *next = xmalloc(dlen + (size_t)n + 1);
+		memcpy(next, cur, dlen);
+		memcpy(next + dlen, buf, (size_t)n + 1);
+		free(cur);
+		cur = next;
+	}
+	free(cur);
+	return NULL;
+}
+
 bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 		       const void *arg)
 {
@@ -275,14 +505,19 @@ bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 	/* Only a regular file (or a new one) is replaced by renaming a
 	 * temporary: renaming over /dev/null, as root, would turn it into a
 	 * regular file.  A symbolic link is followed, so that the file it
-	 * names is replaced and the link stays. */
+	 * names is replaced and the link stays; a dangling one has its
+	 * target created by the rename, so that a failure creates nothing. */
 	struct stat st;
 	char *real = NULL;
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		if (stat(path, &st) != 0) {
+			if (errno != ENOENT || !(real = dangling_target(path)))
+				return false;
+		} else if (!S_ISREG(st.st_mode)) {
 			return write_direct(path, emit, arg);
-		if (!(real = realpath(path, NULL)))
+		} else if (!(real = realpath(path, NULL))) {
 			return false;
+		}
 		path = real;
 	}
 	bool ok = write_replacing(path, emit, arg);
@@ -290,10 +525,22 @@ bool write_file_atomic(const char *path, bool (*emit)(FILE *f, const void *arg),
 	return ok;
 }
 
-/* The temporary-and-rename write of a regular file. */
+/* The temporary-and-rename write of a regular file.  An existing file
+ * keeps its permission bits; one we may not write, or with no write
+ * permission for anyone (0444, even for root), is refused rather than
+ * replaced.  (The rename
+ * gives the path a new inode: other hard links to the old file keep the
+ * old contents, docs/pcc.1.) */
 static bool write_replacing(const char *path,
 			    bool (*emit)(FILE *f, const void *arg), const void *arg)
 {
+	struct stat old;
+	bool exists = stat(path, &old) == 0;
+	if (exists && (access(path, W_OK) != 0 || !(old.st_mode & 0222))) {
+		if (!(old.st_mode & 0222))
+			errno = EACCES; /* read-only to everyone, even root */
+		return false;
+	}
 	size_t n = strlen(path);
 	char *tmp = xmalloc(n + 16);
 	snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
@@ -302,11 +549,13 @@ static bool write_replacing(const char *path,
 		free(tmp);
 		return false;
 	}
+	tmp_hold(tmp);
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		int e = errno;
 		close(fd);
 		unlink(tmp);
+		tmp_release();
 		free(tmp);
 		errno = e;
 		return false;
@@ -318,10 +567,17 @@ static bool write_replacing(const char *path,
 	ok = !ferror(f) && ok;
 	int e = errno;
 	ok = fclose(f) == 0 && ok;
-	/* mkstemp creates 0600; give the file the usual permissions. */
-	mode_t mask = umask(0);
-	umask(mask);
-	if (ok && chmod(tmp, 0666 & ~mask) != 0)
+	/* mkstemp creates 0600: give the file the old one's mode, else the
+	 * usual permissions. */
+	mode_t mode;
+	if (exists) {
+		mode = old.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (ok && chmod(tmp, mode) != 0)
 		ok = false;
 	if (ok && rename(tmp, path) != 0)
 		ok = false;
@@ -331,6 +587,7 @@ static bool write_replacing(const char *path,
 		unlink(tmp);
 		errno = e ? e : EIO;
 	}
+	tmp_release();
 	free(tmp);
 	return ok;
 }
@@ -354,11 +611,6 @@ static uint32_t live_ops(const Graph *g)
 	for (uint32_t i = 0; i < g->nops; i++)
 		n += !g->ops[i]->dead;
 	return n;
-}
-
-static bool in_list(const char *list, const char *name)
-{
-	return list && declared(list, name, NULL, 0);
 }
 
 static int dump(const RunOptions *o, FILE *out, const Graph *g, int nn,
@@ -512,13 +764,23 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
  * leaves a reproducer.  how=: removed-input (an input points at a removed
  * op), cycle (a control edge closes a cycle), bad-index (an input reads an
  * output its producer does not have), bad-annotation (@device is a
- * number), abort (an internal error: pcc_die). */
+ * number), coll-key (an AllReduce leaves its collective: a key of its
+ * own), abort (an internal error: pcc_die). */
 int pass_test_break_ir(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
 	const char *how = pass_opt(ctx, "how");
 	if (strcmp(how, "abort") == 0)
 		pcc_die("test-break-ir<how=abort> was asked to crash");
+	if (strcmp(how, "coll-key") == 0) {
+		/* the last AllReduce leaves its collective */
+		for (uint32_t i = g->nops; i-- > 0;)
+			if (!g->ops[i]->dead && strcmp(g->ops[i]->type, "AllReduce") == 0) {
+				op_set(g, g->ops[i], "key", val_int(g->arena, 999999));
+				return EXIT_OK;
+			}
+		return EXIT_OK;
+	}
 	for (uint32_t i = 0; i < g->nops; i++) {
 		Op *op = g->ops[i];
 		if (op->dead || !op->nin)

@@ -33,15 +33,28 @@ typedef struct PassCtx {
  * reporting on ctx->diag. */
 typedef int (*PassFn)(PassCtx *ctx);
 
+/* The kinds of a pass option's value (passes.def explains each). */
+typedef enum PassOptKind {
+	POPT_INT, POPT_NUM, POPT_BYTES, POPT_BOOL, POPT_ENUM, POPT_ALGO,
+} PassOptKind;
+
+/* One PASS_OPT row of passes.def. */
+typedef struct PassOpt {
+	const char *pass, *name;
+	PassOptKind kind;
+	const char *range;       /* "[2,8]", "(0,inf)|auto", "first|budget" */
+	const char *dflt;
+	const char *help;
+} PassOpt;
+
 typedef struct PassInfo {
 	const char *name;
 	const char *desc;
-	const char *options;     /* "range=200,mem=0.25": names and defaults */
 	PassFn run;
 } PassInfo;
 
 /* passes.def expands to one prototype per pass. */
-#define PASS(name, fn, opts, desc) int fn(PassCtx *ctx);
+#define PASS(name, fn, desc) int fn(PassCtx *ctx);
 #include "passes.def"
 
 /* ---- manager.c --------------------------------------------------------- */
@@ -60,16 +73,33 @@ typedef struct Pipeline {
 	int n;
 } Pipeline;
 
-/* Parses "a,b<k=v,k2=v2>,c" (names checked, option names checked against
- * the pass's declared options).  Errors to err; false on failure. */
+/* Parses "a,b<k=v,k2=v2>,c": pass names, option names and option values
+ * (pass_opt_check) are all checked here, before anything runs.  Errors
+ * to err, naming the pass and the option; false on failure. */
 bool pipeline_parse(const char *s, Pipeline *p, char *err, size_t n);
 void pipeline_free(Pipeline *p);
 void pipeline_print(FILE *f, const Pipeline *p);
 
+/* The options of pass pi (its PASS_OPT rows, *n of them). */
+const PassOpt *pass_options(const PassInfo *pi, int *n);
+/* The option key of pass pi, or NULL. */
+const PassOpt *pass_opt_find(const PassInfo *pi, const char *key);
+/* Does val fit option o's kind and range?  If not, err says why:
+ * "split<max_parts=-1>: expected an integer in [2,8]". */
+bool pass_opt_check(const PassOpt *o, const char *val, char *err, size_t n);
+/* "an integer in [2,8]", "true or false", ...: what o takes. */
+void pass_opt_describe(const PassOpt *o, char *buf, size_t n);
 /* Option lookup for the running pass: the given value, else the default
- * declared in the pass table. */
+ * declared in the pass table.  Values were checked by pipeline_parse, so
+ * the typed forms need no error path. */
 const char *pass_opt(const PassCtx *ctx, const char *key);
 double pass_opt_num(const PassCtx *ctx, const char *key);
+long long pass_opt_int(const PassCtx *ctx, const char *key);  /* words: -1 */
+bool pass_opt_bool(const PassCtx *ctx, const char *key);
+/* place.c: is name an algorithm of place<algo=...>?  The list of them,
+ * space-separated, for messages. */
+bool place_algo_known(const char *name);
+const char *place_algo_names(void);
 /* A bug found by a pass: "pcc: internal error in pass 'P': ...";
  * returns EXIT_INTERNAL for the pass to return. */
 int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
@@ -141,6 +171,9 @@ char *repro_header(const RunOptions *o);
 bool write_gir_file(const char *path, const Graph *g);
 bool write_file_atomic(const char *path,
 		       bool (*emit)(FILE *f, const void *arg), const void *arg);
+/* Removes the temporary file of a write in progress, if any; safe to
+ * call from a signal handler (main.c's, on SIGINT, SIGTERM, a crash). */
+void tmp_cleanup(void);
 
 /* ---- order.c ------------------------------------------------------------ */
 /* PipeDream-flush's 1F1B schedule of S stages and m micro-batches, each

@@ -125,22 +125,42 @@ static void colocate(Graph *g, const bool *pinned)
 	free(c);
 }
 
+/* The algorithms of place<algo=>: strategies.def's, then placers.def's. */
+static const char algo_names[] = ""
+#define STRATEGY(name, fn, judged, desc) name " "
+#include "strategies.def"
+#undef STRATEGY
+#define PLACER(name, fn, desc) name " "
+#include "placers.def"
+#undef PLACER
+	;
+
+bool place_algo_known(const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = algo_names; *p;) {
+		size_t m = strcspn(p, " ");
+		if (m == len && strncmp(p, name, len) == 0)
+			return true;
+		p += m + (p[m] != 0);
+	}
+	return false;
+}
+
+const char *place_algo_names(void)
+{
+	return algo_names;
+}
+
 int pass_place(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
 	const char *algo = pass_opt(ctx, "algo");
 	StrategyFn sf = strategy_find(algo);
 	PlacerFn fn = placer_find(algo);
-	if (!fn && !sf) {
-		fprintf(stderr, "pcc: error: place: unknown algorithm '%s'; one of:",
-			algo);
-		for (int i = 0; i < NSTRATEGIES; i++)
-			fprintf(stderr, " %s", strategies[i].name);
-		for (int i = 0; i < NPLACERS; i++)
-			fprintf(stderr, " %s", placers[i].name);
-		fputc('\n', stderr);
-		return EXIT_USAGE;
-	}
+	if (!fn && !sf)
+		return pass_internal_error(ctx, "unknown algorithm '%s' passed "
+					   "pipeline_parse", algo);
 	TaskGraph *t = tg_from_graph(g, ctx->cost, any_group(g), ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;

@@ -109,7 +109,14 @@ typedef struct PlanSim {
 	uint32_t *out_start;     /* [n + 1] CSR of outgoing edge indices */
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
 	/* evaluation scratch */
-	double *dev_free, *res_free, *rdy, *mem_perm, *mem_temp;
+	double *dev_free, *rdy, *mem_perm, *mem_temp;
+	/* When each link resource is free, in this evaluation: a hash table
+	 * of the resources it has used (a machine of n devices has n^2
+	 * pair resources, 16M at 4096 devices: too many to clear or scan
+	 * per evaluation, and to hold as an array). */
+	struct ResSlot { int id; long stamp; double free; } *res;
+	uint32_t res_cap, res_n;     /* res_n: slots stamped this evaluation */
+	int *res_used;               /* [res_cap] ids used this evaluation */
 	uint32_t *pending;       /* [n * maxrep]: inputs each replica waits for */
 	uint32_t *arcount;
 	Heap h;
@@ -162,6 +169,55 @@ static void ps_links(PlanSim *ps)
 	ps->nres = ps->r_in + c->nmachines;
 }
 
+static void res_grow(PlanSim *ps);
+
+/* The slot of resource id (inserted, free at 0, if this evaluation has
+ * not used it). */
+static struct ResSlot *res_slot(PlanSim *ps, int id)
+{
+	if (2 * (ps->res_n + 1) > ps->res_cap)
+		res_grow(ps);
+	uint32_t mask = ps->res_cap - 1, h = (uint32_t)id * 2654435761u & mask;
+	for (;; h = (h + 1) & mask) {
+		struct ResSlot *s = &ps->res[h];
+		if (s->stamp != ps->evals) {
+			*s = (struct ResSlot){id, ps->evals, 0};
+			ps->res_used[ps->res_n++] = id;
+			return s;
+		}
+		if (s->id == id)
+			return s;
+	}
+}
+
+/* Doubles the table, keeping this evaluation's slots. */
+static void res_grow(PlanSim *ps)
+{
+	struct ResSlot *old = ps->res;
+	uint32_t oldcap = ps->res_cap, cap = oldcap ? 2 * oldcap : 64;
+	ps->res = xmalloc(sizeof *ps->res * cap);
+	for (uint32_t i = 0; i < cap; i++)
+		ps->res[i] = (struct ResSlot){0, -1, 0};
+	free(ps->res_used);
+	ps->res_used = xmalloc(sizeof(int) * cap);
+	ps->res_cap = cap;
+	ps->res_n = 0;
+	for (uint32_t i = 0; i < oldcap; i++)
+		if (old[i].stamp == ps->evals)
+			res_slot(ps, old[i].id)->free = old[i].free;
+	free(old);
+}
+
+static double res_free_at(PlanSim *ps, int id)
+{
+	return res_slot(ps, id)->free;
+}
+
+static void res_set_free(PlanSim *ps, int id, double t)
+{
+	res_slot(ps, id)->free = t;
+}
+
 /* Moves bytes in count tensors from a to b, ready at t (one after
  * another on the route, each paying the latency): the arrival time. */
 static double xfer(PlanSim *ps, int a, int b, double bytes, uint32_t count,
@@ -173,12 +229,12 @@ static double xfer(PlanSim *ps, int a, int b, double bytes, uint32_t count,
 	ps_route(ps, a, b, res, &n);
 	double st = t, bw, lat;
 	for (int i = 0; i < n; i++)
-		st = ps->res_free[res[i]] > st ? ps->res_free[res[i]] : st;
+		st = fmax(st, res_free_at(ps, res[i]));
 	cluster_link(ps->c, a, b, &bw, &lat);
 	double fin = st + cost_transfer(ps->m, a, b, bytes) +
 		     (count > 1 ? (count - 1) * lat : 0);
 	for (int i = 0; i < n; i++)
-		ps->res_free[res[i]] = fin;
+		res_set_free(ps, res[i], fin);
 	return fin;
 }
 
@@ -561,11 +617,11 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 			const RepSet *rs = &ps->sets[st[v] - nd];
 			double s0 = t;
 			for (int l = 0; l < rs->nlinks; l++)
-				s0 = fmax(s0, ps->res_free[rs->links[l]]);
+				s0 = fmax(s0, res_free_at(ps, rs->links[l]));
 			double ar = s0 + rs->ar_lat * e->npartial +
 				    rs->ar_per_byte * e->partial;
 			for (int l = 0; l < rs->nlinks; l++)
-				ps->res_free[rs->links[l]] = ar;
+				res_set_free(ps, rs->links[l], ar);
 			for (int r = 0; r < nv; r++)
 				ready[r] = fmax(ready[r], ar);
 		}
@@ -597,8 +653,7 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 	ps->evals++;
 	for (int d = 0; d < nd; d++)
 		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
-	for (int r = 0; r < ps->nres; r++)
-		ps->res_free[r] = 0;
+	ps->res_n = 0; /* a new stamp (evals) frees every resource */
 	ps->h.n = 0;
 	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
 		ps->arcount[k] = 0;
@@ -675,17 +730,17 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 				const RepSet *rs = &ps->sets[st[e.v] - nd];
 				double s0 = e.t;
 				for (int l = 0; l < rs->nlinks; l++)
-					s0 = fmax(s0, ps->res_free[rs->links[l]]);
+					s0 = fmax(s0, res_free_at(ps, rs->links[l]));
 				double ar = s0 + rs->ar_lat * ps->self_n[e.v] +
 					    rs->ar_per_byte * ps->self_partial[e.v];
 				for (int l = 0; l < rs->nlinks; l++)
-					ps->res_free[rs->links[l]] = ar;
+					res_set_free(ps, rs->links[l], ar);
 				span = fmax(span, ar);
 			}
 		}
 	}
-	for (int r = 0; r < ps->nres; r++)
-		span = fmax(span, ps->res_free[r]);
+	for (uint32_t i = 0; i < ps->res_n; i++)
+		span = fmax(span, res_free_at(ps, ps->res_used[i]));
 	double over = 0;
 	for (int d = 0; d < nd; d++) {
 		double cap = tg_mem_cap(t, d), use = ps->mem_perm[d] + ps->mem_temp[d];
@@ -716,7 +771,7 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps->dev_free = xcalloc(nd1, sizeof(double));
 	ps->mem_perm = xcalloc(nd1, sizeof(double));
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
-	ps->res_free = xcalloc((size_t)ps->nres + 1, sizeof(double));
+	res_grow(ps);
 	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
 	ps->pending = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(uint32_t));
 	uint32_t ne = ps->in_start[ps->n];
@@ -769,7 +824,8 @@ static void ps_free(PlanSim *ps)
 	free(ps->local);
 	free(ps->mcount);
 	free(ps->dev_free);
-	free(ps->res_free);
+	free(ps->res);
+	free(ps->res_used);
 	free(ps->rdy);
 	free(ps->pending);
 	free(ps->arcount);
@@ -1063,7 +1119,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	/* evals=auto: about 4e6 node-replica steps of search, whatever the
 	 * size (a few hundred ms here), at least 300 evaluations. */
 	const char *ev = pass_opt(ctx, "evals");
-	long max_evals = (long)strtod(ev, NULL);
+	long max_evals = (long)pass_opt_int(ctx, "evals");
 	/* Work units of one evaluation: its edges and group replicas. */
 	double work = (double)ps->in_start[n] + 1;
 	for (uint32_t v = 0; v < n; v++)

@@ -480,7 +480,8 @@ int pass_split(PassCtx *ctx)
 	Graph *g = ctx->g;
 	const Cluster *c = g->cluster;
 	bool first = strcmp(pass_opt(ctx, "mode"), "first") == 0;
-	int maxk = (int)pass_opt_num(ctx, "max_parts");
+	/* passes.def's range for max_parts is [2,MAXD] */
+	int maxk = (int)pass_opt_int(ctx, "max_parts");
 	maxk = maxk < 2 ? 2 : maxk > MAXD ? MAXD : maxk;
 	if (c->ndevs < 2)
 		return EXIT_OK;

@@ -29,33 +29,59 @@ TaskGraph *tg_new(uint32_t n, const CostModel *m)
 	for (uint32_t i = 0; i < n; i++)
 		t->pinned[i] = -1;
 	t->name = xcalloc(n1, sizeof(char *));
-	/* Link statistics for tg_edge_time: one pass over device pairs. */
-	double lat[3] = {INFINITY, 0, 0}, inv[3] = {INFINITY, 0, 0};
-	int pairs = 0;
-	for (int a = 0; a < c->ndevs; a++)
-		for (int b = 0; b < c->ndevs; b++) {
-			if (a == b)
-				continue;
-			double bw, l;
-			cluster_link(c, a, b, &bw, &l);
-			double iv = bw > 0 ? 1 / bw : 0;
-			lat[TG_MIN] = l < lat[TG_MIN] ? l : lat[TG_MIN];
-			inv[TG_MIN] = iv < inv[TG_MIN] ? iv : inv[TG_MIN];
-			lat[TG_MAX] = l > lat[TG_MAX] ? l : lat[TG_MAX];
-			inv[TG_MAX] = iv > inv[TG_MAX] ? iv : inv[TG_MAX];
-			lat[TG_MEAN] += l;
-			inv[TG_MEAN] += iv;
-			pairs++;
-		}
-	if (pairs) {
+	tg_link_stats(c, t->elat, t->einv);
+	return t;
+}
+
+/* w ordered device pairs with latency l and inverse bandwidth iv. */
+static void stats_add(double *lat, double *inv, double *pairs, double l,
+		      double iv, double w)
+{
+	if (w <= 0)
+		return;
+	lat[TG_MIN] = l < lat[TG_MIN] ? l : lat[TG_MIN];
+	inv[TG_MIN] = iv < inv[TG_MIN] ? iv : inv[TG_MIN];
+	lat[TG_MAX] = l > lat[TG_MAX] ? l : lat[TG_MAX];
+	inv[TG_MAX] = iv > inv[TG_MAX] ? iv : inv[TG_MAX];
+	lat[TG_MEAN] += l * w;
+	inv[TG_MEAN] += iv * w;
+	*pairs += w;
+}
+
+void tg_link_stats(const Cluster *c, double lat[3], double inv[3])
+{
+	lat[TG_MIN] = inv[TG_MIN] = INFINITY;
+	lat[TG_MAX] = inv[TG_MAX] = lat[TG_MEAN] = inv[TG_MEAN] = 0;
+	double pairs = 0, cross = (double)c->ndevs * (c->ndevs - 1);
+	double *over_in = xcalloc((size_t)c->nmachines + 1, sizeof(double));
+	double over_cross = 0;
+	for (int i = 0; i < c->nlinks; i++) {
+		const LinkOverride *k = &c->links[i];
+		int ma = c->devs[k->a].machine, mb = c->devs[k->b].machine;
+		double l = ma == mb ? c->machines[ma].lat : c->net_lat;
+		if (ma == mb)
+			over_in[ma] += 2;
+		else
+			over_cross += 2;
+		stats_add(lat, inv, &pairs, k->lat >= 0 ? k->lat : l,
+			  k->bw > 0 ? 1 / k->bw : 0, 2);
+	}
+	for (int m = 0; m < c->nmachines; m++) {
+		const Machine *mc = &c->machines[m];
+		double inside = (double)mc->count * (mc->count - 1);
+		cross -= inside;
+		stats_add(lat, inv, &pairs, mc->lat, mc->bw > 0 ? 1 / mc->bw : 0,
+			  inside - over_in[m]);
+	}
+	stats_add(lat, inv, &pairs, c->net_lat, c->net_bw > 0 ? 1 / c->net_bw : 0,
+		  cross - over_cross);
+	free(over_in);
+	if (pairs > 0) {
 		lat[TG_MEAN] /= pairs;
 		inv[TG_MEAN] /= pairs;
 	} else {
 		lat[TG_MIN] = inv[TG_MIN] = 0;
 	}
-	memcpy(t->elat, lat, sizeof lat);
-	memcpy(t->einv, inv, sizeof inv);
-	return t;
 }
 
 void tg_add_edge(TaskGraph *t, uint32_t a, uint32_t b, double bytes)

@@ -76,6 +76,11 @@ void tg_weights(const TaskGraph *t, TgWeight how, double *w);
  * smallest (TG_MIN) or largest (TG_MAX) latency and seconds per byte,
  * taken separately; 0 for a control edge. */
 double tg_edge_time(const TaskGraph *t, TgWeight how, double bytes);
+/* Those statistics (latency, seconds per byte) over the ordered pairs of
+ * distinct devices, in O(machines + links), not O(devices^2): the pairs
+ * inside a machine share its link, those across machines the network,
+ * but for the pairs a link override names. */
+void tg_link_stats(const Cluster *c, double lat[3], double inv[3]);
 /* tlevel[v]: longest path from a source to v, excluding w[v];
  * blevel[v]: longest path from v to a sink, including w[v]; edges cost
  * tg_edge_time(how) (Celeritas §5.1, FastT's rank_u, FD-DPS's EST and

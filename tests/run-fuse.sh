@@ -39,10 +39,10 @@ usage() { # usage PIPELINE MESSAGE: exit 2 and the message on stderr
 	status 2 "$PCC" -passes="$1" examples/mlp.gir -o /dev/null &&
 	grep -q "$2" "$t/err"
 }
-check "fuse<range=0>" usage 'fuse<range=0>' 'range=0: expected a positive integer'
-check "fuse<range=2.5>" usage 'fuse<range=2.5>' 'expected a positive integer'
-check "fuse<mem=0>" usage 'fuse<mem=0>' 'mem=0: expected a fraction'
-check "fuse<mem=lots>" usage 'fuse<mem=lots>' 'mem=lots: expected'
+check "fuse<range=0>" usage 'fuse<range=0>' 'fuse<range=0>: expected an integer in \[1,'
+check "fuse<range=2.5>" usage 'fuse<range=2.5>' 'expected an integer'
+check "fuse<mem=0>" usage 'fuse<mem=0>' 'fuse<mem=0>: expected a size (bytes, or 25MB, 4MiB) in (0,inf)'
+check "fuse<mem=lots>" usage 'fuse<mem=lots>' 'mem=lots>: expected'
 check "fuse report, by hand in tests/golden/fuse-small.gir" sh -c \
 	"'$PCC' -passes='fuse<range=3>' -v tests/golden/fuse-small.gir -o /dev/null 2>&1 | grep -q '7 nodes -> 3 groups, CCR 0.06044 -> 0.02844'"
 check "--list-passes lists fuse" sh -c "'$PCC' --list-passes | grep -q '^ *fuse'"

@@ -79,6 +79,12 @@ exits() { # exits WANT CMD...: the exit status of CMD must be WANT
 }
 M=examples/mlp.gir
 C=examples/clusters/hetero-4.yaml
+# A graph of no ops: an empty schedule (under UBSan, qsort of no bars
+# was called with a null pointer).
+printf 'gir 1\ngraph empty {\n}\n' >"$t/empty.gir"
+for e in trace gantt-svg dot; do
+	check "empty graph --emit=$e" sh -c "'$PCC' -O1 --emit=$e '$t/empty.gir' -o '$t/empty.$e' && [ -s '$t/empty.$e' ]"
+done
 check "bool option checked" sh -c "'$PCC' -passes= $M --cluster $C --emit=dot --emit-opt=groups=maybe 2>&1 >/dev/null | grep -q 'groups: expected true or false'"
 check "bool option is usage error" exits 2 "$PCC" -passes= $M --cluster $C --emit=dot --emit-opt=legend=1
 check "number option checked" exits 2 "$PCC" -passes= $M --cluster $C --emit=gantt-svg --emit-opt=width=wide

@@ -411,8 +411,11 @@ static void test_yaml_errors_inline(void)
 	c = parse(a, "name: [x\n", &msgs);
 	CU_ASSERT_PTR_NULL(c);
 	CU_ASSERT_EQUAL(count_errors(msgs), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "t.yaml:2:1: error: YAML syntax "
+	/* at the unclosed '[' (1:7), with a note where libyaml noticed */
+	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "t.yaml:1:7: error: YAML syntax "
 					    "error"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "t.yaml:2:1: note: where the parser "
+					    "noticed"));
 	free(msgs);
 
 	/* garbage that is valid YAML, and an empty file */

@@ -121,6 +121,48 @@ static void test_cost_profile_fit(void)
 	graph_free(g);
 }
 
+/* A fit that crosses zero: 1 ms at batch 64 and 10 ms at batch 128 give
+ * b = 9/64 ms, a = 1 - 9 = -8 ms, not positive for batch <= 56.  At batch
+ * 32 the line says -3.5 ms; the op costs the smallest measured time,
+ * 1 ms, and the reader warned where.  A falling fit (4 ms at 1, 2 ms at 3:
+ * b = -1 ms, a = 5 ms) is not positive from batch 5. */
+static void test_cost_profile_negative_fit(void)
+{
+	Graph *g = graph_new("t");
+	g->cluster = mk_cluster(g->arena, 1, 1, 1e9, 0, 1e9, 0);
+	const char *y = "ops:\n"
+			"  a: {GPU: {64: 1 ms, 128: 10 ms}}\n"
+			"  f: {GPU: {1: 4 ms, 3: 2 ms}}\n";
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	Diag d;
+	diag_init(&d, f, "p.yaml", y, strlen(y));
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
+	m.prof = profile_parse(g->arena, "p.yaml", y, strlen(y), &d);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m.prof);
+	CU_ASSERT_EQUAL(d.nerrors, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "p.yaml:2:7: warning: the fit of op 'a' "
+				      "on 'GPU'"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "for batch sizes up to 56; those cost "
+				      "the smallest measured time, 0.001 s"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "p.yaml:3:7: warning: the fit of op 'f'"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "for batch sizes from 5;"));
+	free(buf);
+	Op *a = mk_op(g, "a", "Work", 0, 0, NULL);
+	Op *fo = mk_op(g, "f", "Work", 0, 0, NULL);
+	graph_set_attr(g, "batch", val_int(g->arena, 32));
+	NEAR(cost_op(&m, a, 0), 1e-3);
+	graph_set_attr(g, "batch", val_int(g->arena, 96));   /* -8 + 13.5 */
+	NEAR(cost_op(&m, a, 0), 5.5e-3);
+	graph_set_attr(g, "batch", val_int(g->arena, 2));    /* 5 - 2 */
+	NEAR(cost_op(&m, fo, 0), 3e-3);
+	graph_set_attr(g, "batch", val_int(g->arena, 8));    /* 5 - 8 < 0 */
+	NEAR(cost_op(&m, fo, 0), 2e-3);
+	graph_free(g);
+}
+
 static char *capture_profile_error(const char *y)
 {
 	char *buf = NULL;
@@ -444,6 +486,7 @@ void suite_cost(void)
 	CU_pSuite s = CU_add_suite("cost", NULL, NULL);
 	CU_add_test(s, "@cost annotation", test_cost_annotation);
 	CU_add_test(s, "profile linear fit", test_cost_profile_fit);
+	CU_add_test(s, "a fit below zero: warned, clamped", test_cost_profile_negative_fit);
 	CU_add_test(s, "profile errors", test_cost_profile_errors);
 	CU_add_test(s, "analytic roofline", test_cost_analytic);
 	CU_add_test(s, "kernel classes by shape", test_cost_kernel_classes);

@@ -47,7 +47,26 @@ static Out emit(const char *text, int nopt, const char *const *opt)
 	diag_init(&d, stderr, "t.gir", text, strlen(text));
 	Graph *g = gir_parse("t.gir", text, strlen(text), &d);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-	CU_ASSERT_EQUAL_FATAL(graph_infer_types(g, &d) + graph_verify(g, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(graph_infer_types(g, &d), 0);
+	/* a plan the verifier refuses (plan_verify: collectives, @order)
+	 * never reaches the backend: its messages are the run's */
+	{
+		char *vbuf = NULL;
+		size_t vlen = 0;
+		FILE *vf = open_memstream(&vbuf, &vlen);
+		Diag vd;
+		diag_init(&vd, vf, "t.gir", text, strlen(text));
+		int bad = graph_verify(g, &vd);
+		fclose(vf);
+		if (bad) {
+			o.ok = false;
+			o.code = xstrdup("");
+			o.err = vbuf;
+			graph_free(g);
+			return o;
+		}
+		free(vbuf);
+	}
 	Arena *a = arena_new();
 	int n;
 	char msg[256];
@@ -265,7 +284,9 @@ static void test_update_order(void)
 	subst(buf, sizeof buf, text, ", @order = 0", ", @order = 1");
 	o = emit(buf, 0, NULL);
 	CU_ASSERT_FALSE(o.ok);
-	CU_ASSERT(has(o.err, "a cycle: %r on m0/gpu0 -> %u on m0/gpu0"));
+	/* the verifier's word, as the simulator's (the sources come last on
+	 * an ordered device: %w waits for %u that reads it) */
+	CU_ASSERT(has(o.err, "@order deadlocks the plan"));
 	done(&o);
 }
 

@@ -93,9 +93,95 @@ static void test_options(void)
 	arena_free(a);
 	pipeline_free(&p);
 	/* an option without a value is 'true' */
-	CU_ASSERT_TRUE_FATAL(pipeline_parse("test-break-ir<how>", &p, err,
-					    sizeof err));
+	CU_ASSERT_TRUE_FATAL(pipeline_parse("comm<sfb>", &p, err, sizeof err));
 	CU_ASSERT_STRING_EQUAL(p.steps[0].args[0].val, "true");
+	pipeline_free(&p);
+}
+
+/* Typed options (PASS_OPT): every default fits its own kind and range,
+ * and bad values are refused by pipeline_parse, naming pass and option. */
+static void test_typed_options(void)
+{
+	int n;
+	const PassInfo *t = pass_table(&n);
+	int total = 0;
+	for (int i = 0; i < n; i++) {
+		int no;
+		const PassOpt *o = pass_options(&t[i], &no);
+		for (int k = 0; k < no; k++) {
+			char err[512];
+			CU_ASSERT_STRING_EQUAL(o[k].pass, t[i].name);
+			CU_ASSERT_TRUE(pass_opt_check(&o[k], o[k].dflt, err, sizeof err));
+			CU_ASSERT_PTR_EQUAL(pass_opt_find(&t[i], o[k].name), &o[k]);
+			CU_ASSERT_TRUE(strlen(o[k].help) > 5);
+			total++;
+		}
+	}
+	CU_ASSERT_TRUE(total >= 9);
+	static const struct {
+		const char *pipe, *msg;
+	} bad[] = {
+		{"split<mode=bogus>", "split<mode=bogus>: expected one of first|budget"},
+		{"split<max_parts=-1>", "split<max_parts=-1>: expected an integer in [2,8]"},
+		{"split<max_parts=0>", "max_parts=0"},
+		{"split<max_parts=9>", "max_parts=9"},
+		{"split<max_parts=2.5>", "max_parts=2.5"},
+		{"split<max_parts= 3x>", "max_parts=3x"},
+		{"comm<sfb=yes>", "comm<sfb=yes>: expected true or false"},
+		{"comm<sfb=1>", "comm<sfb=1>"},
+		{"place<evals=xyz>", "place<evals=xyz>: expected an integer in [1,1000000000], or auto"},
+		{"place<evals=0>", "evals=0"},
+		{"place<search=nope>", "place<search=nope>: expected one of none|local"},
+		{"place<algo=bogus>", "place<algo=bogus>: expected one of hybrid dp"},
+		{"place<portfolio=nan>", "portfolio=nan"},
+		{"place<portfolio=-1>", "portfolio=-1"},
+		{"fuse<mem=0>", "fuse<mem=0>: expected a size (bytes, or 25MB, 4MiB) in (0,inf)"},
+		{"fuse<mem=inf>", "mem=inf"},
+		{"fuse<mem=2GHz>", "fuse<mem=2GHz>: expected a size (bytes, or 25MB, 4MiB) in (0,inf)"},
+		{"fuse<mem=MiB>", "mem=MiB"},
+		{"fuse<range=>", "fuse<range=>"},
+		{"simplify,annotate,test-break-ir<how=maybe>", "how=maybe"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		Pipeline p;
+		char err[512] = "";
+		CU_ASSERT_FALSE(pipeline_parse(bad[i].pipe, &p, err, sizeof err));
+		if (!strstr(err, bad[i].msg))
+			printf("\n%s: got '%s'\n", bad[i].pipe, err);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].msg));
+	}
+	static const char *good[] = {
+		"split<mode=budget,max_parts=2>", "split<max_parts=8>",
+		"comm<sfb>", "comm<sfb=false>", "place<evals=1,portfolio=0>",
+		"place<algo=metis,search=local>", "fuse<range=1,mem=1e9>",
+		"fuse<mem=2GiB>", "fuse<mem=512 MB>",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		Pipeline p;
+		char err[512] = "";
+		CU_ASSERT_TRUE(pipeline_parse(good[i], &p, err, sizeof err));
+		pipeline_free(&p);
+	}
+	/* typed lookups: given values and defaults */
+	Pipeline p;
+	char err[256];
+	CU_ASSERT_TRUE_FATAL(pipeline_parse("split<max_parts=3>,comm<sfb>", &p,
+					    err, sizeof err));
+	PassCtx ctx = {.pass = "split", .args = p.steps[0].args, .nargs = 1};
+	CU_ASSERT_EQUAL(pass_opt_int(&ctx, "max_parts"), 3);
+	CU_ASSERT_STRING_EQUAL(pass_opt(&ctx, "mode"), "first");
+	ctx = (PassCtx){.pass = "comm", .args = p.steps[1].args, .nargs = 1};
+	CU_ASSERT_TRUE(pass_opt_bool(&ctx, "sfb"));
+	ctx.nargs = 0;
+	CU_ASSERT_FALSE(pass_opt_bool(&ctx, "sfb"));
+	ctx = (PassCtx){.pass = "fuse"};
+	CU_ASSERT_DOUBLE_EQUAL(pass_opt_num(&ctx, "mem"), 0.25, 1e-12);
+	pipeline_free(&p);
+	CU_ASSERT_TRUE_FATAL(pipeline_parse("fuse<mem=2GiB>", &p, err, sizeof err));
+	ctx = (PassCtx){.pass = "fuse", .args = p.steps[0].args, .nargs = 1};
+	CU_ASSERT_DOUBLE_EQUAL(pass_opt_num(&ctx, "mem"), 2147483648.0, 1e-3);
+	ctx.nargs = 0;
+	CU_ASSERT_EQUAL(pass_opt_int(&ctx, "range"), 200);
 	pipeline_free(&p);
 }
 
@@ -298,6 +384,7 @@ void suite_passmgr(void)
 	CU_add_test(s, "pass table", test_table);
 	CU_add_test(s, "pipeline strings", test_parse);
 	CU_add_test(s, "pass options and defaults", test_options);
+	CU_add_test(s, "typed pass options", test_typed_options);
 	CU_add_test(s, "dumps, --dump-after, --stop-after", test_dumps);
 	CU_add_test(s, "--verify-each and the reproducer", test_verify_each);
 }

@@ -811,6 +811,64 @@ static void test_schedules_valid(void)
 		}
 }
 
+/* tg_link_stats (per machine, the network, the overrides) equals the
+ * statistics over every ordered pair of devices, worked out pair by pair
+ * with cluster_link: two machines of different links, overrides inside
+ * one machine (with and without its own latency) and across machines. */
+static void test_link_stats(void)
+{
+	static const char y[] =
+		"device_types:\n"
+		"  A: {flops: 1 TFLOPS, memory: 1 GiB}\n"
+		"machines:\n"
+		"  - {name: p, type: A, count: 3, link: {bandwidth: 10 GB/s, latency: 2 us}}\n"
+		"  - {name: q, type: A, count: 4, link: {bandwidth: 40 GB/s, latency: 1 us}}\n"
+		"  - {name: r, type: A, count: 1, link: {bandwidth: 1 GB/s, latency: 9 us}}\n"
+		"network: {bandwidth: 1 GB/s, latency: 20 us}\n"
+		"links:\n"
+		"  - {between: [p/gpu0, p/gpu2], bandwidth: 5 GB/s}\n"
+		"  - {between: [q/gpu1, q/gpu3], bandwidth: 80 GB/s, latency: 0.5 us}\n"
+		"  - {between: [p/gpu1, q/gpu0], bandwidth: 100 GB/s, latency: 30 us}\n";
+	Arena *a = arena_new();
+	Diag d;
+	diag_init(&d, stderr, "c.yaml", y, sizeof y - 1);
+	Cluster *c = cluster_parse_yaml(a, "c.yaml", y, sizeof y - 1, &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	double lat[3] = {INFINITY, 0, 0}, inv[3] = {INFINITY, 0, 0};
+	int pairs = 0;
+	for (int i = 0; i < c->ndevs; i++)
+		for (int j = 0; j < c->ndevs; j++) {
+			if (i == j)
+				continue;
+			double bw, l;
+			cluster_link(c, i, j, &bw, &l);
+			lat[TG_MIN] = fmin(lat[TG_MIN], l);
+			lat[TG_MAX] = fmax(lat[TG_MAX], l);
+			inv[TG_MIN] = fmin(inv[TG_MIN], 1 / bw);
+			inv[TG_MAX] = fmax(inv[TG_MAX], 1 / bw);
+			lat[TG_MEAN] += l;
+			inv[TG_MEAN] += 1 / bw;
+			pairs++;
+		}
+	CU_ASSERT_EQUAL(pairs, 8 * 7);
+	lat[TG_MEAN] /= pairs;
+	inv[TG_MEAN] /= pairs;
+	double l2[3], i2[3];
+	tg_link_stats(c, l2, i2);
+	for (int k = 0; k < 3; k++) {
+		CU_ASSERT_DOUBLE_EQUAL(l2[k], lat[k], 1e-12 * lat[k]);
+		CU_ASSERT_DOUBLE_EQUAL(i2[k], inv[k], 1e-12 * inv[k]);
+	}
+	/* by hand: the smallest latency is q's override (0.5 us), the
+	 * largest the p-q override (30 us); the largest seconds per byte
+	 * the network and r's (1 GB/s), the smallest the override 100 GB/s */
+	CU_ASSERT_DOUBLE_EQUAL(l2[TG_MIN], 0.5e-6, 1e-18);
+	CU_ASSERT_DOUBLE_EQUAL(l2[TG_MAX], 30e-6, 1e-18);
+	CU_ASSERT_DOUBLE_EQUAL(i2[TG_MIN], 1 / 100e9, 1e-24);
+	CU_ASSERT_DOUBLE_EQUAL(i2[TG_MAX], 1 / 1e9, 1e-21);
+	arena_free(a);
+}
+
 void suite_placers(void)
 {
 	CU_pSuite s = CU_add_suite("placers", NULL, NULL);
@@ -836,4 +894,6 @@ void suite_placers(void)
 		    test_all_infeasible);
 	CU_add_test(s, "every placer: empty and one-node graphs", test_all_tiny);
 	CU_add_test(s, "HEFT, DPOS, DCP schedules are valid", test_schedules_valid);
+	CU_add_test(s, "link statistics without the O(devices^2) pass",
+		    test_link_stats);
 }

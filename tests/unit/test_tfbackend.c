@@ -528,7 +528,7 @@ static void test_plan(void)
 		"  %%c = Placeholder() {@device = \"m0/gpu0\"} : f32[4]\n"
 		"  %%c/ar0 = AllReduce(%%c) {key = 8, algo = hier, devices = [\"m0/gpu0\", \"m1/gpu0\"], @device = \"m0/gpu0\"} : f32[4]\n"
 		"  %%a/to = Transfer(%%a) {@device = \"m0/gpu0\"} : f32[4]\n"
-		"  %%c/ar1 = AllReduce(%%a/to) {key = 8, algo = hier, devices = [\"m0/gpu0\", \"m1/gpu0\"], @device = \"m0/gpu0\"} : f32[4]\n"
+		"  %%c/ar1 = AllReduce(%%a/to) {key = 8, algo = hier, devices = [\"m0/gpu0\", \"m1/gpu0\"], @device = \"m1/gpu0\"} : f32[4]\n"
 		"}\n", two_machines);
 	g = parse(text);
 	gd = lower(g, "tf", &msgs, "allreduce=nccl", NULL);
@@ -610,15 +610,18 @@ static void test_order(void)
 	gd_free(gd);
 	graph_free(g);
 
-	/* an @order against a data edge: c reads b but comes before it */
+	/* an @order against a data edge: c reads b but comes before it (the
+	 * verifier refuses such a plan at input, so it is made here) */
 	char text[4096];
 	snprintf(text, sizeof text, "%s"
 		"graph t {\n"
 		"  %%a = Placeholder() {@device = \"m0/gpu0\", @order = 0} : f32[4]\n"
 		"  %%b = Relu(%%a) {@device = \"m0/gpu0\", @order = 2} : f32[4]\n"
-		"  %%c = Relu(%%b) {@device = \"m0/gpu0\", @order = 1} : f32[4]\n"
+		"  %%c = Relu(%%b) {@device = \"m0/gpu0\", @order = 3} : f32[4]\n"
 		"}\n", two_machines);
 	g = parse(text);
+	uint32_t ci;
+	op_set_ann(g, graph_lookup(g, "c", &ci), ANN_ORDER, val_int(g->arena, 1));
 	gd = lower(g, "tf", &msgs, NULL);
 	CU_ASSERT_PTR_NULL(gd);
 	CU_ASSERT(strstr(msgs, "op 'c' (Relu): @order 1 is not after the @order 2 of "
@@ -638,8 +641,10 @@ static void test_errors(void)
 	} cases[] = {
 		{"  %a = Placeholder() : bool[2,2]\n  %m = MatMul(%a, %a) : bool[2,2]\n",
 		 "op 'm' (MatMul): T = DT_BOOL is not allowed by TensorFlow's OpDef"},
-		{"  %a = Placeholder() : f32[2,2]\n  %m = MatMul(%a, %a) {transpose_a = 3} : f32[2,2]\n",
-		 "op 'm' (MatMul): attribute 'transpose_a' must be bool (TensorFlow's OpDef)"},
+		/* (transpose_a = 3 is refused by the verifier already) */
+		{"  %a = Placeholder() : f32[1,4,4,1]\n  %w = Placeholder() : f32[1,1,1,1]\n"
+		 "  %c = Conv2D(%a, %w) {strides = [1, 1, 1, 1], padding = VALID, use_cudnn_on_gpu = 3} : f32[1,4,4,1]\n",
+		 "op 'c' (Conv2D): attribute 'use_cudnn_on_gpu' must be bool (TensorFlow's OpDef)"},
 		{"  %a = Placeholder() : f32[1,4,4,1]\n"
 		 "  %p = AvgPool(%a) {ksize = [1, 1, 1, 1], strides = [1, 1, 1, 1], padding = VALID, data_format = NWHC} : f32[1,4,4,1]\n",
 		 "op 'p' (AvgPool): data_format = 'NWHC' is not one of TensorFlow's values"},

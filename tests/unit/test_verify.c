@@ -250,6 +250,53 @@ static void test_annotations(void)
 	graph_free(g);
 }
 
+/* plan_view groups AllReduce members by key (members by id within a
+ * key), plan_coll_key reads a key; the verifier accepts a consistent plan
+ * (the default cluster's m0/gpu0 and m0/gpu1) and refuses a member moved
+ * to its partner's device. */
+static void test_plan_view(void)
+{
+	const char *text =
+		"gir 1\n"
+		"graph g {\n"
+		"  %a = Placeholder() {@device = \"m0/gpu0\"} : f32[2]\n"
+		"  %b = Placeholder() {@device = \"m0/gpu1\"} : f32[2]\n"
+		"  %y1 = AllReduce(%b) {key = 9, devices = [\"m0/gpu0\", \"m0/gpu1\"], @device = \"m0/gpu1\"} : f32[2]\n"
+		"  %x0 = AllReduce(%a) {key = 3, devices = [\"m0/gpu0\", \"m0/gpu1\"], @device = \"m0/gpu0\"} : f32[2]\n"
+		"  %y0 = AllReduce(%a) {key = 9, devices = [\"m0/gpu0\", \"m0/gpu1\"], @device = \"m0/gpu0\"} : f32[2]\n"
+		"  %x1 = AllReduce(%b) {key = 3, devices = [\"m0/gpu0\", \"m0/gpu1\"], @device = \"m0/gpu1\"} : f32[2]\n"
+		"}\n";
+	Graph *g = load(text);
+	char *errs;
+	CU_ASSERT_EQUAL(verify(g, text, &errs), 0);
+	free(errs);
+	PlanView pv;
+	CU_ASSERT_EQUAL(plan_view(g, &pv, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(pv.ncoll, 2);
+	CU_ASSERT_EQUAL(pv.coll[0].key, 3);
+	CU_ASSERT_EQUAL(pv.coll[1].key, 9);
+	CU_ASSERT_STRING_EQUAL(pv.coll[0].algo, "ring");
+	uint32_t ix;
+	const Op *x0 = graph_lookup(g, "x0", &ix), *x1 = graph_lookup(g, "x1", &ix);
+	const Op *y1 = graph_lookup(g, "y1", &ix), *a = graph_lookup(g, "a", &ix);
+	CU_ASSERT_EQUAL(pv.members[pv.coll[0].first], x0->id);
+	CU_ASSERT_EQUAL(pv.members[pv.coll[0].first + 1], x1->id);
+	CU_ASSERT_EQUAL(pv.members[pv.coll[1].first], y1->id);  /* y1 precedes y0 */
+	CU_ASSERT_EQUAL(pv.coll_of[x1->id], 0);
+	CU_ASSERT_EQUAL(pv.coll_of[a->id], UINT32_MAX);
+	int64_t key;
+	CU_ASSERT_TRUE(plan_coll_key(g, y1, &key));
+	CU_ASSERT_EQUAL(key, 9);
+	CU_ASSERT_FALSE(plan_coll_key(g, a, &key));
+	CU_ASSERT_PTR_EQUAL(plan_op(g), y1);
+	plan_view_free(&pv);
+	/* x1 moved to m0/gpu0: two members on one device */
+	op_set_ann(g, (Op *)x1, ANN_DEVICE, val_str(g->arena, "m0/gpu0"));
+	expect_errors(g, NULL, "AllReduce key 3: its members must be one per "
+		      "device of its 'devices' list: %x1 shares its device");
+	graph_free(g);
+}
+
 void suite_verify(void)
 {
 	CU_pSuite s = CU_add_suite("verify", NULL, NULL);
@@ -258,4 +305,6 @@ void suite_verify(void)
 	CU_add_test(s, "names, aliases, op types", test_names);
 	CU_add_test(s, "arity, outputs, shapes", test_op_table);
 	CU_add_test(s, "annotation types", test_annotations);
+	CU_add_test(s, "plan view: collectives by key; the plan verifier",
+		    test_plan_view);
 }
