@@ -794,7 +794,8 @@ static int run(int argc, char **argv, Arena *a)
 		}
 	}
 	/* The bound of the problem itself, before any pass changes it. */
-	double pbound = o.stats_json ? problem_bound(g, &cost, &d) : 0;
+	double pbound = o.stats_json || be->needs_sim || o.run.verbose
+		? problem_bound(g, &cost, &d) : 0;
 	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
 	if (rc)
 		goto out;
@@ -812,6 +813,7 @@ static int run(int argc, char **argv, Arena *a)
 		/* only for -v's headline: a plan the simulator refuses is
 		 * still written, without a headline */
 		simulated = sim_quiet(g, &cost, &sim);
+		sim.problem_bound = pbound;
 		phase(&o, "simulate", &t0);
 	}
 	if (o.stats_json) {

@@ -558,13 +558,11 @@ static int64_t int_ann(const Graph *g, const Op *op, const char *key, bool *ok)
 
 int64_t viz_stage_of(const Graph *g, const Op *op)
 {
-	/* HOOK (pipeline stages): the annotation a pipeline pass writes on
-	 * each op; none exists yet, so this is -1 unless a plan carries an
-	 * integer "@stage".  Update the key here once the pipeline pass
-	 * documents its annotation in docs/gir.md. */
-	bool ok;
-	int64_t s = int_ann(g, op, "@stage", &ok);
-	return ok && s >= 0 ? s : -1;
+	/* @stage = [s, n] (place<algo=pipeline>, docs/gir.md) */
+	const Value *v = op_ann(g, op, ANN_STAGE);
+	if (!v || v->kind != V_LIST || v->list.n != 2 || v->list.items[0]->kind != V_INT)
+		return -1;
+	return v->list.items[0]->i >= 0 ? v->list.items[0]->i : -1;
 }
 
 /* Name -> @group (open addressing on the name's hash). */
