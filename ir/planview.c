@@ -13,10 +13,10 @@
  *     Transfer of a value to the device it is on moves nothing: comm run
  *     twice over a plan produced those);
  *   - @order cannot deadlock: each device runs its ops (its collective
- *     stream its AllReduces) in @order, a collective's members start
- *     together, and no op waits, through those and the data and control
- *     edges, for an op that must run after it (the simulator's rule;
- *     a Transfer's order on its link is left to the simulator);
+ *     stream its AllReduces, each link its Transfers) in @order, a
+ *     collective's members start together, and no op waits, through
+ *     those and the data and control edges, for an op that must run
+ *     after it (the simulator's rule and its sequences);
  *   - every device named (@device, @replicas, @ps, `devices`) exists in
  *     the cluster.
  * O(V log V + E). */
@@ -223,13 +223,35 @@ static bool order_of(const Graph *g, const Op *op, int64_t *o)
 }
 
 /* An op's place in the sequence of its resource, as the simulator runs
- * it: resource (its device's compute, or its device's collective stream
- * for an AllReduce), then @order (none: last), then id. */
+ * it: resource (its device's compute, its device's collective stream for
+ * an AllReduce, the first link of its route for a Transfer), then @order
+ * (none: last), then id. */
 typedef struct SeqKey {
-	int res;
+	int64_t res;
 	int64_t order;
 	uint32_t id;
+	bool ordered;            /* carries @order */
 } SeqKey;
+
+/* The link a Transfer from device a to device b is sequenced on, as
+ * the simulator's route() picks it (sim.c: an op is ordered on its
+ * first resource): a link override of the cluster in that direction,
+ * else the directed device pair inside one machine, else the sending
+ * machine's NIC out.  Numbered after the 2 ndevs device and collective
+ * resources; -1 when a == b (the simulator gives it no resource). */
+static int64_t link_res(const Cluster *c, int a, int b)
+{
+	int64_t nd = c->ndevs, base = 2 * nd;
+	if (a == b)
+		return -1;
+	int l = cluster_find_link(c, a, b);
+	if (l >= 0)
+		return base + 2 * l + (c->links[l].a == a ? 0 : 1);
+	base += 2 * (int64_t)c->nlinks;
+	if (c->devs[a].machine == c->devs[b].machine)
+		return base + a * nd + b;
+	return base + nd * nd + c->devs[a].machine;
+}
 
 static int seqkey_cmp(const void *pa, const void *pb)
 {
@@ -241,9 +263,10 @@ static int seqkey_cmp(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Can the plan run to the end?  Each device runs its ops, and its
- * collective stream its AllReduces, in @order (where any op of it has
- * one; unordered ops after the ordered ones), and a collective's members
+/* Can the plan run to the end?  Each device runs its ops, its
+ * collective stream its AllReduces and each link its Transfers, in
+ * @order (where any op of it has one; unordered ops after the ordered
+ * ones), and a collective's members
  * start together.  A cycle among the data and control edges, those
  * sequences and the collectives (members merged into one node) is a
  * deadlock: reported at an op on it. */
@@ -267,21 +290,35 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 		node[i] = pv->coll_of[i] == UINT32_MAX
 				  ? i : pv->members[pv->coll[pv->coll_of[i]].first];
 	SeqKey *sk = xmalloc(sizeof(SeqKey) * ((size_t)n + 1));
-	bool *ordered = xcalloc(2 * (size_t)c->ndevs + 1, sizeof(bool));
 	uint32_t m = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const Op *op = g->ops[i];
 		int dv;
-		if (op->dead || strcmp(op->type, "Transfer") == 0 ||
-		    (dv = op_device(g, op)) < 0)
+		if (op->dead || (dv = op_device(g, op)) < 0)
 			continue;
-		int res = is_allreduce(op) ? c->ndevs + dv : dv;
+		int64_t res = is_allreduce(op) ? c->ndevs + dv : dv;
+		/* a Transfer of a value (not a control input) is the
+		 * simulator's: sequenced on its link, or nowhere */
+		if (strcmp(op->type, "Transfer") == 0 && op->nin &&
+		    !op->in[0].ctrl) {
+			int src = op_device(g, op->in[0].src);
+			if (src < 0 || (res = link_res(c, src, dv)) < 0)
+				continue;
+		}
 		int64_t o = INT64_MAX;
-		if (order_of(g, op, &o))
-			ordered[res] = true;
-		sk[m++] = (SeqKey){res, o, i};
+		bool has = order_of(g, op, &o);
+		sk[m++] = (SeqKey){res, o, i, has};
 	}
 	qsort(sk, m, sizeof *sk, seqkey_cmp);
+	/* a resource is ordered when any op of it carries @order: mark
+	 * each op of such a run */
+	for (uint32_t a = 0, b; a < m; a = b) {
+		bool any_o = false;
+		for (b = a; b < m && sk[b].res == sk[a].res; b++)
+			any_o |= sk[b].ordered;
+		for (uint32_t q = a; q < b; q++)
+			sk[q].ordered = any_o;
+	}
 	/* edges: inputs, then consecutive ops of an ordered resource */
 	uint32_t ne = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -301,7 +338,7 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 			}
 	}
 	for (uint32_t q = 1; q < m; q++)
-		if (sk[q].res == sk[q - 1].res && ordered[sk[q].res] &&
+		if (sk[q].res == sk[q - 1].res && sk[q].ordered &&
 		    node[sk[q - 1].id] != node[sk[q].id]) {
 			eu[k] = node[sk[q - 1].id];
 			ev[k++] = node[sk[q].id];
@@ -354,8 +391,8 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 		const Op *op = g->ops[i];
 		int dv = op_device(g, op);
 		diag_error(d, op->loc, "@order deadlocks the plan: %%%s on %s "
-			   "waits, through its inputs, its device's order or a "
-			   "collective, for an op ordered after it", op->name,
+			   "waits, through its inputs, its device's or a link's "
+			   "order or a collective, for an op ordered after it", op->name,
 			   dv >= 0 ? c->devs[dv].name : "?");
 	}
 	free(queue);
@@ -365,7 +402,6 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 	free(start);
 	free(ev);
 	free(eu);
-	free(ordered);
 	free(sk);
 	free(node);
 }
