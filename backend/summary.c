@@ -119,21 +119,6 @@ static Cell ccount(Sum *s, double x)
 	return cnum(s, x, arena_printf(s->a, u ? "%.3g%s" : "%.0f%s", v, unit[u]));
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-	if (!s[strcspn(s, ",\"\n\r")]) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void md_field(FILE *f, const char *s)
 {
 	for (; *s; s++) {
@@ -155,7 +140,7 @@ static void table_print(FILE *f, const Table *t, const char *fmt)
 			fputs(t->name, f);
 			for (int j = 0; j < nc; j++) {
 				fputc(',', f);
-				csv_field(f, t->cells[(size_t)i * nc + j].raw);
+				csv_str(f, t->cells[(size_t)i * nc + j].raw);
 			}
 			fputc('\n', f);
 		}
@@ -750,7 +735,7 @@ bool emit_summary_backend(FILE *f, const EmitCtx *ctx)
 		for (int i = 0; i < nh; i++) {
 			fprintf(f, "headline,%s,", it[i].key);
 			if (it[i].str)
-				csv_field(f, it[i].str);
+				csv_str(f, it[i].str);
 			else if (isfinite(it[i].value))
 				fprintf(f, "%.9g", it[i].value);
 			fputc('\n', f);

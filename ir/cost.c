@@ -793,7 +793,7 @@ double cost_op_mem(const CostModel *m, const Op *op)
 
 /* ---- CSV ---------------------------------------------------------------- */
 
-static void csv_str(FILE *f, const char *s)
+void csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);

@@ -683,6 +683,9 @@ double cost_out_bytes(const Graph *g, const Op *op, uint32_t k);
  * GD 0; docs/cost-model.md); else 0 (a parameter's value is its output). */
 double cost_op_mem(const CostModel *m, const Op *op);
 /* The cost table as CSV: op,type,device_type,time_s,out_bytes,mem_bytes */
+/* s as one CSV field: quoted (with "" for ") when it holds a comma, a
+ * quote or a line end. */
+void csv_str(FILE *f, const char *s);
 void cost_print_csv(FILE *f, const CostModel *m);
 
 /* ---- planview.c: the plan's collectives, transfers and order ---------- */
