@@ -383,7 +383,7 @@ void str_format(StrBuf *b, const char *s)
 {
 	sb_putc(b, '"');
 	for (;;) {
-		size_t k = strcspn(s, "\"\\\n\t");
+		size_t k = strcspn(s, "\"\\\n\r\t");
 		sb_putn(b, s, k);
 		s += k;
 		if (!*s)
@@ -392,6 +392,7 @@ void str_format(StrBuf *b, const char *s)
 		case '"': sb_puts(b, "\\\""); break;
 		case '\\': sb_puts(b, "\\\\"); break;
 		case '\n': sb_puts(b, "\\n"); break;
+		case '\r': sb_puts(b, "\\r"); break;
 		case '\t': sb_puts(b, "\\t"); break;
 		}
 	}
