@@ -222,9 +222,9 @@ typedef struct GRow {
 	uint32_t nops;           /* original ops */
 	double flops, params;
 	int reps, parts;
-	int64_t stage;
+	int64_t stage, micro;    /* pipeline stage, micro-batches (-1, 1: none) */
 	double ring, hier;       /* collectives (member ops / members) */
-	uint32_t ps, sfb;
+	uint32_t ps, accum, sfb; /* AddNs across devices, across micro-batches */
 	double crit;
 } GRow;
 
@@ -389,7 +389,7 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 	bool *on = xcalloc((size_t)(ng + 1) * (size_t)nd + 1, sizeof(bool));
 	double *mem = xcalloc((size_t)(ng + 1) * (size_t)nd + 1, sizeof(double));
 	for (int k = 0; k <= ng; k++)
-		rows[k] = (GRow){UINT32_MAX, UINT32_MAX, 0, 0, 0, 1, 1, -1, 0, 0, 0, 0, 0};
+		rows[k] = (GRow){UINT32_MAX, UINT32_MAX, 0, 0, 0, 1, 1, -1, 1, 0, 0, 0, 0, 0, 0};
 	uint32_t n = g->nops < r->nops ? g->nops : r->nops;
 	for (uint32_t i = 0; i < n; i++) {
 		const Op *op = g->ops[i];
@@ -398,8 +398,16 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 			continue;
 		GRow *w = &rows[k];
 		int d = r->dev[i];
+		VizCat cat = viz_category(g, op);
 		if (d >= 0 && d < nd) {
-			on[(size_t)k * nd + d] = true;
+			/* the devices that compute the group, not those its
+			 * transfers, collectives and constant copies (comm's
+			 * "x/on/DEV", with @origin) deliver to */
+			bool glue = cat == VC_COMM || cat == VC_TRANSFER ||
+				    cat == VC_COLLECTIVE ||
+				    (cat == VC_OTHER && op_ann(g, op, ANN_ORIGIN));
+			if (!glue)
+				on[(size_t)k * nd + d] = true;
 			double b = cost_op_mem(cm, op);
 			for (uint32_t o = 0; o < op->nout; o++)
 				b += fmax(0, cost_out_bytes(g, op, o));
@@ -408,7 +416,10 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 		int64_t st = viz_stage_of(g, op);
 		if (st >= 0 && (w->stage < 0 || st < w->stage))
 			w->stage = st;
-		VizCat cat = viz_category(g, op);
+		int64_t mj, mm;
+		bool micro = pair_of(g, op, ANN_MICROBATCH, &mj, &mm) && mm > 1;
+		if (micro && mm > w->micro)
+			w->micro = mm;
 		if (cat == VC_COLLECTIVE) {
 			const Value *dl = op_get(g, op, "devices");
 			double members = dl && dl->kind == V_LIST && dl->list.n ? dl->list.n : 1;
@@ -419,14 +430,28 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 				w->ring += 1 / members;
 			continue;
 		}
-		if (cat == VC_COMM && strcmp(op->type, "AddN") == 0)
-			w->ps++;
+		if (cat == VC_COMM && strcmp(op->type, "AddN") == 0) {
+			/* a pipeline's gradient accumulation sums the
+			 * micro-batches on the stage's own device; a parameter
+			 * server sums replicas from other devices */
+			bool local = true;
+			for (uint32_t q = 0; q < op->nin && local; q++) {
+				const Op *p = op->in[q].src;
+				local = p && p->id < r->nops && r->dev[p->id] == d;
+			}
+			if (local && w->stage >= 0)
+				w->accum++;
+			else
+				w->ps++;
+		}
 		if (cat == VC_COMM || cat == VC_TRANSFER)
 			continue;
 		int64_t ri = 0, rn = 1, pi = 0, pn = 1, b0, bs;
 		bool rep = pair_of(g, op, ANN_REPLICA, &ri, &rn);
 		bool part = pair_of(g, op, ANN_PART, &pi, &pn);
 		bool shard = pair_of(g, op, ANN_SHARD, &b0, &bs);
+		if (rep && micro && rn % mm == 0)
+			rn /= mm;        /* @replicas lists the stage's devices m times */
 		if (rep && rn > w->reps)
 			w->reps = (int)rn;
 		if (part && pn > w->parts)
@@ -505,6 +530,8 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 				  w->parts);
 		if (w->reps <= 1 && w->parts <= 1)
 			sb_puts(&b, "one device");
+		if (w->micro > 1)
+			sb_printf(&b, ", %lld micro-batches", (long long)w->micro);
 		sb_putc(&b, 0);
 		row[6] = cstr(arena_strdup(s->a, b.s));
 		b.n = 0;
@@ -526,6 +553,8 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 			sb_printf(&b, "%shierarchical x%.0f", b.n ? ", " : "", w->hier);
 		if (w->ps)
 			sb_printf(&b, "%sPS x%u", b.n ? ", " : "", w->ps);
+		if (w->accum)
+			sb_printf(&b, "%saccumulate x%u", b.n ? ", " : "", w->accum);
 		if (w->sfb)
 			sb_printf(&b, "%sSFB x%u", b.n ? ", " : "", w->sfb);
 		/* bucketing: pcc does not fuse AllReduces into buckets (yet);
