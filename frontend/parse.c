@@ -520,11 +520,17 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 							&t.kern_eff) || true;
 		else if (strcmp(it->key, "collectives") == 0)
 			collectives(st, it, &t);
-		else
+		else if (strcmp(it->key, "tensor_cores") == 0) {
+			if (it->val->kind == V_BOOL)
+				t.tensor_cores = it->val->b;
+			else
+				diag_error(st->d, it->vloc, "tensor_cores must be "
+					   "true or false");
+		} else
 			unknown_key(st, it, "device type",
 				    "flops, memory, mem_bw, efficiency, overhead, "
-				    "mem_efficiency, kernel_efficiency or "
-				    "collectives");
+				    "mem_efficiency, kernel_efficiency, "
+				    "collectives or tensor_cores");
 	}
 	if (!flops)
 		diag_error(st->d, loc, "device type '%s' needs flops", name);

@@ -181,9 +181,11 @@ static const DevType catalog[] = {
 	{.name = "2080Ti", .flops = 13.4e12, .memory = 11 * GiB, .mem_bw = 616e9},
 	{.name = "A100", .flops = 19.5e12, .memory = 40 * GiB, .mem_bw = 1555e9},
 	{.name = "A100-80G", .flops = 19.5e12, .memory = 80 * GiB, .mem_bw = 2039e9},
-	{.name = "A100-TF32", .flops = 156e12, .memory = 40 * GiB, .mem_bw = 1555e9},
+	{.name = "A100-TF32", .flops = 156e12, .memory = 40 * GiB, .mem_bw = 1555e9,
+	 .tensor_cores = true},
 	{.name = "H100", .flops = 67e12, .memory = 80 * GiB, .mem_bw = 3.35e12},
-	{.name = "H100-TF32", .flops = 494.7e12, .memory = 80 * GiB, .mem_bw = 3.35e12},
+	{.name = "H100-TF32", .flops = 494.7e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
+	 .tensor_cores = true},
 };
 #undef GiB
 #define NCATALOG (sizeof catalog / sizeof catalog[0])
@@ -542,6 +544,8 @@ void cluster_print(FILE *f, const Cluster *c)
 		}
 		if (t->coll_blocking)
 			fputs(", collectives = \"blocking\"", f);
+		if (t->tensor_cores)
+			fputs(", tensor_cores = true", f);
 		if (t->eff_given) {
 			fputs(", efficiency = ", f);
 			bool same = true;

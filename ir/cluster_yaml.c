@@ -298,7 +298,7 @@ static void device_types(Rd *r, yaml_node_t *n)
 	static const char *const keys[] = {"flops", "memory", "mem_bw",
 					   "efficiency", "overhead",
 					   "mem_efficiency", "kernel_efficiency",
-					   "collectives"};
+					   "collectives", "tensor_cores"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -325,8 +325,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[8];
-		fields(r, v, "a device type", keys, 8, f, NULL);
+		yaml_node_t *f[9];
+		fields(r, v, "a device type", keys, 9, f, NULL);
 		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
 		else if (f[0])
@@ -368,6 +368,16 @@ static void device_types(Rd *r, yaml_node_t *n)
 			else if (strcmp(cv, "overlap") != 0)
 				err(r, f[7], "collectives must be 'overlap' or "
 				    "'blocking', got '%.*s'", SHOW(f[7]));
+		}
+		if (f[8] && want(r, f[8], YAML_SCALAR_NODE, "tensor_cores")) {
+			const char *tv = (const char *)f[8]->data.scalar.value;
+			if (strcmp(tv, "true") == 0)
+				t.tensor_cores = true;
+			else if (strcmp(tv, "false") == 0)
+				t.tensor_cores = false;
+			else
+				err(r, f[8], "tensor_cores must be 'true' or "
+				    "'false', got '%.*s'", SHOW(f[8]));
 		}
 		cluster_add_type(r->c, r->a, &t);
 	}

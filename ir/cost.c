@@ -109,6 +109,11 @@ static double op_eff(const Graph *g, const Op *op, const DevType *t)
 	double d = c.m < c.n ? c.m : c.n;
 	d = c.k < d ? c.k : d;
 	double scale = t->kern_eff_given ? t->kern_eff : 1;
+	/* cuDNN's tensor-core kernels are implicit GEMMs: a type whose peak
+	 * is a tensor-core figure gets no Winograd saving (the saving is of
+	 * CUDA-core multiplications), and its large windows are GEMMs too */
+	if (t->tensor_cores && (k == K_WINOGRAD || k == K_FFT))
+		k = K_GEMM;
 	return scale * kernel_eff[k] * d / (d + GEMM_HALF_DIM);
 }
 

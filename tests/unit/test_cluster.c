@@ -259,6 +259,34 @@ static void test_named_types(void)
 	free(s);
 	CU_ASSERT_PTR_NOT_NULL(devtype_named("H100"));
 	CU_ASSERT_PTR_NULL(devtype_named("V100-32GB"));
+	/* Tensor-core peaks: the -TF32 types say so, the FP32 ones not. */
+	CU_ASSERT_TRUE(devtype_named("A100-TF32")->tensor_cores);
+	CU_ASSERT_TRUE(devtype_named("H100-TF32")->tensor_cores);
+	CU_ASSERT_FALSE(devtype_named("A100")->tensor_cores);
+	c = parse(a,
+		"device_types:\n"
+		"  A100-TF32: {tensor_cores: false}\n"
+		"  tc: {flops: 100 TFLOPS, memory: 1 GiB, tensor_cores: true}\n"
+		"machines:\n"
+		"  - {name: a, type: A100-TF32}\n"
+		"  - {name: b, type: tc}\n"
+		"network: {bandwidth: 10 GB/s}\n", &msgs);
+	CU_ASSERT_STRING_EQUAL(msgs, "");
+	free(msgs);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_FALSE(c->types[0].tensor_cores);
+	CU_ASSERT_TRUE(c->types[1].tensor_cores);
+	s = print_str(c);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "  type \"tc\" {flops = 100TFLOPS, "
+		"memory = 1GiB, tensor_cores = true}\n"));
+	free(s);
+	c = parse(a,
+		"device_types: {tc: {flops: 1 TFLOPS, memory: 1 GiB, "
+		"tensor_cores: maybe}}\n"
+		"machines: [{name: a, type: tc}]\n", &msgs);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "tensor_cores must be 'true' or "
+		"'false', got 'maybe'"));
+	free(msgs);
 	arena_free(a);
 }
 

@@ -327,6 +327,14 @@ static void test_cost_kernel_classes(void)
 	t->kern_eff_given = true;
 	t->kern_eff = 0.5;
 	NEAR(cost_op(&m, c3, 0), ovh + fl3 / (peak * 0.9 * f));
+	/* A tensor-core type runs every convolution as an implicit GEMM:
+	 * the 3x3 and the 5x5 at the GEMM's 0.6 (x 0.5 here), the 3x3
+	 * stride 2 stays 0.5, the 1x1 stays a GEMM. */
+	t->tensor_cores = true;
+	NEAR(cost_op(&m, c3, 0), ovh + fl3 / (peak * 0.3 * f));
+	NEAR(cost_op(&m, c5, 0), ovh + fl5 / (peak * 0.3 * f));
+	NEAR(cost_op(&m, c3s, 0), ovh + fl3s / (peak * 0.25 * f));
+	NEAR(cost_op(&m, c1, 0), ovh + fl1 / (peak * 0.3 * f));
 	graph_free(g);
 }
 
