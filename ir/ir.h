@@ -90,6 +90,38 @@ void heap_push(Heap *h, double key, uint64_t tie, uint32_t id);
 bool heap_pop(Heap *h, HeapItem *out);      /* false when empty */
 void heap_free(Heap *h);
 
+/* ---- topo.c ----------------------------------------------------------- */
+/* A DAG over nodes 0 .. n-1 for topo_sort: node v's out-edges are
+ * start[v] .. start[v+1]-1 (start[0] .. start[n] are all the edges),
+ * edge e leading to to[e], or to to_fn(arg, e) when to is NULL.  Nodes
+ * keep rejects (keep NULL: none) are never sources; the caller sees that
+ * no edge leads to them.  key NULL: FIFO, the sources by id, then nodes
+ * as they become ready; else the ready node of least (key[v], tie[v])
+ * first (tie NULL: the id). */
+typedef struct TopoDag {
+	uint32_t n;
+	const uint32_t *start;
+	const uint32_t *to;
+	uint32_t (*to_fn)(const void *arg, uint32_t e);
+	bool (*keep)(const void *arg, uint32_t v);
+	const void *arg;
+	const double *key;
+	const uint64_t *tie;
+} TopoDag;
+/* Kahn's algorithm: the order into order[0 .. returned count); fewer
+ * than the kept nodes when there is a cycle.  left (n + 1 entries, or
+ * NULL) receives each node's in-edges from nodes not ordered: non-zero
+ * exactly for the nodes left out by a cycle (or behind one). */
+uint32_t topo_sort(const TopoDag *d, uint32_t *order, uint32_t *left);
+/* From start, steps to pred(arg, v) (a value >= n: none) until a node
+ * repeats; path (n + 1 entries) receives the cycle found, in the order
+ * walked (backwards along the edges when pred gives predecessors), and
+ * the length is returned.  0 when the walk ends first: path[0] is then
+ * the last node reached (start >= n: path untouched). */
+uint32_t topo_cycle(uint32_t n, uint32_t start,
+		    uint32_t (*pred)(const void *arg, uint32_t v),
+		    const void *arg, uint32_t *path);
+
 /* ---- types.c ---------------------------------------------------------- */
 typedef enum DType {
 	DT_F16, DT_BF16, DT_F32, DT_F64,
@@ -381,6 +413,9 @@ const Uses *graph_uses(Graph *g);
 /* Topological order of live op ids counting control edges, ties broken by
  * id (stable).  NULL if the graph has a cycle. */
 const uint32_t *graph_topo(Graph *g);
+/* The live ops and their data and control edges as a TopoDag (valid
+ * until the graph changes). */
+void graph_dag(Graph *g, TopoDag *d);
 /* Replaces every use of (from, fidx) by (to, tidx); control uses of from
  * become control uses of to. */
 void graph_replace_uses(Graph *g, Op *from, uint32_t fidx, Op *to,

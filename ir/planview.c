@@ -263,6 +263,35 @@ static int seqkey_cmp(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* The nodes of the deadlock graph: live ops that are not a
+ * collective's member other than its first. */
+typedef struct NodeOf {
+	const Graph *g;
+	const uint32_t *node;
+} NodeOf;
+
+static bool is_node(const void *arg, uint32_t i)
+{
+	const NodeOf *no = arg;
+	return !no->g->ops[i]->dead && no->node[i] == i;
+}
+
+typedef struct EdgesLeft {
+	const uint32_t *eu, *ev;
+	uint32_t k;
+	const uint32_t *left;
+} EdgesLeft;
+
+/* The tail of the first edge into v whose tail is left unordered. */
+static uint32_t pred_left(const void *arg, uint32_t v)
+{
+	const EdgesLeft *el = arg;
+	for (uint32_t e = 0; e < el->k; e++)
+		if (el->ev[e] == v && el->left[el->eu[e]])
+			return el->eu[e];
+	return UINT32_MAX;
+}
+
 /* Can the plan run to the end?  Each device runs its ops, its
  * collective stream its AllReduces and each link its Transfers, in
  * @order (where any op of it has one; unordered ops after the ordered
@@ -344,11 +373,8 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 			ev[k++] = node[sk[q].id];
 		}
 	uint32_t *start = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	uint32_t *indeg = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	for (uint32_t e = 0; e < k; e++) {
+	for (uint32_t e = 0; e < k; e++)
 		start[eu[e] + 1]++;
-		indeg[ev[e]]++;
-	}
 	for (uint32_t i = 0; i < n; i++)
 		start[i + 1] += start[i];
 	uint32_t *to = xmalloc(sizeof(uint32_t) * ((size_t)k + 1));
@@ -356,39 +382,23 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 	memcpy(fill, start, sizeof(uint32_t) * n);
 	for (uint32_t e = 0; e < k; e++)
 		to[fill[eu[e]]++] = ev[e];
+	uint32_t *indeg = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
 	uint32_t *queue = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	uint32_t head = 0, tail = 0, nodes = 0;
+	NodeOf no = {g, node};
+	TopoDag dag = {.n = n, .start = start, .to = to, .keep = is_node,
+		       .arg = &no};
+	uint32_t nodes = 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (!g->ops[i]->dead && node[i] == i) {
-			nodes++;
-			if (!indeg[i])
-				queue[tail++] = i;
-		}
-	while (head < tail) {
-		uint32_t u = queue[head++];
-		for (uint32_t e = start[u]; e < start[u + 1]; e++)
-			if (--indeg[to[e]] == 0)
-				queue[tail++] = to[e];
-	}
-	if (tail < nodes) {
+		nodes += is_node(&no, i);
+	if (topo_sort(&dag, queue, indeg) < nodes) {
 		/* walk back from a node left over, through predecessors also
 		 * left over, until a node repeats: it is on a cycle */
 		uint32_t i = 0;
-		while (g->ops[i]->dead || node[i] != i || !indeg[i])
+		while (!is_node(&no, i) || !indeg[i])
 			i++;
-		uint32_t *seen = xcalloc((size_t)n + 1, sizeof(uint32_t));
-		for (uint32_t step = 1; !seen[i]; step++) {
-			seen[i] = step;
-			uint32_t next = UINT32_MAX;
-			for (uint32_t e = 0; e < k && next == UINT32_MAX; e++)
-				if (ev[e] == i && indeg[eu[e]])
-					next = eu[e];
-			if (next == UINT32_MAX)
-				break;
-			i = next;
-		}
-		free(seen);
-		const Op *op = g->ops[i];
+		EdgesLeft el = {eu, ev, k, indeg};
+		topo_cycle(n, i, pred_left, &el, queue);
+		const Op *op = g->ops[queue[0]];
 		int dv = op_device(g, op);
 		diag_error(d, op->loc, "@order deadlocks the plan: %%%s on %s "
 			   "waits, through its inputs, its device's or a link's "
