@@ -1223,14 +1223,8 @@ static void dag_build(E *e, Dag *d)
 {
 	d->start = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)d->n + 2));
 	d->to = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)d->nedge + 1));
-	for (uint32_t i = 0; i < d->nedge; i++)
-		d->start[d->edge[i][0] + 1]++;
-	for (uint32_t i = 0; i < d->n; i++)
-		d->start[i + 1] += d->start[i];
-	uint32_t *fill = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)d->n + 1));
-	memcpy(fill, d->start, sizeof(uint32_t) * d->n);
-	for (uint32_t i = 0; i < d->nedge; i++)
-		d->to[fill[d->edge[i][0]]++] = d->edge[i][1];
+	const uint32_t *uv = d->nedge ? d->edge[0] : NULL;
+	topo_csr(d->n, d->nedge, uv, uv ? uv + 1 : NULL, 2, d->start, d->to);
 }
 
 static bool live_unit(const void *arg, uint32_t i)

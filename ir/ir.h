@@ -121,6 +121,10 @@ uint32_t topo_sort(const TopoDag *d, uint32_t *order, uint32_t *left);
 uint32_t topo_cycle(uint32_t n, uint32_t start,
 		    uint32_t (*pred)(const void *arg, uint32_t v),
 		    const void *arg, uint32_t *path);
+/* The CSR form (start: n + 1 entries, adj: m) of the m edges
+ * from[k * stride] -> to[k * stride], each node's in their order. */
+void topo_csr(uint32_t n, uint32_t m, const uint32_t *from,
+	      const uint32_t *to, size_t stride, uint32_t *start, uint32_t *adj);
 
 /* ---- types.c ---------------------------------------------------------- */
 typedef enum DType {

@@ -372,16 +372,9 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 			eu[k] = node[sk[q - 1].id];
 			ev[k++] = node[sk[q].id];
 		}
-	uint32_t *start = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	for (uint32_t e = 0; e < k; e++)
-		start[eu[e] + 1]++;
-	for (uint32_t i = 0; i < n; i++)
-		start[i + 1] += start[i];
+	uint32_t *start = xmalloc(sizeof(uint32_t) * ((size_t)n + 2));
 	uint32_t *to = xmalloc(sizeof(uint32_t) * ((size_t)k + 1));
-	uint32_t *fill = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	memcpy(fill, start, sizeof(uint32_t) * n);
-	for (uint32_t e = 0; e < k; e++)
-		to[fill[eu[e]]++] = ev[e];
+	topo_csr(n, k, eu, ev, 1, start, to);
 	uint32_t *indeg = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
 	uint32_t *queue = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
 	NodeOf no = {g, node};
@@ -406,7 +399,6 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 			   dv >= 0 ? c->devs[dv].name : "?");
 	}
 	free(queue);
-	free(fill);
 	free(to);
 	free(indeg);
 	free(start);

@@ -95,3 +95,18 @@ uint32_t topo_cycle(uint32_t n, uint32_t start,
 	free(seen);
 	return k;
 }
+
+void topo_csr(uint32_t n, uint32_t m, const uint32_t *from,
+	      const uint32_t *to, size_t stride, uint32_t *start, uint32_t *adj)
+{
+	memset(start, 0, sizeof(uint32_t) * ((size_t)n + 1));
+	for (uint32_t k = 0; k < m; k++)
+		start[from[k * stride] + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	uint32_t *fill = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	memcpy(fill, start, sizeof(uint32_t) * ((size_t)n + 1));
+	for (uint32_t k = 0; k < m; k++)
+		adj[fill[from[k * stride]]++] = to[k * stride];
+	free(fill);
+}

@@ -143,6 +143,21 @@ static void test_self_loop(void)
 	CU_ASSERT_EQUAL(left[1], 1);
 }
 
+/* The edges of the first DAG, as pairs in any order, give its CSR
+ * form, each node's edges in the order given. */
+static void test_csr(void)
+{
+	const uint32_t uv[5][2] = {{2, 4}, {0, 2}, {3, 4}, {1, 2}, {0, 3}};
+	uint32_t st[7], adj[5];
+	topo_csr(5, 5, &uv[0][0], &uv[0][1], 2, st, adj);
+	check_order(st, 6, start5);
+	check_order(adj, 5, (const uint32_t[]){2, 3, 2, 4, 4});
+	const uint32_t from[] = {0, 0}, to[] = {3, 1};
+	topo_csr(5, 2, from, to, 1, st, adj);
+	check_order(st, 6, (const uint32_t[]){0, 2, 2, 2, 2, 2});
+	check_order(adj, 2, (const uint32_t[]){3, 1});
+}
+
 void suite_topo(void)
 {
 	CU_pSuite s = CU_add_suite("topo", NULL, NULL);
@@ -152,4 +167,5 @@ void suite_topo(void)
 	CU_add_test(s, "nodes left out", test_keep);
 	CU_add_test(s, "cycle", test_cycle);
 	CU_add_test(s, "self-loop", test_self_loop);
+	CU_add_test(s, "CSR from edge pairs", test_csr);
 }
