@@ -701,8 +701,7 @@ double cost_ps(const CostModel *m, const int *workers, int n, int ps,
 			int a = dir == 0 ? w : ps, b = dir == 0 ? ps : w;
 			double bw, lat;
 			cluster_link(cl(m), a, b, &bw, &lat);
-			bool shared = cl(m)->devs[w].machine != cl(m)->devs[ps].machine &&
-				      cluster_find_link(cl(m), w, ps) < 0;
+			bool shared = cluster_route(cl(m), w, ps).kind == ROUTE_NET;
 			if (shared) {
 				any_remote = true;
 				remote_lat = lat > remote_lat ? lat : remote_lat;

@@ -571,6 +571,22 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d);
 int cluster_find_device(const Cluster *c, const char *name);
 /* The link override between devices a and b (either order), or -1. */
 int cluster_find_link(const Cluster *c, int a, int b);
+/* How data goes from device a to device b, the simulator's routing
+ * (docs/simulator.md): one route for every reader (sim.c, the plan
+ * verifier, the visualisations, the cost model). */
+typedef enum RouteKind {
+	ROUTE_LOCAL,             /* a == b: nothing moves */
+	ROUTE_LINK,              /* the link override links[link]; dir 0 when
+				  * a is its first device, 1 the other way */
+	ROUTE_PAIR,              /* two devices of machine ma, directed */
+	ROUTE_NET,               /* the network: ma's NIC out, mb's NIC in */
+} RouteKind;
+typedef struct Route {
+	RouteKind kind;
+	int link, dir;
+	int ma, mb;              /* the machines of a and b */
+} Route;
+Route cluster_route(const Cluster *c, int a, int b);
 /* Bandwidth (bytes/s) and latency (s) between two devices. */
 void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat);
 /* The built-in default cluster (docs/cluster.md). */

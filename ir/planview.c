@@ -234,23 +234,26 @@ typedef struct SeqKey {
 } SeqKey;
 
 /* The link a Transfer from device a to device b is sequenced on, as
- * the simulator's route() picks it (sim.c: an op is ordered on its
- * first resource): a link override of the cluster in that direction,
- * else the directed device pair inside one machine, else the sending
- * machine's NIC out.  Numbered after the 2 ndevs device and collective
- * resources; -1 when a == b (the simulator gives it no resource). */
+ * the simulator picks it (sim.c: an op is ordered on the first resource
+ * of its cluster_route): the link override, the directed device pair
+ * inside one machine, or the sending machine's NIC out.  Numbered after
+ * the 2 ndevs device and collective resources; -1 when a == b (the
+ * simulator gives it no resource). */
 static int64_t link_res(const Cluster *c, int a, int b)
 {
 	int64_t nd = c->ndevs, base = 2 * nd;
-	if (a == b)
+	Route r = cluster_route(c, a, b);
+	switch (r.kind) {
+	case ROUTE_LOCAL:
 		return -1;
-	int l = cluster_find_link(c, a, b);
-	if (l >= 0)
-		return base + 2 * l + (c->links[l].a == a ? 0 : 1);
-	base += 2 * (int64_t)c->nlinks;
-	if (c->devs[a].machine == c->devs[b].machine)
-		return base + a * nd + b;
-	return base + nd * nd + c->devs[a].machine;
+	case ROUTE_LINK:
+		return base + 2 * r.link + r.dir;
+	case ROUTE_PAIR:
+		return base + 2 * (int64_t)c->nlinks + a * nd + b;
+	case ROUTE_NET:
+		break;
+	}
+	return base + 2 * (int64_t)c->nlinks + nd * nd + r.ma;
 }
 
 static int seqkey_cmp(const void *pa, const void *pb)
