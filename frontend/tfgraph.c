@@ -1246,29 +1246,66 @@ InputKind input_kind(const char *path, const char *src, size_t len)
 	return IN_PBTXT;
 }
 
+const char *skip_bom(const char *text, size_t *len)
+{
+	if (*len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		*len -= 3;
+		return text + 3;
+	}
+	return text;
+}
+
+/* A binary file (a NUL byte, or .pb): an error at the first NUL byte,
+ * where there is one. */
+static void binary_input(Diag *d, const char *name, const char *text,
+			 size_t len)
+{
+	const char *nul = memchr(text, 0, len);
+	Loc loc = {name, 0, 0};
+	if (nul) {
+		loc.line = loc.col = 1;
+		for (const char *p = text; p < nul; p++) {
+			if (*p == '\n') {
+				loc.line++;
+				loc.col = 1;
+			} else {
+				loc.col++;
+			}
+		}
+	}
+	diag_error(d, loc, "%sbinary GraphDefs are not supported; write "
+		   "the graph as text with tf.io.write_graph(graph_def, dir, "
+		   "name, as_text=True)", nul ? "a NUL byte: a binary file; " : "");
+}
+
+Graph *parse_any_graph(const char *path, const char *name, const char *text,
+		       size_t len, const TfImportOptions *o, Diag *d)
+{
+	switch (input_kind(path, text, len)) {
+	case IN_GIR:
+		return gir_parse(name, text, len, d);
+	case IN_PBTXT:
+		return tf_parse_pbtxt(name, text, len, o, d);
+	case IN_JSON:
+		return tf_parse_json(path, text, len, o, d);
+	case IN_BINARY:
+		break;
+	}
+	binary_input(d, name, text, len);
+	return NULL;
+}
+
 Graph *read_any_graph(const char *path, const TfImportOptions *o, Diag *d,
 		      char **srcp)
 {
 	size_t len = 0;
 	char *src = read_file(path, &len);
 	*srcp = src;
-	diag_init(d, stderr, path, src, len);
+	const char *text = src ? skip_bom(src, &len) : NULL;
+	diag_init(d, stderr, path, text, len);
 	if (!src)
 		return NULL;
-	switch (input_kind(path, src, len)) {
-	case IN_GIR:
-		return gir_parse(path, src, len, d);
-	case IN_PBTXT:
-		return tf_parse_pbtxt(path, src, len, o, d);
-	case IN_JSON:
-		return tf_parse_json(path, src, len, o, d);
-	case IN_BINARY:
-		break;
-	}
-	diag_error(d, (Loc){path, 0, 0},
-		   "binary GraphDefs are not supported; write the graph as text "
-		   "with tf.io.write_graph(graph_def, dir, name, as_text=True)");
-	return NULL;
+	return parse_any_graph(path, path, text, len, o, d);
 }
 
 /* ---- TensorFlow device strings -> pinned @device ------------------------ */
