@@ -499,19 +499,6 @@ Profile *profile_parse(Arena *a, const char *path, const char *text,
 	return p;
 }
 
-Profile *profile_read(Arena *a, const char *path, Diag *d)
-{
-	size_t len;
-	char *text = read_file(path, &len);
-	if (!text) {
-		diag_error(d, (Loc){path, 0, 0}, "cannot read profile");
-		return NULL;
-	}
-	Profile *p = profile_parse(a, path, text, len, d);
-	free(text);
-	return p;
-}
-
 /* ---- per-op time -------------------------------------------------------- */
 
 /* The graph's batch size (graph attr 'batch'), or 0 when absent. */

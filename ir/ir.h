@@ -443,7 +443,6 @@ double op_ann_num(const Graph *g, const Op *op, AnnKey k, double dflt);
 
 /* ---- annots.c --------------------------------------------------------- */
 const char *ann_key(AnnKey k);              /* "@device" */
-const char *ann_doc(AnnKey k);
 /* Checks that v is well-typed for annotation key (any '@' key); on error
  * returns false and writes a message. */
 bool ann_check(const Graph *g, const char *key, const Value *v, char *msg,
@@ -461,7 +460,6 @@ Role role_parse(const char *s);             /* ROLE_NONE if unknown */
 /* Canonical gir: header comments, cluster block, graph in op order.
  * print -> parse -> print is byte-identical. */
 void gir_print(FILE *f, const Graph *g);
-void op_print(FILE *f, const Graph *g, const Op *op);
 
 /* ---- verify.c --------------------------------------------------------- */
 /* Structural and type checks (see docs/gir.md).  Errors go to d with the
@@ -696,7 +694,6 @@ SplitCat op_split_output(const Graph *g, const Op *op, uint32_t k);
 /* ---- cost.c ------------------------------------------------------------ */
 /* Per-op times measured on device types (--profile FILE.yaml). */
 typedef struct Profile Profile;
-Profile *profile_read(Arena *a, const char *path, Diag *d);
 Profile *profile_parse(Arena *a, const char *path, const char *text,
 		       size_t len, Diag *d);
 
