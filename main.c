@@ -669,11 +669,13 @@ static int configure(Job *j, int argc, char **argv, Arena *a)
 	return -1;
 }
 
-/* A file's text (malloc'd), or NULL, said. */
-static char *read_input(const char *path, size_t *len)
+/* A file's text (malloc'd), d set up to report on it; or NULL, said. */
+static char *read_input(const char *path, size_t *len, Diag *d)
 {
 	char *text = read_file(path, len);
-	if (!text)
+	if (text)
+		diag_init(d, stderr, path, text, *len);
+	else
 		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", path,
 			strerror(errno));
 	return text;
@@ -722,11 +724,10 @@ static int attach_cluster(Job *j)
 		return EXIT_OK;
 	}
 	size_t len;
-	char *text = read_input(path, &len);
+	Diag cd;
+	char *text = read_input(path, &len, &cd);
 	if (!text)
 		return EXIT_BADINPUT;
-	Diag cd;
-	diag_init(&cd, stderr, path, text, len);
 	cd.max_errors = j->o.max_errors;
 	Cluster *c = cluster_parse_yaml(g->arena, path, text, len, &cd);
 	free(text);
@@ -782,11 +783,10 @@ static int read_profile(Job *j)
 	if (!path)
 		return EXIT_OK;
 	size_t len;
-	char *text = read_input(path, &len);
+	Diag pd;
+	char *text = read_input(path, &len, &pd);
 	if (!text)
 		return EXIT_BADINPUT;
-	Diag pd;
-	diag_init(&pd, stderr, path, text, len);
 	j->cost.prof = profile_parse(j->g->arena, path, text, len, &pd);
 	free(text);
 	return j->cost.prof ? EXIT_OK : EXIT_BADINPUT;
