@@ -361,29 +361,6 @@ static bool sim_quiet(Graph *g, const CostModel *cost, SimResult *r)
 	return ok;
 }
 
-/* A binary file (a NUL byte, or .pb): an error at the first NUL byte,
- * where there is one. */
-static void binary_input(Diag *d, const char *name, const char *text,
-			 size_t len)
-{
-	const char *nul = memchr(text, 0, len);
-	Loc loc = {name, 0, 0};
-	if (nul) {
-		loc.line = loc.col = 1;
-		for (const char *p = text; p < nul; p++) {
-			if (*p == '\n') {
-				loc.line++;
-				loc.col = 1;
-			} else {
-				loc.col++;
-			}
-		}
-	}
-	diag_error(d, loc, "%sbinary GraphDefs are not supported; write "
-		   "the graph as text with tf.io.write_graph(graph_def, dir, "
-		   "name, as_text=True)", nul ? "a NUL byte: a binary file; " : "");
-}
-
 /* "dir/model.gir" -> "model" (arena string) */
 static const char *dump_base(Arena *a, const char *input)
 {
@@ -588,260 +565,315 @@ static double problem_bound(Graph *g, const CostModel *cost, Diag *d)
 	return b;
 }
 
-static int run(int argc, char **argv, Arena *a)
+/* One run of pcc: what the steps of run() share. */
+typedef struct Job {
+	Opts o;
+	Pipeline pipe;
+	const Backend *be;
+	const char **opts;       /* the backend's resolved options */
+	int nopts;
+	char *src;               /* the input's text: the reproducer's */
+	size_t srclen;
+	bool mapped;
+	bool is_gir;             /* the input is gir (else imported) */
+	Graph *g;
+	Diag d;
+	CostModel cost;
+	SimJudged judged;
+} Job;
+
+/* An unknown name, with the closest of names[0..n) as a hint. */
+static int unknown_name(const char *fmt, const char *name,
+			const char *(*name_of)(int i), int n)
 {
-	const char *cmdline = join_args(a, argc, argv);  /* as given */
-	Opts o = {.output = "-", .emit = "gir", .max_errors = 20};
-	o.run.search_budget = 60;
-	o.run.search_work = 4e7;
-	o.run.seed = 1;
-	SimJudged judged = {NULL, 0, -1};
-	o.run.judged = &judged;
-	int rc = parse_args(argc, argv, &o, a);
+	Suggest sg;
+	suggest_init(&sg, name);
+	for (int i = 0; i < n; i++)
+		suggest_add(&sg, name_of(i));
+	fprintf(stderr, fmt, name, suggest_hint(&sg));
+	fputs("Try 'pcc --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static const char *pass_name_at(int i)
+{
+	int n;
+	return pass_table(&n)[i].name;
+}
+
+static const char *backend_name_at(int i)
+{
+	int n;
+	return backend_table(&n)[i].name;
+}
+
+/* The command line into j: the pipeline, the backend and its options.
+ * Returns -1 to go on, else pcc's exit status (the options that only
+ * print, and usage errors). */
+static int configure(Job *j, int argc, char **argv, Arena *a)
+{
+	Opts *o = &j->o;
+	*o = (Opts){.output = "-", .emit = "gir", .max_errors = 20};
+	o->run.search_budget = 60;
+	o->run.search_work = 4e7;
+	o->run.seed = 1;
+	j->judged = (SimJudged){NULL, 0, -1};
+	o->run.judged = &j->judged;
+	int rc = parse_args(argc, argv, o, a);
 	if (rc)
 		return rc;
-	if (o.list_passes) {
+	if (o->list_passes) {
 		list_passes();
 		return EXIT_OK;
 	}
-	if (o.runtime_flags)
+	if (o->runtime_flags)
 		return runtime_flags(argv[0]);
-	const char *pstr = o.passes;
+	const char *pstr = o->passes;
 	if (!pstr)
-		pstr = pipeline_named(o.olevel ? (o.olevel[0] == '0' ? "O0" :
-						  o.olevel[0] == '1' ? "O1" : "O2")
-					       : "O1");
-	Pipeline pipe;
+		pstr = pipeline_named(o->olevel ? (o->olevel[0] == '0' ? "O0" :
+						   o->olevel[0] == '1' ? "O1" : "O2")
+						: "O1");
 	char err[512];
-	if (!pipeline_parse(pstr, &pipe, err, sizeof err))
+	if (!pipeline_parse(pstr, &j->pipe, err, sizeof err))
 		return usage_error("%s", err);
-	if (o.print_pipeline) {
+	if (o->print_pipeline) {
 		fputs("-passes=", stdout);
-		pipeline_print(stdout, &pipe);
-		pipeline_free(&pipe);
+		pipeline_print(stdout, &j->pipe);
+		pipeline_free(&j->pipe);
 		return EXIT_OK;
 	}
-	if (o.run.stop_after && !pass_find(o.run.stop_after)) {
-		pipeline_free(&pipe);
-		Suggest sg;
-		suggest_init(&sg, o.run.stop_after);
-		int np;
-		const PassInfo *pt = pass_table(&np);
-		for (int i = 0; i < np; i++)
-			suggest_add(&sg, pt[i].name);
-		fprintf(stderr, "pcc: error: unknown pass '%s' in --stop-after%s\n"
-			"Try 'pcc --help'.\n", o.run.stop_after, suggest_hint(&sg));
-		return EXIT_USAGE;
+	int n;
+	if (o->run.stop_after && !pass_find(o->run.stop_after)) {
+		pipeline_free(&j->pipe);
+		pass_table(&n);
+		return unknown_name("pcc: error: unknown pass '%s' in --stop-after%s\n",
+				    o->run.stop_after, pass_name_at, n);
 	}
-	const Backend *be = backend_find(o.emit);
-	if (!be) {
-		pipeline_free(&pipe);
-		Suggest sg;
-		suggest_init(&sg, o.emit);
-		int nb;
-		const Backend *bt = backend_table(&nb);
-		for (int i = 0; i < nb; i++)
-			suggest_add(&sg, bt[i].name);
-		fprintf(stderr, "pcc: error: unknown backend '%s'%s (see --help)\n"
-			"Try 'pcc --help'.\n", o.emit, suggest_hint(&sg));
-		return EXIT_USAGE;
+	if (!(j->be = backend_find(o->emit))) {
+		pipeline_free(&j->pipe);
+		backend_table(&n);
+		return unknown_name("pcc: error: unknown backend '%s'%s (see --help)\n",
+				    o->emit, backend_name_at, n);
 	}
-	int nopts = 0;
-	const char **opts = backend_resolve_opts(be, o.emit_opts, o.nemit_opts,
-						 a, &nopts, err, sizeof err);
-	free(o.emit_opts);
-	if (!opts) {
-		pipeline_free(&pipe);
+	j->opts = backend_resolve_opts(j->be, o->emit_opts, o->nemit_opts, a,
+				       &j->nopts, err, sizeof err);
+	free(o->emit_opts);
+	if (!j->opts) {
+		pipeline_free(&j->pipe);
 		return usage_error("%s", err);
 	}
-	if (!o.input) {
-		pipeline_free(&pipe);
+	if (!o->input) {
+		pipeline_free(&j->pipe);
 		return usage_error("%s", "no input file");
 	}
+	return -1;
+}
 
-	Diag d;
-	size_t srclen = 0;
-	double t0 = pcc_now();
-	Graph *g = NULL;
-	bool mapped = false;
-	char *src = map_file(o.input, &srclen, &mapped);
-	if (!src) {
-		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", o.input,
-			strerror(errno));
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	o.run.dump_base = dump_base(a, o.input);
-	o.run.repro_src = src;
-	o.run.repro_len = srclen;
-	o.run.repro_cmd = cmdline;
-	crash_arm(&o.run);
-	const char *name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
-	/* a UTF-8 byte order mark is not part of any of the formats: the
-	 * text (and its columns) start after it */
-	const char *text = src;
-	size_t tlen = srclen;
-	if (tlen >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-		text += 3;
-		tlen -= 3;
-	}
-	diag_init(&d, stderr, name, text, tlen);
-	d.max_errors = o.max_errors;
-	/* read_any_graph's choice of reader, on the text read here (mapped,
-	 * and parsed under --max-errors) */
-	TfImportOptions tfo = {o.batch, o.shapes, o.nshapes};
-	InputKind kind = input_kind(o.input, text, tlen);
-	bool is_gir = kind == IN_GIR;
-	if (kind == IN_GIR)
-		g = gir_parse(name, text, tlen, &d);
-	else if (kind == IN_PBTXT)
-		g = tf_parse_pbtxt(name, text, tlen, &tfo, &d);
-	else if (kind == IN_JSON)
-		g = tf_parse_json(o.input, text, tlen, &tfo, &d);
+/* A file's text (malloc'd), d set up to report on it; or NULL, said. */
+static char *read_input(const char *path, size_t *len, Diag *d)
+{
+	char *text = read_file(path, len);
+	if (text)
+		diag_init(d, stderr, path, text, *len);
 	else
-		binary_input(&d, name, text, tlen);
-	phase(&o, "read+parse", &t0);
-	rc = EXIT_OK;
-	if (!g) {
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	if (o.cluster) {
-		Diag cd;
-		size_t clen;
-		char *csrc = read_file(o.cluster, &clen);
-		if (!csrc) {
-			fprintf(stderr, "pcc: error: cannot read '%s': %s\n",
-				o.cluster, strerror(errno));
-			rc = EXIT_BADINPUT;
-			goto out;
-		}
-		diag_init(&cd, stderr, o.cluster, csrc, clen);
-		cd.max_errors = o.max_errors;
-		Cluster *c = cluster_parse_yaml(g->arena, o.cluster, csrc, clen, &cd);
-		free(csrc);
-		if (!c) {
-			rc = EXIT_BADINPUT;
-			goto out;
-		}
-		g->cluster = c;
-	} else if (!g->cluster) {
-		g->cluster = cluster_default(g->arena);
-		fprintf(stderr,
-			"pcc: note: no cluster given; using the built-in default "
-			"'%s' (see docs/cluster.md)\n", g->cluster->name);
-	}
-	if (!o.ignore_devices && tf_pin_devices(g, &d)) {
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	if (graph_infer_types(g, &d) || graph_verify(g, &d)) {
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	/* -O plans a training graph.  Run over a plan, comm would move the
-	 * Transfers' values again (a Transfer of a Transfer on one device):
-	 * a plan is refused, unless -passes= names what to run on it. */
-	const Op *planned = o.passes ? NULL : plan_op(g);
-	if (planned) {
-		diag_error(&d, planned->loc, "the input is already a plan (%%%s "
-			   "is a %s); -O%s plans a training graph: give the "
-			   "graph it was made from, or run chosen passes on the "
-			   "plan with -passes= (e.g. -passes=order)",
-			   planned->name,
-			   op_flags(planned) & OPF_COMM ? planned->type
-			   : "replica or partition of an input op",
-			   o.olevel ? o.olevel : "1");
-		rc = EXIT_BADINPUT;
-		goto out;
-	}
-	phase(&o, "infer+verify", &t0);
-	if (!is_gir) {
-		/* a reproducer must be gir: the imported graph as printed */
-		char *buf = NULL;
-		size_t blen = 0;
-		FILE *mf = open_memstream(&buf, &blen);
-		if (mf) {
-			gir_print(mf, g);
-			fclose(mf);
-			unmap_file(src, srclen, mapped);
-			src = buf;
-			srclen = blen;
-			mapped = false;
-			o.run.repro_src = src;
-			o.run.repro_len = srclen;
-			crash_disarm();
-			crash_arm(&o.run);
-		}
-	}
-	CostModel cost = {g, g->cluster, NULL, NULL, 0};
-	if (o.profile) {
-		Diag pd;
-		size_t plen;
-		char *psrc = read_file(o.profile, &plen);
-		if (!psrc) {
-			fprintf(stderr, "pcc: error: cannot read '%s': %s\n",
-				o.profile, strerror(errno));
-			rc = EXIT_BADINPUT;
-			goto out;
-		}
-		diag_init(&pd, stderr, o.profile, psrc, plen);
-		cost.prof = profile_parse(g->arena, o.profile, psrc, plen, &pd);
-		free(psrc);
-		if (!cost.prof) {
-			rc = EXIT_BADINPUT;
-			goto out;
-		}
-	}
-	/* The bound of the problem itself, before any pass changes it. */
-	double pbound = o.stats_json || be->needs_sim || o.run.verbose
-		? problem_bound(g, &cost, &d) : 0;
-	rc = pipeline_run(&pipe, g, &cost, &d, &o.run);
-	if (rc)
-		goto out;
-	t0 = pcc_now();
+		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", path,
+			strerror(errno));
+	return text;
+}
 
+/* Reads and parses the input graph (parse_any_graph picks the reader),
+ * arming the crash reproducer with its text. */
+static int read_graph(Job *j, Arena *a, const char *cmdline, double *t0)
+{
+	Opts *o = &j->o;
+	j->src = map_file(o->input, &j->srclen, &j->mapped);
+	if (!j->src) {
+		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", o->input,
+			strerror(errno));
+		return EXIT_BADINPUT;
+	}
+	o->run.dump_base = dump_base(a, o->input);
+	o->run.repro_src = j->src;
+	o->run.repro_len = j->srclen;
+	o->run.repro_cmd = cmdline;
+	crash_arm(&o->run);
+	const char *name = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
+	size_t tlen = j->srclen;
+	const char *text = skip_bom(j->src, &tlen);
+	diag_init(&j->d, stderr, name, text, tlen);
+	j->d.max_errors = o->max_errors;
+	TfImportOptions tfo = {o->batch, o->shapes, o->nshapes};
+	j->is_gir = input_kind(o->input, text, tlen) == IN_GIR;
+	j->g = parse_any_graph(o->input, name, text, tlen, &tfo, &j->d);
+	phase(o, "read+parse", t0);
+	return j->g ? EXIT_OK : EXIT_BADINPUT;
+}
+
+/* --cluster, else the graph's own, else the built-in default. */
+static int attach_cluster(Job *j)
+{
+	Graph *g = j->g;
+	const char *path = j->o.cluster;
+	if (!path) {
+		if (!g->cluster) {
+			g->cluster = cluster_default(g->arena);
+			fprintf(stderr,
+				"pcc: note: no cluster given; using the built-in default "
+				"'%s' (see docs/cluster.md)\n", g->cluster->name);
+		}
+		return EXIT_OK;
+	}
+	size_t len;
+	Diag cd;
+	char *text = read_input(path, &len, &cd);
+	if (!text)
+		return EXIT_BADINPUT;
+	cd.max_errors = j->o.max_errors;
+	Cluster *c = cluster_parse_yaml(g->arena, path, text, len, &cd);
+	free(text);
+	if (!c)
+		return EXIT_BADINPUT;
+	g->cluster = c;
+	return EXIT_OK;
+}
+
+/* -O plans a training graph.  Run over a plan, comm would move the
+ * Transfers' values again (a Transfer of a Transfer on one device): a
+ * plan is refused, unless -passes= names what to run on it. */
+static int refuse_plan(Job *j)
+{
+	const Op *planned = j->o.passes ? NULL : plan_op(j->g);
+	if (!planned)
+		return EXIT_OK;
+	diag_error(&j->d, planned->loc, "the input is already a plan (%%%s "
+		   "is a %s); -O%s plans a training graph: give the "
+		   "graph it was made from, or run chosen passes on the "
+		   "plan with -passes= (e.g. -passes=order)",
+		   planned->name,
+		   op_flags(planned) & OPF_COMM ? planned->type
+		   : "replica or partition of an input op",
+		   j->o.olevel ? j->o.olevel : "1");
+	return EXIT_BADINPUT;
+}
+
+/* A reproducer must be gir: an imported graph's, as printed. */
+static void repro_as_gir(Job *j)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *mf = open_memstream(&buf, &blen);
+	if (!mf)
+		return;
+	gir_print(mf, j->g);
+	fclose(mf);
+	unmap_file(j->src, j->srclen, j->mapped);
+	j->src = buf;
+	j->srclen = blen;
+	j->mapped = false;
+	j->o.run.repro_src = j->src;
+	j->o.run.repro_len = j->srclen;
+	crash_disarm();
+	crash_arm(&j->o.run);
+}
+
+/* --profile into the cost model. */
+static int read_profile(Job *j)
+{
+	const char *path = j->o.profile;
+	if (!path)
+		return EXIT_OK;
+	size_t len;
+	Diag pd;
+	char *text = read_input(path, &len, &pd);
+	if (!text)
+		return EXIT_BADINPUT;
+	j->cost.prof = profile_parse(j->g->arena, path, text, len, &pd);
+	free(text);
+	return j->cost.prof ? EXIT_OK : EXIT_BADINPUT;
+}
+
+/* After the pipeline: the simulation where an output needs it (or -v's
+ * headline), then --stats-json, --print-costs and the output. */
+static int simulate_and_emit(Job *j, double pbound)
+{
+	Opts *o = &j->o;
+	Graph *g = j->g;
+	double t0 = pcc_now();
 	SimResult sim = {0};
 	bool simulated = false;
-	if (o.stats_json || be->needs_sim) {
-		if ((rc = sim_run(g, &cost, &sim, &d)))
-			goto out;
+	int rc = EXIT_OK;
+	if (o->stats_json || j->be->needs_sim) {
+		if ((rc = sim_run(g, &j->cost, &sim, &j->d)))
+			return rc;
 		simulated = true;
 		sim.problem_bound = pbound;
-		phase(&o, "simulate", &t0);
-	} else if (o.run.verbose && graph_placed(g)) {
+		phase(o, "simulate", &t0);
+	} else if (o->run.verbose && graph_placed(g)) {
 		/* only for -v's headline: a plan the simulator refuses is
 		 * still written, without a headline */
-		simulated = sim_quiet(g, &cost, &sim);
+		simulated = sim_quiet(g, &j->cost, &sim);
 		sim.problem_bound = pbound;
-		phase(&o, "simulate", &t0);
+		phase(o, "simulate", &t0);
 	}
-	if (o.stats_json) {
-		StatsArg sa = {g, &cost, &sim};
-		rc = write_out(o.stats_json, emit_stats, &sa, NULL);
+	if (o->stats_json) {
+		StatsArg sa = {g, &j->cost, &sim};
+		rc = write_out(o->stats_json, emit_stats, &sa, NULL);
 	}
-	if (!rc && o.print_costs) {
-		EmitArg ea = {backend_find("costs"), {g, &cost, NULL, NULL, 0, NULL, NULL}, false};
-		rc = write_out(o.print_costs, emit_backend, &ea, &ea.failed);
+	if (!rc && o->print_costs) {
+		EmitArg ea = {backend_find("costs"), {g, &j->cost, NULL, NULL, 0, NULL, NULL}, false};
+		rc = write_out(o->print_costs, emit_backend, &ea, &ea.failed);
 	}
 	if (!rc) {
-		EmitArg ea = {be, {g, &cost, simulated ? &sim : NULL, opts, nopts,
-				   o.output, &judged}, false};
-		rc = write_out(o.output, emit_backend, &ea, &ea.failed);
-		phase(&o, "emit", &t0);
+		EmitArg ea = {j->be, {g, &j->cost, simulated ? &sim : NULL, j->opts,
+				      j->nopts, o->output, &j->judged}, false};
+		rc = write_out(o->output, emit_backend, &ea, &ea.failed);
+		phase(o, "emit", &t0);
 	}
-	report_rss(&o);
-	if (!rc && simulated && o.run.verbose)
-		summary_headline(stderr, "pcc: ", g, &sim, &judged);
+	report_rss(o);
+	if (!rc && simulated && o->run.verbose)
+		summary_headline(stderr, "pcc: ", g, &sim, &j->judged);
 	if (simulated)
 		sim_free(&sim);
+	return rc;
+}
+
+static int run(int argc, char **argv, Arena *a)
+{
+	const char *cmdline = join_args(a, argc, argv);  /* as given */
+	Job j = {0};
+	int rc = configure(&j, argc, argv, a);
+	if (rc >= 0)
+		return rc;
+	double t0 = pcc_now();
+	if ((rc = read_graph(&j, a, cmdline, &t0)) || (rc = attach_cluster(&j)))
+		goto out;
+	Graph *g = j.g;
+	if ((!j.o.ignore_devices && tf_pin_devices(g, &j.d)) ||
+	    graph_infer_types(g, &j.d) || graph_verify(g, &j.d)) {
+		rc = EXIT_BADINPUT;
+		goto out;
+	}
+	if ((rc = refuse_plan(&j)))
+		goto out;
+	phase(&j.o, "infer+verify", &t0);
+	if (!j.is_gir)
+		repro_as_gir(&j);
+	j.cost = (CostModel){g, g->cluster, NULL, NULL, 0};
+	if ((rc = read_profile(&j)))
+		goto out;
+	/* The bound of the problem itself, before any pass changes it. */
+	double pbound = j.o.stats_json || j.be->needs_sim || j.o.run.verbose
+		? problem_bound(g, &j.cost, &j.d) : 0;
+	rc = pipeline_run(&j.pipe, g, &j.cost, &j.d, &j.o.run);
+	if (!rc)
+		rc = simulate_and_emit(&j, pbound);
 out:
-	pipeline_free(&pipe);
-	graph_free(g);
-	if (src)
-		unmap_file(src, srclen, mapped);
+	pipeline_free(&j.pipe);
+	graph_free(j.g);
+	if (j.src)
+		unmap_file(j.src, j.srclen, j.mapped);
 	crash_disarm();
-	sim_judged_free(&judged);
+	sim_judged_free(&j.judged);
 	return rc;
 }
 

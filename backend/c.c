@@ -1223,46 +1223,38 @@ static void dag_build(E *e, Dag *d)
 {
 	d->start = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)d->n + 2));
 	d->to = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)d->nedge + 1));
-	for (uint32_t i = 0; i < d->nedge; i++)
-		d->start[d->edge[i][0] + 1]++;
-	for (uint32_t i = 0; i < d->n; i++)
-		d->start[i + 1] += d->start[i];
-	uint32_t *fill = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)d->n + 1));
-	memcpy(fill, d->start, sizeof(uint32_t) * d->n);
-	for (uint32_t i = 0; i < d->nedge; i++)
-		d->to[fill[d->edge[i][0]]++] = d->edge[i][1];
+	const uint32_t *uv = d->nedge ? d->edge[0] : NULL;
+	topo_csr(d->n, d->nedge, uv, uv ? uv + 1 : NULL, 2, d->start, d->to);
+}
+
+static bool live_unit(const void *arg, uint32_t i)
+{
+	const E *e = arg;
+	return !e->g->ops[i]->dead && e->oi[i].unit == i;
 }
 
 /* Kahn's algorithm over the live units (FIFO from the lowest id): the
  * order into out; returns how many were ordered. */
 static uint32_t dag_sort(E *e, const Dag *d, uint32_t *out, uint32_t *indeg)
 {
-	Graph *g = e->g;
-	memset(indeg, 0, sizeof(uint32_t) * d->n);
-	for (uint32_t i = 0; i < d->nedge; i++)
-		indeg[d->edge[i][1]]++;
-	uint32_t head = 0, tail = 0;
-	for (uint32_t i = 0; i < d->n; i++)
-		if (!g->ops[i]->dead && e->oi[i].unit == i && !indeg[i])
-			out[tail++] = i;
-	while (head < tail) {
-		uint32_t x = out[head++];
-		for (uint32_t k = d->start[x]; k < d->start[x + 1]; k++)
-			if (--indeg[d->to[k]] == 0)
-				out[tail++] = d->to[k];
-	}
-	return tail;
+	TopoDag t = {.n = d->n, .start = d->start, .to = d->to,
+		     .keep = live_unit, .arg = e};
+	return topo_sort(&t, out, indeg);
+}
+
+static uint32_t pred_of(const void *arg, uint32_t v)
+{
+	return ((const uint32_t *)arg)[v];
 }
 
 /* Reports a cycle among the units Kahn's algorithm could not order: from
  * one of them, step to a predecessor that is also left until a unit
- * repeats; the steps since its first visit are a cycle. */
+ * repeats. */
 static bool stuck(E *e, const Dag *d, const uint32_t *indeg, const char *why)
 {
 	Graph *g = e->g;
 	uint32_t n = d->n, start = UINT32_MAX;
 	uint32_t *pred = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)n + 1));
-	uint32_t *seen = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)n + 1));
 	uint32_t *path = arena_alloc(e->a, sizeof(uint32_t) * ((size_t)n + 1));
 	for (uint32_t i = 0; i < n; i++)
 		pred[i] = UINT32_MAX;
@@ -1274,27 +1266,19 @@ static bool stuck(E *e, const Dag *d, const uint32_t *indeg, const char *why)
 	for (uint32_t i = 0; i < n && start == UINT32_MAX; i++)
 		if (!g->ops[i]->dead && e->oi[i].unit == i && indeg[i])
 			start = i;
-	uint32_t len = 0, x = start;
-	while (x != UINT32_MAX && !seen[x]) {
-		seen[x] = ++len;
-		path[len - 1] = x;
-		x = pred[x];
-	}
+	uint32_t len = topo_cycle(n, start, pred_of, pred, path);
 	char list[600] = "";
 	size_t pos = 0;
-	if (x != UINT32_MAX) {
-		/* path[seen[x]-1 .. len) runs backwards along the cycle. */
-		uint32_t first = seen[x] - 1, shown = 0;
-		for (uint32_t k = len; k-- > first && shown < 8; shown++) {
-			const Op *op = g->ops[path[k]];
-			pos += (size_t)snprintf(list + pos, pos < sizeof list ? sizeof list - pos : 0,
-						"%s%%%s on %s", shown ? " -> " : "",
-						op->name,
-						g->cluster->devs[e->cdev[e->oi[op->id].dev]].name);
-		}
-		if (len - first > 8 && pos < sizeof list)
-			snprintf(list + pos, sizeof list - pos, " -> ...");
+	/* path[0 .. len) runs backwards along the cycle */
+	for (uint32_t k = len, shown = 0; k-- > 0 && shown < 8; shown++) {
+		const Op *op = g->ops[path[k]];
+		pos += (size_t)snprintf(list + pos, pos < sizeof list ? sizeof list - pos : 0,
+					"%s%%%s on %s", shown ? " -> " : "",
+					op->name,
+					g->cluster->devs[e->cdev[e->oi[op->id].dev]].name);
 	}
+	if (len > 8 && pos < sizeof list)
+		snprintf(list + pos, sizeof list - pos, " -> ...");
 	return err(e, NULL, "%s: %s", why, list);
 }
 

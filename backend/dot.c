@@ -294,26 +294,19 @@ static void legend(Dot *d)
  * by dotted lines that do not affect the layout. */
 static void collectives(Dot *d)
 {
-	const Graph *g = d->g;
-	VizKeyId *m = xmalloc(sizeof(VizKeyId) * ((size_t)g->nops + 1));
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		int64_t key;
-		if (!op->dead && !strcmp(op->type, "AllReduce") &&
-		    plan_coll_key(g, op, &key))
-			m[n++] = (VizKeyId){key, i};
+	PlanView pv;
+	plan_view(d->g, &pv, NULL);
+	for (uint32_t c = 0; c < pv.ncoll; c++) {
+		const PlanColl *cl = &pv.coll[c];
+		for (uint32_t q = 1; q < cl->n; q++) {
+			d->seen[STYLE_COLLECTIVE] = true;
+			fprintf(d->f, "  n%u -> n%u [dir=none, style=dotted, color=\"#76b7b2\", "
+				      "penwidth=2, constraint=false, tooltip=\"AllReduce key %lld\"];\n",
+				pv.members[cl->first + q - 1], pv.members[cl->first + q],
+				(long long)cl->key);
+		}
 	}
-	qsort(m, n, sizeof *m, viz_keyid_cmp);
-	for (uint32_t k = 1; k < n; k++) {
-		if (m[k].key != m[k - 1].key)
-			continue;
-		d->seen[STYLE_COLLECTIVE] = true;
-		fprintf(d->f, "  n%u -> n%u [dir=none, style=dotted, color=\"#76b7b2\", "
-			      "penwidth=2, constraint=false, tooltip=\"AllReduce key %lld\"];\n",
-			m[k - 1].id, m[k].id, (long long)m[k].key);
-	}
-	free(m);
+	plan_view_free(&pv);
 }
 
 /* ---- detail=groups ---------------------------------------------------------

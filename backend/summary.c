@@ -284,17 +284,10 @@ static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows)
 		}
 		lo = hi;
 	}
-	/* collectives: AllReduce members by key, for a member's predecessor
-	 * is the last input of any member (they start together) */
-	VizKeyId *coll = xmalloc(sizeof(VizKeyId) * ((size_t)n + 1));
-	uint32_t nc = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const Value *k = g->ops[i]->dead || strcmp(g->ops[i]->type, "AllReduce")
-				 ? NULL : op_get(g, g->ops[i], "key");
-		if (k && k->kind == V_INT)
-			coll[nc++] = (VizKeyId){k->i, i};
-	}
-	qsort(coll, nc, sizeof *coll, viz_keyid_cmp);
+	/* collectives (plan_view): a member's predecessor is the last input
+	 * of any member (they start together) */
+	PlanView pv;
+	plan_view(g, &pv, NULL);
 	uint32_t cur = UINT32_MAX;
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->ops[i]->dead &&
@@ -308,17 +301,16 @@ static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows)
 		uint32_t best = UINT32_MAX;
 		double bf = -INFINITY, lim = r->start[cur] + 1e-12;
 		/* the members of cur's collective (cur alone otherwise) */
-		uint32_t lo = 0, hi = 0;
-		const Value *ck = strcmp(g->ops[cur]->type, "AllReduce") ? NULL
-				  : op_get(g, g->ops[cur], "key");
-		if (ck && ck->kind == V_INT) {
-			while (lo < nc && coll[lo].key < ck->i)
-				lo++;
-			for (hi = lo; hi < nc && coll[hi].key == ck->i; hi++)
-				;
+		const uint32_t *mem = &cur;
+		uint32_t nm = 1, ci = pv.coll_of[cur];
+		if (ci != UINT32_MAX) {
+			mem = pv.members + pv.coll[ci].first;
+			nm = pv.coll[ci].n;
 		}
-		for (uint32_t q = lo; q < (hi > lo ? hi : lo + 1); q++) {
-			const Op *op = g->ops[hi > lo ? coll[q].id : cur];
+		for (uint32_t q = 0; q < nm; q++) {
+			if (mem[q] >= n)
+				continue;
+			const Op *op = g->ops[mem[q]];
 			for (uint32_t j = 0; j < op->nin; j++) {
 				const Op *src = op->in[j].src;
 				if (src && !src->dead && src->id < n &&
@@ -348,7 +340,7 @@ static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows)
 			wait += fmax(0, r->start[cur]);
 		cur = best;
 	}
-	free(coll);
+	plan_view_free(&pv);
 	free(pos);
 	free(dev_lo);
 	free(ord);

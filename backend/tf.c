@@ -2429,24 +2429,13 @@ static bool check_acyclic(Low *L)
 	uint32_t *users = xmalloc(sizeof(uint32_t) * (start[n] + 1));
 	uint32_t *fill = xmalloc(sizeof(uint32_t) * (n + 1));
 	memcpy(fill, start, sizeof(uint32_t) * n);
-	uint32_t *indeg = xcalloc(n + 1, sizeof *indeg);
 	for (uint32_t i = 0; i < n; i++)
-		for (uint32_t j = 0; j < gd->nodes[i].nin; j++) {
+		for (uint32_t j = 0; j < gd->nodes[i].nin; j++)
 			users[fill[gd->nodes[i].in[j].node]++] = i;
-			indeg[i]++;
-		}
+	uint32_t *indeg = xmalloc(sizeof(uint32_t) * (n + 1));
 	uint32_t *queue = xmalloc(sizeof(uint32_t) * (n + 1));
-	uint32_t head = 0, tail = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (!indeg[i])
-			queue[tail++] = i;
-	while (head < tail) {
-		uint32_t v = queue[head++];
-		for (uint32_t k = start[v]; k < start[v + 1]; k++)
-			if (--indeg[users[k]] == 0)
-				queue[tail++] = users[k];
-	}
-	bool ok = tail == n;
+	TopoDag dag = {.n = n, .start = start, .to = users};
+	bool ok = topo_sort(&dag, queue, indeg) == n;
 	if (!ok) {
 		/* a data edge that goes against @order is the cause */
 		const GdNode *bu = NULL, *bv = NULL;

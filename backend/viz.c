@@ -320,17 +320,14 @@ static int link_find2(const Links *L, const char *a, const char *sep,
 static int route_links(const Cluster *c, const Links *L, int a, int b, int out[2])
 {
 	int n = 0;
-	bool direct = c->devs[a].machine == c->devs[b].machine;
-	for (int k = 0; k < c->nlinks && !direct; k++)
-		direct = (c->links[k].a == a && c->links[k].b == b) ||
-			 (c->links[k].a == b && c->links[k].b == a);
-	if (direct) {
+	Route r = cluster_route(c, a, b);
+	if (r.kind == ROUTE_LINK || r.kind == ROUTE_PAIR) {
 		out[n] = link_find2(L, c->devs[a].name, "->", c->devs[b].name);
 		n += out[n] >= 0;
-	} else {
-		out[n] = link_find2(L, c->machines[c->devs[a].machine].name, "/out", "");
+	} else if (r.kind == ROUTE_NET) {
+		out[n] = link_find2(L, c->machines[r.ma].name, "/out", "");
 		n += out[n] >= 0;
-		out[n] = link_find2(L, c->machines[c->devs[b].machine].name, "/in", "");
+		out[n] = link_find2(L, c->machines[r.mb].name, "/in", "");
 		n += out[n] >= 0;
 	}
 	return n;
@@ -365,24 +362,22 @@ static void coll_link_bars(const EmitCtx *ctx, const Cluster *c,
 {
 	const Graph *g = ctx->g;
 	const SimResult *r = ctx->sim;
-	VizKeyId *m = xmalloc(sizeof(VizKeyId) * ((size_t)g->nops + 1));
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < g->nops && i < r->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || r->dev[i] < 0 || strcmp(op->type, "AllReduce") != 0)
-			continue;
-		int64_t key;
-		if (plan_coll_key(g, op, &key))
-			m[n++] = (VizKeyId){key, i};
-	}
-	qsort(m, n, sizeof *m, viz_keyid_cmp);
+	PlanView pv;
+	plan_view(g, &pv, NULL);
 	int *devs = xmalloc(sizeof(int) * ((size_t)c->ndevs + 1));
 	int *seen = xcalloc((size_t)r->nlinks + 1, sizeof(int));
 	int stamp = 0;
-	for (uint32_t j = 0; j < n; j++) {
-		if (j && m[j].key == m[j - 1].key)
+	for (uint32_t k = 0; k < pv.ncoll; k++) {
+		/* the collective's first member the simulation placed */
+		uint32_t id = UINT32_MAX;
+		for (uint32_t q = 0; q < pv.coll[k].n && id == UINT32_MAX; q++) {
+			uint32_t i = pv.members[pv.coll[k].first + q];
+			if (i < r->nops && r->dev[i] >= 0)
+				id = i;
+		}
+		if (id == UINT32_MAX)
 			continue;
-		const Op *op = g->ops[m[j].id];
+		const Op *op = g->ops[id];
 		Value *dl = op_get(g, op, "devices");
 		int nd = 0;
 		for (uint32_t q = 0; dl && dl->kind == V_LIST && q < dl->list.n &&
@@ -401,15 +396,14 @@ static void coll_link_bars(const EmitCtx *ctx, const Cluster *c,
 					continue;
 				seen[ls[q]] = stamp;
 				bar_add(bars, (VizBar){link0 + ls[q], VC_COLLECTIVE,
-						       m[j].id, UINT32_MAX,
-						       r->start[m[j].id],
-						       r->finish[m[j].id]});
+						       id, UINT32_MAX, r->start[id],
+						       r->finish[id]});
 			}
 		}
 	}
 	free(seen);
 	free(devs);
-	free(m);
+	plan_view_free(&pv);
 }
 
 void viz_sched_build(VizSched *s, const EmitCtx *ctx)

@@ -35,8 +35,16 @@ Graph *tf_parse_json(const char *file, const char *src, size_t len, const TfImpo
  * .pb.txt; .json; .pb), else by its first bytes. */
 typedef enum InputKind { IN_GIR, IN_PBTXT, IN_JSON, IN_BINARY } InputKind;
 InputKind input_kind(const char *path, const char *src, size_t len);
-/* Reads path ("-" = stdin) with the reader input_kind chooses; d is
- * initialised here; *srcp receives the text (free it). */
+/* A text after its UTF-8 byte order mark, if any (not part of any of
+ * the formats: columns count from after it); *len shrinks with it. */
+const char *skip_bom(const char *text, size_t *len);
+/* Parses text, the contents of path (named name in diagnostics; "-":
+ * stdin), with the reader input_kind chooses; a binary GraphDef is an
+ * error.  The one loader of graph inputs: pcc's and read_any_graph's. */
+Graph *parse_any_graph(const char *path, const char *name, const char *text,
+		       size_t len, const TfImportOptions *o, Diag *d);
+/* Reads path ("-" = stdin) with parse_any_graph; d is initialised here;
+ * *srcp receives the text (free it). */
 Graph *read_any_graph(const char *path, const TfImportOptions *o, Diag *d, char **srcp);
 /* After a cluster is attached: each op's TensorFlow device string
  * (`_device`, "/job:worker/replica:0/task:T/device:GPU:K") that names a

@@ -978,19 +978,13 @@ static void colocate(TfBuild *b, const uint32_t *ht, uint32_t mask)
 	free(parent);
 }
 
-Graph *tf_build(TfBuild *b)
+/* 1. TF1 control flow (a while loop's NextIteration first): reported,
+ * false. */
+static bool no_control_flow(TfBuild *b)
 {
-	Graph *g = b->g;
-	Diag *d = b->d;
-	uint32_t n = b->n;
-	int before = d->nerrors;
-	uint32_t *ht = NULL, *indeg = NULL, *queue = NULL, *need = NULL;
-	uint8_t *bad = NULL;
-
-	/* 1. TF1 control flow: a while loop's NextIteration first */
 	const TfNode *cf = NULL;
 	int cfrank = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < b->n; i++) {
 		const char *op = b->nodes[i].op;
 		const char *k = op ? cf_kind(op) : NULL;
 		int r = !k ? 0 : strstr(op, "NextIteration") ? 3
@@ -1000,20 +994,21 @@ Graph *tf_build(TfBuild *b)
 			cfrank = r;
 		}
 	}
-	if (cf) {
-		diag_error(d, cf->loc,
+	if (cf)
+		diag_error(b->d, cf->loc,
 			   "graph uses TensorFlow 1 control flow (%s: node '%s' is %s); "
 			   "pcc cannot plan dynamic control flow",
 			   cf_kind(cf->op), cf->name ? cf->name : "?", cf->op);
-		goto fail;
-	}
+	return !cf;
+}
 
-	/* 2. names */
-	uint32_t cap = 16;
-	while (cap < 2 * n + 2)
-		cap *= 2;
-	ht = xcalloc(cap, sizeof *ht);
-	for (uint32_t i = 0; i < n; i++) {
+/* 2. the node names' hash table (cap slots: node index + 1, 0 free);
+ * nameless, opless and duplicate nodes are reported. */
+static uint32_t *index_names(TfBuild *b, uint32_t cap)
+{
+	Diag *d = b->d;
+	uint32_t *ht = xcalloc(cap, sizeof *ht);
+	for (uint32_t i = 0; i < b->n; i++) {
 		TfNode *nd = &b->nodes[i];
 		if (!nd->name || !*nd->name || !nd->op || !*nd->op) {
 			if (nd->name && *nd->name)
@@ -1033,16 +1028,20 @@ Graph *tf_build(TfBuild *b)
 			h = (h + 1) & (cap - 1);
 		ht[h] = i + 1;
 	}
-	if (d->nerrors != before)
-		goto fail;
+	return ht;
+}
 
-	/* 3. ops, in GraphDef order: op id == node index */
-	for (uint32_t i = 0; i < n; i++) {
+/* 3. the ops, in GraphDef order: op id == node index.  False (reported)
+ * on an op type that is not an identifier. */
+static bool add_ops(TfBuild *b)
+{
+	Graph *g = b->g;
+	for (uint32_t i = 0; i < b->n; i++) {
 		TfNode *nd = &b->nodes[i];
 		if (!optype_ok(nd->op)) {
-			diag_error(d, nd->loc, "node '%s': op type '%s' is not an identifier",
+			diag_error(b->d, nd->loc, "node '%s': op type '%s' is not an identifier",
 				   nd->name, nd->op);
-			goto fail;
+			return false;
 		}
 		const char *name = nd->name;
 		if (!girname_ok(name)) {
@@ -1064,13 +1063,16 @@ Graph *tf_build(TfBuild *b)
 		op->capattr = nd->capattr;
 		add_device_attrs(b, op, nd);
 	}
+	return true;
+}
 
-	/* 3b. colocation groups (_class: ["loc:@NAME", ...]) */
-	colocate(b, ht, cap - 1);
-
-	/* 4. inputs */
-	need = xcalloc(n + 1, sizeof *need);
-	for (uint32_t i = 0; i < n; i++) {
+/* 4. the inputs, by name ("NAME", "NAME:K", "^NAME"); returns, per node,
+ * 1 + the highest output index its users read (0: none). */
+static uint32_t *connect_inputs(TfBuild *b, const uint32_t *ht, uint32_t mask)
+{
+	Graph *g = b->g;
+	uint32_t *need = xcalloc(b->n + 1, sizeof *need);
+	for (uint32_t i = 0; i < b->n; i++) {
 		TfNode *nd = &b->nodes[i];
 		Op *op = g->ops[i];
 		for (uint32_t j = 0; j < nd->nin; j++) {
@@ -1089,9 +1091,9 @@ Graph *tf_build(TfBuild *b)
 				else
 					k = 0;
 			}
-			uint32_t src = hash_find(b, ht, cap - 1, s, ln);
+			uint32_t src = hash_find(b, ht, mask, s, ln);
 			if (!src) {
-				diag_error(d, nd->loc, "node '%s': input '%s' names no node",
+				diag_error(b->d, nd->loc, "node '%s': input '%s' names no node",
 					   nd->name, nd->in[j]);
 				continue;
 			}
@@ -1100,28 +1102,34 @@ Graph *tf_build(TfBuild *b)
 				need[src - 1] = (uint32_t)k + 1;
 		}
 	}
-	if (d->nerrors != before)
-		goto fail;
+	return need;
+}
 
-	/* 5. types in topological order */
+/* 5. types every op in topological order (an op after a bad input is
+ * bad, unreported); a cycle is reported at its first node.  False when
+ * --max-errors is reached. */
+static bool type_all(TfBuild *b, const uint32_t *need, bool *bound)
+{
+	Graph *g = b->g;
+	Diag *d = b->d;
+	uint32_t n = b->n;
 	graph_invalidate(g);
-	const Uses *u = graph_uses(g);
-	indeg = xmalloc(sizeof *indeg * (n + 1));
-	queue = xmalloc(sizeof *queue * (n + 1));
-	bad = xcalloc(n + 1, 1);
-	uint32_t head = 0, tail = 0;
-	bool bound = false;
-	for (uint32_t i = 0; i < n; i++)
-		if ((indeg[i] = g->ops[i]->nin) == 0)
-			queue[tail++] = i;
-	while (head < tail) {
-		uint32_t i = queue[head++];
+	TopoDag dag;
+	graph_dag(g, &dag);
+	dag.keep = NULL;
+	uint32_t *left = xmalloc(sizeof *left * (n + 1));
+	uint32_t *order = xmalloc(sizeof *order * (n + 1));
+	uint8_t *bad = xcalloc(n + 1, 1);
+	uint32_t m = topo_sort(&dag, order, left);
+	bool ok = true;
+	for (uint32_t t = 0; t < m && ok; t++) {
+		uint32_t i = order[t];
 		Op *op = g->ops[i];
 		bool inbad = false;
 		for (uint32_t j = 0; j < op->nin; j++)
 			if (!op->in[j].ctrl && bad[op->in[j].src->id])
 				inbad = true;
-		if (inbad || !type_op(b, op, &b->nodes[i], &bound)) {
+		if (inbad || !type_op(b, op, &b->nodes[i], bound)) {
 			bad[i] = 1;
 		} else if (op->nout == 0 && (need[i] > 0 ||
 			   (op->opcode != OPC_UNKNOWN && op_num_outputs(g, op) > 0))) {
@@ -1138,22 +1146,41 @@ Graph *tf_build(TfBuild *b)
 				   need[i] - 1);
 			bad[i] = 1;
 		}
-		if (d->max_errors && d->nerrors >= d->max_errors)
-			goto fail;
-		for (uint32_t k = u->start[i]; k < u->start[i + 1]; k++)
-			if (--indeg[u->use[k].op->id] == 0)
-				queue[tail++] = u->use[k].op->id;
+		ok = !(d->max_errors && d->nerrors >= d->max_errors);
 	}
-	if (tail < n) {
-		for (uint32_t i = 0; i < n; i++)
-			if (indeg[i]) {
-				diag_error(d, g->ops[i]->loc,
-					   "the graph has a cycle through node '%s' (%s)",
-					   g->ops[i]->name, g->ops[i]->type);
-				break;
-			}
-	}
-	if (d->nerrors != before)
+	for (uint32_t i = 0; ok && m < n && i < n; i++)
+		if (left[i]) {
+			diag_error(d, g->ops[i]->loc,
+				   "the graph has a cycle through node '%s' (%s)",
+				   g->ops[i]->name, g->ops[i]->type);
+			break;
+		}
+	free(left);
+	free(order);
+	free(bad);
+	return ok;
+}
+
+Graph *tf_build(TfBuild *b)
+{
+	Graph *g = b->g;
+	Diag *d = b->d;
+	int before = d->nerrors;
+	uint32_t *ht = NULL, *need = NULL;
+	bool bound = false;
+	if (!no_control_flow(b))
+		goto fail;
+	uint32_t cap = 16;
+	while (cap < 2 * b->n + 2)
+		cap *= 2;
+	ht = index_names(b, cap);
+	if (d->nerrors != before || !add_ops(b))
+		goto fail;
+	/* 3b. colocation groups (_class: ["loc:@NAME", ...]) */
+	colocate(b, ht, cap - 1);
+	need = connect_inputs(b, ht, cap - 1);
+	if (d->nerrors != before || !type_all(b, need, &bound) ||
+	    d->nerrors != before)
 		goto fail;
 	if (bound)
 		graph_set_attr(g, "batch", val_int(g->arena, b->batch));
@@ -1168,10 +1195,7 @@ Graph *tf_build(TfBuild *b)
 			  b->nbinary == 1 ? "" : "s");
 	graph_invalidate(g);
 	free(ht);
-	free(indeg);
-	free(queue);
 	free(need);
-	free(bad);
 	arena_free(b->tmp);
 	b->tmp = NULL;
 	free(b->nodes);
@@ -1179,10 +1203,7 @@ Graph *tf_build(TfBuild *b)
 	return g;
 fail:
 	free(ht);
-	free(indeg);
-	free(queue);
 	free(need);
-	free(bad);
 	tf_build_abort(b);
 	return NULL;
 }
@@ -1225,29 +1246,66 @@ InputKind input_kind(const char *path, const char *src, size_t len)
 	return IN_PBTXT;
 }
 
+const char *skip_bom(const char *text, size_t *len)
+{
+	if (*len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		*len -= 3;
+		return text + 3;
+	}
+	return text;
+}
+
+/* A binary file (a NUL byte, or .pb): an error at the first NUL byte,
+ * where there is one. */
+static void binary_input(Diag *d, const char *name, const char *text,
+			 size_t len)
+{
+	const char *nul = memchr(text, 0, len);
+	Loc loc = {name, 0, 0};
+	if (nul) {
+		loc.line = loc.col = 1;
+		for (const char *p = text; p < nul; p++) {
+			if (*p == '\n') {
+				loc.line++;
+				loc.col = 1;
+			} else {
+				loc.col++;
+			}
+		}
+	}
+	diag_error(d, loc, "%sbinary GraphDefs are not supported; write "
+		   "the graph as text with tf.io.write_graph(graph_def, dir, "
+		   "name, as_text=True)", nul ? "a NUL byte: a binary file; " : "");
+}
+
+Graph *parse_any_graph(const char *path, const char *name, const char *text,
+		       size_t len, const TfImportOptions *o, Diag *d)
+{
+	switch (input_kind(path, text, len)) {
+	case IN_GIR:
+		return gir_parse(name, text, len, d);
+	case IN_PBTXT:
+		return tf_parse_pbtxt(name, text, len, o, d);
+	case IN_JSON:
+		return tf_parse_json(path, text, len, o, d);
+	case IN_BINARY:
+		break;
+	}
+	binary_input(d, name, text, len);
+	return NULL;
+}
+
 Graph *read_any_graph(const char *path, const TfImportOptions *o, Diag *d,
 		      char **srcp)
 {
 	size_t len = 0;
 	char *src = read_file(path, &len);
 	*srcp = src;
-	diag_init(d, stderr, path, src, len);
+	const char *text = src ? skip_bom(src, &len) : NULL;
+	diag_init(d, stderr, path, text, len);
 	if (!src)
 		return NULL;
-	switch (input_kind(path, src, len)) {
-	case IN_GIR:
-		return gir_parse(path, src, len, d);
-	case IN_PBTXT:
-		return tf_parse_pbtxt(path, src, len, o, d);
-	case IN_JSON:
-		return tf_parse_json(path, src, len, o, d);
-	case IN_BINARY:
-		break;
-	}
-	diag_error(d, (Loc){path, 0, 0},
-		   "binary GraphDefs are not supported; write the graph as text "
-		   "with tf.io.write_graph(graph_def, dir, name, as_text=True)");
-	return NULL;
+	return parse_any_graph(path, path, text, len, o, d);
 }
 
 /* ---- TensorFlow device strings -> pinned @device ------------------------ */

@@ -12,9 +12,8 @@ typedef enum AnnKind {
 static const struct {
 	const char *key;
 	AnnKind kind;
-	const char *doc;
 } anns[ANN_COUNT] = {
-#define ANN(id, key, kind, doc) [ANN_##id] = {key, kind, doc},
+#define ANN(id, key, kind, doc) [ANN_##id] = {key, kind},
 #include "annots.def"
 #undef ANN
 };
@@ -28,11 +27,6 @@ static const char *const roles[ROLE_COUNT] = {
 const char *ann_key(AnnKey k)
 {
 	return anns[k].key;
-}
-
-const char *ann_doc(AnnKey k)
-{
-	return anns[k].doc;
 }
 
 const char *role_name(Role r)

@@ -400,32 +400,49 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 	return 0;
 }
 
+Route cluster_route(const Cluster *c, int a, int b)
+{
+	Route r = {ROUTE_LOCAL, -1, 0, c->devs[a].machine, c->devs[b].machine};
+	if (a == b)
+		return r;
+	int l = cluster_find_link(c, a, b);
+	if (l >= 0) {
+		r.kind = ROUTE_LINK;
+		r.link = l;
+		r.dir = c->links[l].a == a ? 0 : 1;
+	} else {
+		r.kind = r.ma == r.mb ? ROUTE_PAIR : ROUTE_NET;
+	}
+	return r;
+}
+
 void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat)
 {
 	if (a < 0 || b < 0 || a >= c->ndevs || b >= c->ndevs)
 		pcc_die("cluster_link: device %d or %d out of range", a, b);
-	if (a == b) {
+	Route r = cluster_route(c, a, b);
+	const Machine *m = &c->machines[r.ma];
+	/* a link override's latency defaults to its devices' (machine or
+	 * network) latency */
+	double dlat = r.ma == r.mb ? m->lat : c->net_lat;
+	switch (r.kind) {
+	case ROUTE_LOCAL:
 		*bw = INFINITY;
 		*lat = 0;
-		return;
+		break;
+	case ROUTE_LINK:
+		*bw = c->links[r.link].bw;
+		*lat = c->links[r.link].lat >= 0 ? c->links[r.link].lat : dlat;
+		break;
+	case ROUTE_PAIR:
+		*bw = m->bw;
+		*lat = dlat;
+		break;
+	case ROUTE_NET:
+		*bw = c->net_bw;
+		*lat = dlat;
+		break;
 	}
-	const Device *da = &c->devs[a], *db = &c->devs[b];
-	double dbw, dlat;
-	if (da->machine == db->machine) {
-		dbw = c->machines[da->machine].bw;
-		dlat = c->machines[da->machine].lat;
-	} else {
-		dbw = c->net_bw;
-		dlat = c->net_lat;
-	}
-	int i = cluster_find_link(c, a, b);
-	if (i >= 0) {
-		*bw = c->links[i].bw;
-		*lat = c->links[i].lat >= 0 ? c->links[i].lat : dlat;
-		return;
-	}
-	*bw = dbw;
-	*lat = dlat;
 }
 
 Cluster *cluster_default(Arena *a)

@@ -504,19 +504,6 @@ Profile *profile_parse(Arena *a, const char *path, const char *text,
 	return p;
 }
 
-Profile *profile_read(Arena *a, const char *path, Diag *d)
-{
-	size_t len;
-	char *text = read_file(path, &len);
-	if (!text) {
-		diag_error(d, (Loc){path, 0, 0}, "cannot read profile");
-		return NULL;
-	}
-	Profile *p = profile_parse(a, path, text, len, d);
-	free(text);
-	return p;
-}
-
 /* ---- per-op time -------------------------------------------------------- */
 
 /* The graph's batch size (graph attr 'batch'), or 0 when absent. */
@@ -706,8 +693,7 @@ double cost_ps(const CostModel *m, const int *workers, int n, int ps,
 			int a = dir == 0 ? w : ps, b = dir == 0 ? ps : w;
 			double bw, lat;
 			cluster_link(cl(m), a, b, &bw, &lat);
-			bool shared = cl(m)->devs[w].machine != cl(m)->devs[ps].machine &&
-				      cluster_find_link(cl(m), w, ps) < 0;
+			bool shared = cluster_route(cl(m), w, ps).kind == ROUTE_NET;
 			if (shared) {
 				any_remote = true;
 				remote_lat = lat > remote_lat ? lat : remote_lat;

@@ -310,34 +310,33 @@ const Uses *graph_uses(Graph *g)
 	return u;
 }
 
+static uint32_t use_head(const void *arg, uint32_t e)
+{
+	return ((const Graph *)arg)->uses->use[e].op->id;
+}
+
+static bool op_live(const void *arg, uint32_t v)
+{
+	return !((const Graph *)arg)->ops[v]->dead;
+}
+
+void graph_dag(Graph *g, TopoDag *d)
+{
+	*d = (TopoDag){.n = g->nops, .start = graph_uses(g)->start,
+		       .to_fn = use_head, .keep = op_live, .arg = g};
+}
+
 const uint32_t *graph_topo(Graph *g)
 {
 	if (g->topo)
 		return g->topo;
-	const Uses *u = graph_uses(g);
-	uint32_t *indeg = xcalloc((size_t)g->nops + 1, sizeof(uint32_t));
-	uint32_t *order = xmalloc_huge(sizeof(uint32_t) * ((size_t)g->nops + 1));
-	uint32_t live = 0, head = 0, tail = 0;
-	for (uint32_t i = 0; i < g->nops; i++) {
-		Op *op = g->ops[i];
-		if (op->dead)
-			continue;
-		live++;
-		indeg[i] = op->nin;
-	}
+	uint32_t live = 0;
 	for (uint32_t i = 0; i < g->nops; i++)
-		if (!g->ops[i]->dead && indeg[i] == 0)
-			order[tail++] = i;
-	while (head < tail) {
-		uint32_t i = order[head++];
-		for (uint32_t k = u->start[i]; k < u->start[i + 1]; k++) {
-			uint32_t c = u->use[k].op->id;
-			if (--indeg[c] == 0)
-				order[tail++] = c;
-		}
-	}
-	free(indeg);
-	if (tail != live) {
+		live += !g->ops[i]->dead;
+	TopoDag d;
+	graph_dag(g, &d);
+	uint32_t *order = xmalloc_huge(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	if (topo_sort(&d, order, NULL) != live) {
 		free(order);
 		return NULL;
 	}

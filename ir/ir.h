@@ -90,6 +90,42 @@ void heap_push(Heap *h, double key, uint64_t tie, uint32_t id);
 bool heap_pop(Heap *h, HeapItem *out);      /* false when empty */
 void heap_free(Heap *h);
 
+/* ---- topo.c ----------------------------------------------------------- */
+/* A DAG over nodes 0 .. n-1 for topo_sort: node v's out-edges are
+ * start[v] .. start[v+1]-1 (start[0] .. start[n] are all the edges),
+ * edge e leading to to[e], or to to_fn(arg, e) when to is NULL.  Nodes
+ * keep rejects (keep NULL: none) are never sources; the caller sees that
+ * no edge leads to them.  key NULL: FIFO, the sources by id, then nodes
+ * as they become ready; else the ready node of least (key[v], tie[v])
+ * first (tie NULL: the id). */
+typedef struct TopoDag {
+	uint32_t n;
+	const uint32_t *start;
+	const uint32_t *to;
+	uint32_t (*to_fn)(const void *arg, uint32_t e);
+	bool (*keep)(const void *arg, uint32_t v);
+	const void *arg;
+	const double *key;
+	const uint64_t *tie;
+} TopoDag;
+/* Kahn's algorithm: the order into order[0 .. returned count); fewer
+ * than the kept nodes when there is a cycle.  left (n + 1 entries, or
+ * NULL) receives each node's in-edges from nodes not ordered: non-zero
+ * exactly for the nodes left out by a cycle (or behind one). */
+uint32_t topo_sort(const TopoDag *d, uint32_t *order, uint32_t *left);
+/* From start, steps to pred(arg, v) (a value >= n: none) until a node
+ * repeats; path (n + 1 entries) receives the cycle found, in the order
+ * walked (backwards along the edges when pred gives predecessors), and
+ * the length is returned.  0 when the walk ends first: path[0] is then
+ * the last node reached (start >= n: path untouched). */
+uint32_t topo_cycle(uint32_t n, uint32_t start,
+		    uint32_t (*pred)(const void *arg, uint32_t v),
+		    const void *arg, uint32_t *path);
+/* The CSR form (start: n + 1 entries, adj: m) of the m edges
+ * from[k * stride] -> to[k * stride], each node's in their order. */
+void topo_csr(uint32_t n, uint32_t m, const uint32_t *from,
+	      const uint32_t *to, size_t stride, uint32_t *start, uint32_t *adj);
+
 /* ---- types.c ---------------------------------------------------------- */
 typedef enum DType {
 	DT_F16, DT_BF16, DT_F32, DT_F64,
@@ -381,6 +417,9 @@ const Uses *graph_uses(Graph *g);
 /* Topological order of live op ids counting control edges, ties broken by
  * id (stable).  NULL if the graph has a cycle. */
 const uint32_t *graph_topo(Graph *g);
+/* The live ops and their data and control edges as a TopoDag (valid
+ * until the graph changes). */
+void graph_dag(Graph *g, TopoDag *d);
 /* Replaces every use of (from, fidx) by (to, tidx); control uses of from
  * become control uses of to. */
 void graph_replace_uses(Graph *g, Op *from, uint32_t fidx, Op *to,
@@ -404,7 +443,6 @@ double op_ann_num(const Graph *g, const Op *op, AnnKey k, double dflt);
 
 /* ---- annots.c --------------------------------------------------------- */
 const char *ann_key(AnnKey k);              /* "@device" */
-const char *ann_doc(AnnKey k);
 /* Checks that v is well-typed for annotation key (any '@' key); on error
  * returns false and writes a message. */
 bool ann_check(const Graph *g, const char *key, const Value *v, char *msg,
@@ -422,7 +460,6 @@ Role role_parse(const char *s);             /* ROLE_NONE if unknown */
 /* Canonical gir: header comments, cluster block, graph in op order.
  * print -> parse -> print is byte-identical. */
 void gir_print(FILE *f, const Graph *g);
-void op_print(FILE *f, const Graph *g, const Op *op);
 
 /* ---- verify.c --------------------------------------------------------- */
 /* Structural and type checks (see docs/gir.md).  Errors go to d with the
@@ -535,6 +572,22 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d);
 int cluster_find_device(const Cluster *c, const char *name);
 /* The link override between devices a and b (either order), or -1. */
 int cluster_find_link(const Cluster *c, int a, int b);
+/* How data goes from device a to device b, the simulator's routing
+ * (docs/simulator.md): one route for every reader (sim.c, the plan
+ * verifier, the visualisations, the cost model). */
+typedef enum RouteKind {
+	ROUTE_LOCAL,             /* a == b: nothing moves */
+	ROUTE_LINK,              /* the link override links[link]; dir 0 when
+				  * a is its first device, 1 the other way */
+	ROUTE_PAIR,              /* two devices of machine ma, directed */
+	ROUTE_NET,               /* the network: ma's NIC out, mb's NIC in */
+} RouteKind;
+typedef struct Route {
+	RouteKind kind;
+	int link, dir;
+	int ma, mb;              /* the machines of a and b */
+} Route;
+Route cluster_route(const Cluster *c, int a, int b);
 /* Bandwidth (bytes/s) and latency (s) between two devices. */
 void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat);
 /* The built-in default cluster (docs/cluster.md). */
@@ -644,7 +697,6 @@ SplitCat op_split_output(const Graph *g, const Op *op, uint32_t k);
 /* ---- cost.c ------------------------------------------------------------ */
 /* Per-op times measured on device types (--profile FILE.yaml). */
 typedef struct Profile Profile;
-Profile *profile_read(Arena *a, const char *path, Diag *d);
 Profile *profile_parse(Arena *a, const char *path, const char *text,
 		       size_t len, Diag *d);
 

@@ -234,23 +234,26 @@ typedef struct SeqKey {
 } SeqKey;
 
 /* The link a Transfer from device a to device b is sequenced on, as
- * the simulator's route() picks it (sim.c: an op is ordered on its
- * first resource): a link override of the cluster in that direction,
- * else the directed device pair inside one machine, else the sending
- * machine's NIC out.  Numbered after the 2 ndevs device and collective
- * resources; -1 when a == b (the simulator gives it no resource). */
+ * the simulator picks it (sim.c: an op is ordered on the first resource
+ * of its cluster_route): the link override, the directed device pair
+ * inside one machine, or the sending machine's NIC out.  Numbered after
+ * the 2 ndevs device and collective resources; -1 when a == b (the
+ * simulator gives it no resource). */
 static int64_t link_res(const Cluster *c, int a, int b)
 {
 	int64_t nd = c->ndevs, base = 2 * nd;
-	if (a == b)
+	Route r = cluster_route(c, a, b);
+	switch (r.kind) {
+	case ROUTE_LOCAL:
 		return -1;
-	int l = cluster_find_link(c, a, b);
-	if (l >= 0)
-		return base + 2 * l + (c->links[l].a == a ? 0 : 1);
-	base += 2 * (int64_t)c->nlinks;
-	if (c->devs[a].machine == c->devs[b].machine)
-		return base + a * nd + b;
-	return base + nd * nd + c->devs[a].machine;
+	case ROUTE_LINK:
+		return base + 2 * r.link + r.dir;
+	case ROUTE_PAIR:
+		return base + 2 * (int64_t)c->nlinks + a * nd + b;
+	case ROUTE_NET:
+		break;
+	}
+	return base + 2 * (int64_t)c->nlinks + nd * nd + r.ma;
 }
 
 static int seqkey_cmp(const void *pa, const void *pb)
@@ -261,6 +264,35 @@ static int seqkey_cmp(const void *pa, const void *pb)
 	if (a->order != b->order)
 		return a->order < b->order ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The nodes of the deadlock graph: live ops that are not a
+ * collective's member other than its first. */
+typedef struct NodeOf {
+	const Graph *g;
+	const uint32_t *node;
+} NodeOf;
+
+static bool is_node(const void *arg, uint32_t i)
+{
+	const NodeOf *no = arg;
+	return !no->g->ops[i]->dead && no->node[i] == i;
+}
+
+typedef struct EdgesLeft {
+	const uint32_t *eu, *ev;
+	uint32_t k;
+	const uint32_t *left;
+} EdgesLeft;
+
+/* The tail of the first edge into v whose tail is left unordered. */
+static uint32_t pred_left(const void *arg, uint32_t v)
+{
+	const EdgesLeft *el = arg;
+	for (uint32_t e = 0; e < el->k; e++)
+		if (el->ev[e] == v && el->left[el->eu[e]])
+			return el->eu[e];
+	return UINT32_MAX;
 }
 
 /* Can the plan run to the end?  Each device runs its ops, its
@@ -343,52 +375,26 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 			eu[k] = node[sk[q - 1].id];
 			ev[k++] = node[sk[q].id];
 		}
-	uint32_t *start = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	uint32_t *indeg = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	for (uint32_t e = 0; e < k; e++) {
-		start[eu[e] + 1]++;
-		indeg[ev[e]]++;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		start[i + 1] += start[i];
+	uint32_t *start = xmalloc(sizeof(uint32_t) * ((size_t)n + 2));
 	uint32_t *to = xmalloc(sizeof(uint32_t) * ((size_t)k + 1));
-	uint32_t *fill = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	memcpy(fill, start, sizeof(uint32_t) * n);
-	for (uint32_t e = 0; e < k; e++)
-		to[fill[eu[e]]++] = ev[e];
+	topo_csr(n, k, eu, ev, 1, start, to);
+	uint32_t *indeg = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
 	uint32_t *queue = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	uint32_t head = 0, tail = 0, nodes = 0;
+	NodeOf no = {g, node};
+	TopoDag dag = {.n = n, .start = start, .to = to, .keep = is_node,
+		       .arg = &no};
+	uint32_t nodes = 0;
 	for (uint32_t i = 0; i < n; i++)
-		if (!g->ops[i]->dead && node[i] == i) {
-			nodes++;
-			if (!indeg[i])
-				queue[tail++] = i;
-		}
-	while (head < tail) {
-		uint32_t u = queue[head++];
-		for (uint32_t e = start[u]; e < start[u + 1]; e++)
-			if (--indeg[to[e]] == 0)
-				queue[tail++] = to[e];
-	}
-	if (tail < nodes) {
+		nodes += is_node(&no, i);
+	if (topo_sort(&dag, queue, indeg) < nodes) {
 		/* walk back from a node left over, through predecessors also
 		 * left over, until a node repeats: it is on a cycle */
 		uint32_t i = 0;
-		while (g->ops[i]->dead || node[i] != i || !indeg[i])
+		while (!is_node(&no, i) || !indeg[i])
 			i++;
-		uint32_t *seen = xcalloc((size_t)n + 1, sizeof(uint32_t));
-		for (uint32_t step = 1; !seen[i]; step++) {
-			seen[i] = step;
-			uint32_t next = UINT32_MAX;
-			for (uint32_t e = 0; e < k && next == UINT32_MAX; e++)
-				if (ev[e] == i && indeg[eu[e]])
-					next = eu[e];
-			if (next == UINT32_MAX)
-				break;
-			i = next;
-		}
-		free(seen);
-		const Op *op = g->ops[i];
+		EdgesLeft el = {eu, ev, k, indeg};
+		topo_cycle(n, i, pred_left, &el, queue);
+		const Op *op = g->ops[queue[0]];
 		int dv = op_device(g, op);
 		diag_error(d, op->loc, "@order deadlocks the plan: %%%s on %s "
 			   "waits, through its inputs, its device's or a link's "
@@ -396,7 +402,6 @@ static void check_deadlock(const Graph *g, const PlanView *pv, Diag *d)
 			   dv >= 0 ? c->devs[dv].name : "?");
 	}
 	free(queue);
-	free(fill);
 	free(to);
 	free(indeg);
 	free(start);

@@ -107,14 +107,6 @@ static void format_op(StrBuf *b, const Graph *g, const Op *op)
 	sb_putc(b, '\n');
 }
 
-void op_print(FILE *f, const Graph *g, const Op *op)
-{
-	StrBuf b = {0};
-	format_op(&b, g, op);
-	sb_flush(&b, f);
-	sb_free(&b);
-}
-
 void gir_print(FILE *f, const Graph *g)
 {
 	StrBuf b = {0};

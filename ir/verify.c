@@ -16,49 +16,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct Left {
+	const Graph *g;
+	const uint32_t *left;
+} Left;
+
+/* The first input of op v left unordered, or UINT32_MAX. */
+static uint32_t left_input(const void *arg, uint32_t v)
+{
+	const Left *l = arg;
+	const Op *op = l->g->ops[v];
+	for (uint32_t j = 0; j < op->nin; j++)
+		if (l->left[op->in[j].src->id])
+			return op->in[j].src->id;
+	return UINT32_MAX;
+}
+
 /* Reports one cycle among the ops Kahn's algorithm could not order. */
 static void report_cycle(Graph *g, Diag *d)
 {
 	uint32_t n = g->nops;
-	uint32_t *indeg = xcalloc(n + 1, sizeof *indeg);
-	uint32_t *queue = xmalloc(sizeof *queue * (n + 1));
-	const Uses *u = graph_uses(g);
-	uint32_t head = 0, tail = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (!g->ops[i]->dead && (indeg[i] = g->ops[i]->nin) == 0)
-			queue[tail++] = i;
-	while (head < tail) {
-		uint32_t i = queue[head++];
-		for (uint32_t k = u->start[i]; k < u->start[i + 1]; k++)
-			if (--indeg[u->use[k].op->id] == 0)
-				queue[tail++] = u->use[k].op->id;
-	}
+	uint32_t *left = xmalloc(sizeof *left * (n + 1));
+	uint32_t *path = xmalloc(sizeof *path * (n + 1));
+	TopoDag dag;
+	graph_dag(g, &dag);
+	topo_sort(&dag, path, left);
 	/* Walk backwards through unordered inputs until an op repeats. */
 	uint32_t start = n;
 	for (uint32_t i = 0; i < n && start == n; i++)
-		if (!g->ops[i]->dead && indeg[i])
+		if (!g->ops[i]->dead && left[i])
 			start = i;
-	uint32_t *seen = xcalloc(n + 1, sizeof *seen);
-	uint32_t cur = start, step = 1;
-	while (cur < n && !seen[cur]) {
-		seen[cur] = step++;
-		Op *op = g->ops[cur];
-		uint32_t next = n;
-		for (uint32_t j = 0; j < op->nin; j++)
-			if (indeg[op->in[j].src->id]) {
-				next = op->in[j].src->id;
-				break;
-			}
-		cur = next;
-	}
-	if (cur < n) {
-		Op *first = g->ops[cur];
+	Left l = {g, left};
+	uint32_t len = topo_cycle(n, start, left_input, &l, path);
+	if (len) {
+		Op *first = g->ops[path[0]];
 		char buf[512];
 		size_t k = 0;
-		/* the cycle: from cur, following inputs, back to cur */
-		uint32_t c = cur, hops = 0;
-		do {
-			Op *op = g->ops[c];
+		/* the cycle: from its first op, following inputs, back to it */
+		uint32_t hops = 0;
+		for (; hops < len && hops < 16; hops++) {
+			Op *op = g->ops[path[hops]];
 			int w = snprintf(buf + k, sizeof buf - k, "%s%%%s",
 					 hops ? " <- " : "", op->name);
 			if (w < 0 || (size_t)w >= sizeof buf - k) {
@@ -66,25 +63,15 @@ static void report_cycle(Graph *g, Diag *d)
 				break;
 			}
 			k += (size_t)w;
-			uint32_t next = n;
-			for (uint32_t j = 0; j < op->nin; j++)
-				if (indeg[op->in[j].src->id] &&
-				    seen[op->in[j].src->id]) {
-					next = op->in[j].src->id;
-					break;
-				}
-			c = next;
-			hops++;
-		} while (c < n && c != cur && hops < 16);
+		}
 		diag_error(d, first->loc,
 			   "the graph has a cycle (data and control edges): %s <- %%%s%s",
-			   buf, first->name, hops >= 16 && c != cur ? " ..." : "");
+			   buf, first->name, hops >= 16 && len > 16 ? " ..." : "");
 	} else {
 		diag_error(d, (Loc){0}, "the graph has a cycle");
 	}
-	free(seen);
-	free(indeg);
-	free(queue);
+	free(left);
+	free(path);
 }
 
 /* Attributes whose kind is fixed wherever they appear (TensorFlow's op

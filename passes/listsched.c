@@ -175,17 +175,18 @@ int tg_list_schedule(TgSched *s, const double *rank, TgPickFn pick, void *arg,
 	const TaskGraph *t = s->t;
 	uint32_t n = t->n;
 	uint32_t *pos = tg_topo_pos(t);
-	uint32_t *left = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	Heap ready = {0};
+	double *key = xmalloc(sizeof(double) * ((size_t)n + 1));
+	uint64_t *tie = xmalloc(sizeof(uint64_t) * ((size_t)n + 1));
 	for (uint32_t v = 0; v < n; v++) {
-		left[v] = t->pred_start[v + 1] - t->pred_start[v];
-		if (!left[v])
-			heap_push(&ready, -tg_rank_key(rank[v]), pos[v], v);
+		key[v] = -tg_rank_key(rank[v]);
+		tie[v] = pos[v];
 	}
-	uint32_t k = 0;
-	HeapItem it;
-	while (heap_pop(&ready, &it)) {
-		uint32_t v = it.id;
+	uint32_t *seq = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	TopoDag dag = {.n = n, .start = t->succ_start, .to_fn = tg_succ_node,
+		       .arg = t, .key = key, .tie = tie};
+	uint32_t m = topo_sort(&dag, seq, NULL);
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t v = seq[k];
 		int d = t->pinned[v];
 		double st;
 		if (d < 0 && pick)
@@ -199,15 +200,10 @@ int tg_list_schedule(TgSched *s, const double *rank, TgPickFn pick, void *arg,
 		tg_sched_put(s, v, d, st);
 		if (order)
 			order[k] = v;
-		k++;
-		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++) {
-			uint32_t w = t->succ[e].node;
-			if (--left[w] == 0)
-				heap_push(&ready, -tg_rank_key(rank[w]), pos[w], w);
-		}
 	}
-	heap_free(&ready);
-	free(left);
+	free(seq);
+	free(tie);
+	free(key);
 	free(pos);
 	return tg_mem_status(t, &s->mem, o);
 }

@@ -103,6 +103,11 @@ static int edge_cmp(const void *pa, const void *pb)
 	return a[1] < b[1] ? -1 : a[1] > b[1];
 }
 
+uint32_t tg_succ_node(const void *arg, uint32_t e)
+{
+	return ((const TaskGraph *)arg)->succ[e].node;
+}
+
 bool tg_finish(TaskGraph *t)
 {
 	uint32_t n = t->n, ne = t->nedge;
@@ -143,22 +148,10 @@ bool tg_finish(TaskGraph *t)
 	t->edges = NULL;
 	t->nedge = t->capedge = 0;
 	/* Kahn's algorithm, FIFO in id order. */
-	uint32_t *indeg = xcalloc((size_t)n + 1, sizeof(uint32_t));
-	for (uint32_t v = 0; v < n; v++)
-		indeg[v] = t->pred_start[v + 1] - t->pred_start[v];
 	t->topo = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	uint32_t head = 0, tail = 0;
-	for (uint32_t v = 0; v < n; v++)
-		if (!indeg[v])
-			t->topo[tail++] = v;
-	while (head < tail) {
-		uint32_t v = t->topo[head++];
-		for (uint32_t k = t->succ_start[v]; k < t->succ_start[v + 1]; k++)
-			if (--indeg[t->succ[k].node] == 0)
-				t->topo[tail++] = t->succ[k].node;
-	}
-	free(indeg);
-	return tail == n;
+	TopoDag dag = {.n = n, .start = t->succ_start, .to_fn = tg_succ_node,
+		       .arg = t};
+	return topo_sort(&dag, t->topo, NULL) == n;
 }
 
 static int cmp64(const void *pa, const void *pb)

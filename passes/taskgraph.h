@@ -50,6 +50,8 @@ void tg_add_edge(TaskGraph *t, uint32_t a, uint32_t b, double bytes);
 /* Builds the CSR arrays and topo; parallel edges a->b are merged (bytes
  * add).  Returns false if the edges form a cycle. */
 bool tg_finish(TaskGraph *t);
+/* The head of successor edge e of the TaskGraph arg (TopoDag.to_fn). */
+uint32_t tg_succ_node(const void *arg, uint32_t e);
 /* From a graph: one node per live op, or per @group value when groups is
  * true and every live op has @group (ops without one get a node each).
  * A tensor consumed by several ops of one node counts once on the edge to

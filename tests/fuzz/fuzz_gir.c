@@ -10,8 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "passes/passes.h"
-#include "roundtrip.h"
+#include "gir_target.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,8 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!null)
 		return 0;
 	Diag d;
-	diag_init(&d, null, "fuzz.gir", (const char *)data, size);
-	Graph *g = gir_parse("fuzz.gir", (const char *)data, size, &d);
+	Graph *g = parse_input(data, size, null, &d);
 	if (!g)
 		goto out;
 	round_trip(g, null);
@@ -29,17 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (graph_infer_types(g, &d) || graph_verify(g, &d))
 		goto out;
 	round_trip(g, null);
-	Pipeline p;
-	char err[256];
-	if (!pipeline_parse("simplify,annotate", &p, err, sizeof err))
-		abort();
 	RunOptions ro = {.verify_each = true};
 	CostModel cm = {g, g->cluster, NULL, NULL, 0};
-	int rc = pipeline_run(&p, g, &cm, &d, &ro);
-	pipeline_free(&p);
-	if (rc == EXIT_INTERNAL)
-		__builtin_trap();
-	if (rc == EXIT_OK) {
+	if (run_pipeline(g, "simplify,annotate", &ro, &cm, &d) == EXIT_OK) {
 		cost_print_csv(null, &cm);
 		round_trip(g, null);
 	}

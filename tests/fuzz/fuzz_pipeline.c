@@ -17,8 +17,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "passes/passes.h"
-#include "roundtrip.h"
+#include "gir_target.h"
 
 static const char cluster4[] =
 	"name: fuzz-4\n"
@@ -64,8 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!null)
 		return 0;
 	Diag d;
-	diag_init(&d, null, "fuzz.gir", (const char *)data, size);
-	Graph *g = gir_parse("fuzz.gir", (const char *)data, size, &d);
+	Graph *g = parse_input(data, size, null, &d);
 	if (!g)
 		goto out;
 	if (!g->cluster) {
@@ -78,21 +76,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (graph_infer_types(g, &d) || graph_verify(g, &d))
 		goto out;
-	Pipeline p;
-	char err[256];
-	if (!pipeline_parse(plan_op(g) ? "order" : pipeline_named("O1"), &p, err,
-			    sizeof err))
-		abort();
 	/* a search budget of 0: the hybrid placer's time-bounded search
 	 * must not make the fuzzer's runs depend on the clock */
 	RunOptions ro = {.verify_each = true, .search_budget = 0, .seed = 1,
 			 .best_effort = true};
 	CostModel cm = {g, g->cluster, NULL, NULL, 0};
-	int rc = pipeline_run(&p, g, &cm, &d, &ro);
-	pipeline_free(&p);
-	if (rc == EXIT_INTERNAL)
-		__builtin_trap();
-	if (rc == EXIT_OK) {
+	if (run_pipeline(g, plan_op(g) ? "order" : pipeline_named("O1"), &ro,
+			 &cm, &d) == EXIT_OK) {
 		round_trip(g, null);
 		/* the plan reads back and verifies */
 		size_t n = 0;
