@@ -43,14 +43,13 @@ enum FlopFn {
 };
 
 enum SdimFn {
-	SD_NONE, SD_ALL, SD_BATCH, SD_BATCH_CHAN, SD_MATMUL, SD_PLACEHOLDER,
-	SD_ALL_BUT_LAST, SD_RESHAPE, SD_EXPANDDIMS, SD_GATHER, SD_CONCAT,
-	SD_SPLIT, SD_REDUCE, SD_PAD, SD_SLICE, SD_TILE, SD_STRIDEDSLICE,
+#define SPLIT_DIMS(n, d) SD_##n,
+#include "dims.def"
 };
 
 static const OpInfo table[O_COUNT] = {
-#define OP(n, mi, ma, no, c, s, f, sh, fl, fk, sd, doc) \
-	{#n, mi, ma, no, OC_##c, SPLIT_##s, f, doc},
+#define OP(n, mi, ma, no, c, s, f, sh, fl, fk, sd, br, pt, doc) \
+	{#n, mi, ma, no, OC_##c, SPLIT_##s, f, BR_##br, PT_##pt, doc},
 #include "ops.def"
 #undef OP
 };
@@ -58,7 +57,7 @@ static const OpInfo table[O_COUNT] = {
 static const struct Fns {
 	unsigned char shape, flops, fk, sdims;
 } fns[O_COUNT] = {
-#define OP(n, mi, ma, no, c, s, f, sh, fl, fk, sd, doc) \
+#define OP(n, mi, ma, no, c, s, f, sh, fl, fk, sd, br, pt, doc) \
 	{SH_##sh, FL_##fl, fk, SD_##sd},
 #include "ops.def"
 #undef OP
@@ -110,6 +109,16 @@ bool splitcat_parse(const char *s, SplitCat *out)
 			return true;
 		}
 	return false;
+}
+
+static const char *const batch_rule_names[BR_COUNT] = {
+#define BATCH_RULE(n, str, d) str,
+#include "dims.def"
+};
+
+const char *batch_rule_str(BatchRule r)
+{
+	return (unsigned)r < BR_COUNT ? batch_rule_names[r] : NULL;
 }
 
 OpClass op_class(const Graph *g, const Op *op)
@@ -3041,6 +3050,162 @@ int op_split_dims(const Graph *g, const Op *op, int *dims, int max)
 		if (i != skip)
 			n = put(dims, n, max, i);
 	return n;
+}
+
+int op_part_dims(const Graph *g, const Op *op, int *dims, int max)
+{
+	int n = op_split_dims(g, op, dims, max);
+	const OpInfo *info = op_info(op->opcode);
+	if (info && info->part == PT_CONV_BF && n == 0 && op->nout == 1 &&
+	    op->out[0].rank == 4) {
+		n = put(dims, n, max, 2);
+		n = put(dims, n, max, 3);
+	}
+	return n;
+}
+
+static const Type *src_type(const Op *op, uint32_t i)
+{
+	const Input *in = &op->in[i];
+	return in->src && in->idx < in->src->nout ? &in->src->out[in->idx] : NULL;
+}
+
+/* Element-wise with broadcasting: full-size inputs slice along the
+ * aligned dimension, broadcast ones stay whole (TF1 Select's vector
+ * condition runs along dimension 0). */
+static bool part_elemwise(const Op *op, int p, int *in_dim)
+{
+	const Type *o = &op->out[0];
+	int R = o->rank;
+	for (uint32_t i = 0; i < op->nin; i++) {
+		const Type *t = src_type(op, i);
+		if (op->in[i].ctrl || !t)
+			continue;
+		int q = p - (R - t->rank);
+		if (op->opcode == O_Select && i == 0 && t->rank == 1 && R > 1)
+			q = p == 0 ? 0 : -1;
+		if (q >= 0 && t->dims[q] == o->dims[p] && o->dims[p] > 1)
+			in_dim[i] = q;
+	}
+	return true;
+}
+
+/* Matrix products: rows of a, columns of b, or (batched) a leading
+ * dimension of the operands that have it at full size. */
+static bool part_matmul(const Graph *g, const Op *op, int p, int *in_dim)
+{
+	const Type *o = &op->out[0], *x = src_type(op, 0), *y = src_type(op, 1);
+	int R = o->rank;
+	if (!x || !y)
+		return false;
+	if (op->opcode == O_MatMul) {
+		if (p == 0)
+			in_dim[0] = op_get_bool(g, op, "transpose_a", false) ? 1 : 0;
+		else
+			in_dim[1] = op_get_bool(g, op, "transpose_b", false) ? 0 : 1;
+		return true;
+	}
+	bool ax = op_get_bool(g, op, "adj_x", false);
+	bool ay = op_get_bool(g, op, "adj_y", false);
+	if (p == R - 2) {
+		in_dim[0] = x->rank - (ax ? 1 : 2);
+	} else if (p == R - 1) {
+		in_dim[1] = y->rank - (ay ? 2 : 1);
+	} else {
+		int qx = p - (R - x->rank), qy = p - (R - y->rank);
+		if (qx >= 0 && x->dims[qx] == o->dims[p])
+			in_dim[0] = qx;
+		if (qy >= 0 && y->dims[qy] == o->dims[p])
+			in_dim[1] = qy;
+	}
+	return true;
+}
+
+/* Convolutions, pooling and their gradients: the batch (p == 0) or the
+ * channel (ch) of the NHWC/NCHW output. */
+static bool part_conv(const Op *op, PartRule pt, int p, int ch, int *in_dim,
+		      int *shape)
+{
+	bool batch = p == 0, chan = p == ch;
+	switch (pt) {
+	case PT_CONV:
+	case PT_DWCONV:
+		if (batch)
+			in_dim[0] = 0;
+		else if (chan && pt == PT_CONV)
+			in_dim[1] = 3;
+		else
+			return false;
+		return true;
+	case PT_CONV_BI:
+		*shape = 0;
+		if (batch)
+			in_dim[2] = 0;
+		else if (chan)
+			in_dim[1] = 2;
+		else
+			return false;
+		return true;
+	case PT_CONV_BF:
+		*shape = 1;
+		if (p == 3)
+			in_dim[2] = ch;
+		else if (p == 2)
+			in_dim[0] = ch;
+		else
+			return false;
+		return true;
+	case PT_POOL:
+	case PT_MAXPOOLGRAD:
+	case PT_AVGPOOLGRAD:
+		if (!batch && !chan)
+			return false;
+		if (pt == PT_AVGPOOLGRAD) {
+			*shape = 0;
+			in_dim[1] = p;
+		} else {
+			for (uint32_t i = 0; i < (pt == PT_POOL ? 1u : 3u); i++)
+				in_dim[i] = p;
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool op_part_inputs(const Graph *g, const Op *op, int p, int *in_dim,
+		    int *shape)
+{
+	const OpInfo *info = op_info(op->opcode);
+	const Type *o = op->nout ? &op->out[0] : NULL;
+	*shape = -1;
+	for (uint32_t i = 0; i < op->nin; i++)
+		in_dim[i] = -1;
+	if (!info || !o || p < 0 || p >= o->rank || !type_known(o))
+		return false;
+	int R = o->rank;
+	int ch = is_nchw(g, op) ? 1 : R - 1;
+	switch (info->part) {
+	case PT_NONE:
+		return false;
+	case PT_ELEMWISE:
+		return part_elemwise(op, p, in_dim);
+	case PT_MATMUL:
+	case PT_BATCHMATMUL:
+		return part_matmul(g, op, p, in_dim);
+	case PT_SOFTMAX:
+		if (p == R - 1)
+			return false;
+		in_dim[0] = p;
+		return true;
+	case PT_BIASADD:
+		in_dim[0] = p;
+		if (p == ch)
+			in_dim[1] = 0;
+		return true;
+	default:
+		return part_conv(op, info->part, p, ch, in_dim, shape);
+	}
 }
 
 int op_input_ints(const Graph *g, const Op *op, uint32_t k, int64_t *out,
