@@ -32,7 +32,7 @@ enum ShapeFn {
 	SH_COMPARE, SH_LOGICAL, SH_SELECT, SH_RANK, SH_SIZE, SH_RANGE,
 	SH_STRIDEDSLICE, SH_UNPACK, SH_GATHERND, SH_DEPTHTOSPACE,
 	SH_SPACETOBATCH, SH_BATCHTOSPACE, SH_RESIZE, SH_SPARSETODENSE, SH_TOPK,
-	SH_SEGMENTSUM, SH_RANDOM,
+	SH_SEGMENTSUM, SH_RANDOM, SH_COUNT
 };
 
 enum FlopFn {
@@ -509,6 +509,323 @@ static void ss_index(const SSlice *ss, int rank, const int64_t *idx,
 						ss->stride[j];
 }
 
+/* One fold: output k of p (type t, n elements), its data inputs s. */
+typedef struct Fold {
+	const Graph *g;
+	const Op *p;
+	uint32_t k;
+	const Type *t, *x;       /* output k; data input 0 (or NULL) */
+	int64_t n;
+	Ins s;
+	int *budget, depth;
+} Fold;
+
+/* Value of data input j of f's op, or -1. */
+static int fold_in(const Fold *f, uint32_t j, double *out)
+{
+	return in_value(f->g, &f->s, j, out, f->budget, f->depth);
+}
+
+/* TF1 Select (a vector condition along dimension 0) and SelectV2 (broadcast). */
+static int fold_select(const Fold *fo, double *out)
+{
+	const Op *p = fo->p;
+	const Type *t = fo->t, *x = fo->x;
+	int64_t n = fo->n;
+	double a[VMAX], b[VMAX];
+	int64_t idx[MAXR + 1];
+	double c[VMAX];
+	const Type *ct = x, *tt = in_type(&fo->s, 1), *et = in_type(&fo->s, 2);
+	if (!ct || !tt || !et ||
+	    fold_in(fo, 0, c) != type_numel(ct) ||
+	    fold_in(fo, 1, a) != type_numel(tt) ||
+	    fold_in(fo, 2, b) != type_numel(et))
+		return -1;
+	bool vec = p->opcode == O_Select && ct->rank == 1 && t->rank > 1;
+	for (int64_t i = 0; i < n; i++) {
+		unflatten(t, i, idx);
+		int64_t fc = vec ? (idx[0] < ct->dims[0] ? idx[0] : -1)
+				 : bcast_index(ct, idx, t->rank);
+		int64_t ft = bcast_index(tt, idx, t->rank);
+		int64_t fe = bcast_index(et, idx, t->rank);
+		if (fc < 0 || ft < 0 || fe < 0)
+			return -1;
+		out[i] = c[fc] != 0 ? a[ft] : b[fe];
+	}
+	return (int)n;
+}
+
+/* Pack(values...) along a new axis, ConcatV2(values..., axis). */
+static int fold_pack_concat(const Fold *fo, double *out)
+{
+	const Graph *g = fo->g;
+	const Op *p = fo->p;
+	const Type *t = fo->t;
+	int64_t n = fo->n;
+	double a[VMAX];
+	int64_t idx[MAXR + 1];
+	bool pack = p->opcode == O_Pack;
+	uint32_t nin = pack ? fo->s.n : fo->s.n - 1;
+	int64_t ax;
+	if (pack) {
+		ax = op_get_int(g, p, "axis", 0);
+	} else {
+		if (fold_in(fo, nin, a) != 1 || !dbl_i64(a[0], &ax))
+			return -1;
+	}
+	if (!norm_axis(&ax, t->rank))
+		return -1;
+	int64_t off = 0; /* position along the axis */
+	for (uint32_t j = 0; j < nin; j++) {
+		const Type *xj = in_type(&fo->s, j);
+		if (!xj || xj->rank != t->rank - (pack ? 1 : 0))
+			return -1;
+		int64_t nj = type_numel(xj);
+		if (nj < 0 || fold_in(fo, j, a) != nj)
+			return -1;
+		int64_t ost[MAXR];
+		strides_of(t, ost);
+		for (int64_t f = 0; f < nj; f++) {
+			int64_t o = 0;
+			unflatten(xj, f, idx);
+			for (int i = 0, q = 0; i < t->rank; i++) {
+				int64_t v;
+				if (pack)
+					v = i == ax ? (int64_t)j : idx[q++];
+				else
+					v = idx[q++] + (i == ax ? off : 0);
+				o += v * ost[i];
+			}
+			if (o < 0 || o >= n)
+				return -1;
+			out[o] = a[f];
+		}
+		off += pack ? 1 : (xj->rank > ax ? xj->dims[ax] : 0);
+	}
+	return (int)n;
+}
+
+/* SparseToDense(indices [N] or [N,r] or a scalar, output_shape,
+ * values [N] or a scalar, default_value). */
+static int fold_sparse_to_dense(const Fold *fo, double *out)
+{
+	const Type *t = fo->t, *x = fo->x;
+	int64_t n = fo->n;
+	double a[VMAX], b[VMAX];
+	/* (indices [N] or [N,r] or a scalar, output_shape, values [N] or
+	 * a scalar, default_value) */
+	const Type *it = x, *vt = in_type(&fo->s, 2);
+	double dv[1];
+	int64_t ost[MAXR];
+	if (!it || !vt || it->rank > 2 || fold_in(fo, 3, dv) != 1)
+		return -1;
+	int ni = fold_in(fo, 0, a);
+	int nv = fold_in(fo, 2, b);
+	int rr = it->rank == 2 ? (int)it->dims[1] : 1;
+	if (ni < 0 || nv < 0 || (ni && rr != t->rank) || (rr && ni % rr))
+		return -1;
+	int cnt = rr ? ni / rr : 0;
+	if (nv != 1 && nv != cnt)
+		return -1;
+	strides_of(t, ost);
+	for (int64_t i = 0; i < n; i++)
+		out[i] = dv[0];
+	for (int e = 0; e < cnt; e++) {
+		int64_t f = 0;
+		for (int q = 0; q < rr; q++) {
+			int64_t v;
+			if (!dbl_i64(a[e * rr + q], &v) || v < 0 || v >= t->dims[q])
+				return -1;
+			f += v * ost[q];
+		}
+		out[f] = b[nv == 1 ? 0 : e];
+	}
+	return (int)n;
+}
+
+/* Prod, Sum, Max, Min over constant axes (keep_dims from the output rank). */
+static int fold_reduce(const Fold *fo, double *out)
+{
+	const Op *p = fo->p;
+	const Type *t = fo->t, *x = fo->x;
+	int64_t n = fo->n;
+	double a[VMAX], b[VMAX];
+	int64_t idx[MAXR + 1];
+	int m;
+	if (!x || x->rank > MAXR || type_numel(x) < 0 ||
+	    fold_in(fo, 0, a) != type_numel(x))
+		return -1;
+	m = fold_in(fo, 1, b);
+	if (m < 0)
+		return -1;
+	bool mask[MAXR] = {false};
+	for (int i = 0; i < m; i++) {
+		int64_t ax;
+		if (!dbl_i64(b[i], &ax) || !norm_axis(&ax, x->rank))
+			return -1;
+		mask[ax] = true;
+	}
+	for (int64_t i = 0; i < n; i++)
+		out[i] = p->opcode == O_Prod ? 1 : p->opcode == O_Sum ? 0
+			 : p->opcode == O_Max ? -HUGE_VAL : HUGE_VAL;
+	int64_t ost[MAXR];
+	strides_of(t, ost);
+	bool keep = t->rank == x->rank;
+	for (int64_t f = 0; f < type_numel(x); f++) {
+		unflatten(x, f, idx);
+		int64_t o = 0;
+		for (int i = 0, q = 0; i < x->rank; i++) {
+			if (mask[i] && !keep)
+				continue;
+			o += (mask[i] ? 0 : idx[i]) * ost[q++];
+		}
+		if (o < 0 || o >= n)
+			return -1;
+		double v = a[f];
+		switch (p->opcode) {
+		case O_Prod: out[o] *= v; break;
+		case O_Sum: out[o] += v; break;
+		case O_Max: if (v > out[o]) out[o] = v; break;
+		default: if (v < out[o]) out[o] = v; break;
+		}
+	}
+	return (int)n;
+}
+
+/* Unpack: output k is slice k along axis. */
+static int fold_unpack(const Fold *fo, double *out)
+{
+	const Graph *g = fo->g;
+	const Op *p = fo->p;
+	const Type *x = fo->x;
+	int64_t n = fo->n;
+	uint32_t k = fo->k;
+	double a[VMAX];
+	int64_t idx[MAXR + 1];
+	if (!x || x->rank > MAXR || type_numel(x) < 0 ||
+	    fold_in(fo, 0, a) != type_numel(x))
+		return -1;
+	int64_t ax = op_get_int(g, p, "axis", 0);
+	if (!norm_axis(&ax, x->rank))
+		return -1;
+	for (int64_t f = 0, o = 0; f < type_numel(x); f++) {
+		unflatten(x, f, idx);
+		if (idx[ax] == (int64_t)k && o < n)
+			out[o++] = a[f];
+	}
+	return (int)n;
+}
+
+/* GatherV2(params, indices, axis). */
+static int fold_gather(const Fold *fo, double *out)
+{
+	const Type *t = fo->t, *x = fo->x;
+	int64_t n = fo->n;
+	double a[VMAX], b[VMAX];
+	int64_t idx[MAXR + 1];
+	const Type *it = in_type(&fo->s, 1);
+	if (!x || !it || x->rank > MAXR || it->rank > MAXR ||
+	    type_numel(x) < 0 || type_numel(it) < 0 ||
+	    fold_in(fo, 0, a) != type_numel(x) ||
+	    fold_in(fo, 1, b) != type_numel(it))
+		return -1;
+	double av[1];
+	if (fold_in(fo, 2, av) != 1)
+		return -1;
+	int64_t ax, xst[MAXR];
+	if (!dbl_i64(av[0], &ax) || !norm_axis(&ax, x->rank) ||
+	    t->rank != x->rank - 1 + it->rank)
+		return -1;
+	strides_of(x, xst);
+	for (int64_t i = 0; i < n; i++) {
+		unflatten(t, i, idx);
+		int64_t ii = 0, ist[MAXR];
+		strides_of(it, ist);
+		for (int q = 0; q < it->rank; q++)
+			ii += idx[ax + q] * ist[q];
+		if (ii < 0 || ii >= type_numel(it))
+			return -1;
+		int64_t sel;
+		if (!dbl_i64(b[ii], &sel) || sel < 0 || sel >= x->dims[ax])
+			return -1;
+		int64_t f = 0;
+		for (int q = 0; q < x->rank; q++) {
+			int64_t v = q < ax ? idx[q] : q == ax ? sel
+				   : idx[q - 1 + it->rank];
+			f += v * xst[q];
+		}
+		if (f < 0 || f >= type_numel(x))
+			return -1;
+		out[i] = a[f];
+	}
+	return (int)n;
+}
+
+/* Slice(x, begin, size) and StridedSlice(x, begin, end, strides). */
+static int fold_slice(const Fold *fo, double *out)
+{
+	const Graph *g = fo->g;
+	const Op *p = fo->p;
+	const Type *t = fo->t, *x = fo->x;
+	int64_t n = fo->n;
+	double a[VMAX];
+	int64_t idx[MAXR + 1];
+	int m;
+	if (!x || x->rank > MAXR || type_numel(x) < 0 || type_numel(x) > VMAX ||
+	    fold_in(fo, 0, a) != type_numel(x))
+		return -1;
+	int64_t bg[MAXR], en[MAXR], st[MAXR], xst[MAXR], sel[MAXR];
+	int nb = 0;
+	double v[MAXR];
+	m = fold_in(fo, 1, v);
+	if (m < 0 || m > MAXR)
+		return -1;
+	for (int i = 0; i < m; i++)
+		if (!dbl_i64(v[i], &bg[i]))
+			return -1;
+	nb = m;
+	if (fold_in(fo, 2, v) != nb)
+		return -1;
+	for (int i = 0; i < nb; i++)
+		if (!dbl_i64(v[i], &en[i]))
+			return -1;
+	strides_of(x, xst);
+	if (p->opcode == O_Slice) {
+		if (nb != x->rank || t->rank != x->rank)
+			return -1;
+		for (int64_t i = 0; i < n; i++) {
+			unflatten(t, i, idx);
+			int64_t f = 0;
+			for (int q = 0; q < x->rank; q++)
+				f += (bg[q] + idx[q]) * xst[q];
+			if (f < 0 || f >= type_numel(x))
+				return -1;
+			out[i] = a[f];
+		}
+		return (int)n;
+	}
+	if (fold_in(fo, 3, v) != nb)
+		return -1;
+	for (int i = 0; i < nb; i++)
+		if (!dbl_i64(v[i], &st[i]))
+			return -1;
+	SSlice ss;
+	if (ss_spec(g, p, x, bg, en, st, nb, &ss, NULL, 0) != 0 ||
+	    ss.nfinal != t->rank)
+		return -1;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t f = 0;
+		unflatten(t, i, idx);
+		ss_index(&ss, x->rank, idx, sel);
+		for (int q = 0; q < x->rank; q++)
+			f += sel[q] * xst[q];
+		if (f < 0 || f >= type_numel(x))
+			return -1;
+		out[i] = a[f];
+	}
+	return (int)n;
+}
+
 /* The value of output k of p when it is a constant computable from
  * Consts and known shapes (a flat row-major list of at most VMAX
  * numbers); -1 otherwise.  Depth and work are bounded. */
@@ -525,6 +842,7 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		return -1;
 	Ins s = ins_of(p);
 	const Type *x = in_type(&s, 0);
+	Fold f = {g, p, k, t, x, n, s, budget, depth};
 	double a[VMAX], b[VMAX];
 	int64_t idx[MAXR + 1];
 	bool ok = true;
@@ -595,100 +913,12 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 		}
 		return ok ? (int)n : -1;
 	}
-	case O_Select: case O_SelectV2: {
-		double c[VMAX];
-		const Type *ct = x, *tt = in_type(&s, 1), *et = in_type(&s, 2);
-		if (!ct || !tt || !et ||
-		    in_value(g, &s, 0, c, budget, depth) != type_numel(ct) ||
-		    in_value(g, &s, 1, a, budget, depth) != type_numel(tt) ||
-		    in_value(g, &s, 2, b, budget, depth) != type_numel(et))
-			return -1;
-		bool vec = p->opcode == O_Select && ct->rank == 1 && t->rank > 1;
-		for (int64_t i = 0; i < n; i++) {
-			unflatten(t, i, idx);
-			int64_t fc = vec ? (idx[0] < ct->dims[0] ? idx[0] : -1)
-					 : bcast_index(ct, idx, t->rank);
-			int64_t ft = bcast_index(tt, idx, t->rank);
-			int64_t fe = bcast_index(et, idx, t->rank);
-			if (fc < 0 || ft < 0 || fe < 0)
-				return -1;
-			out[i] = c[fc] != 0 ? a[ft] : b[fe];
-		}
-		return (int)n;
-	}
-	case O_Pack: case O_ConcatV2: {
-		bool pack = p->opcode == O_Pack;
-		uint32_t nin = pack ? s.n : s.n - 1;
-		int64_t ax;
-		if (pack) {
-			ax = op_get_int(g, p, "axis", 0);
-		} else {
-			if (in_value(g, &s, nin, a, budget, depth) != 1 ||
-			    !dbl_i64(a[0], &ax))
-				return -1;
-		}
-		if (!norm_axis(&ax, t->rank))
-			return -1;
-		int64_t off = 0; /* position along the axis */
-		for (uint32_t j = 0; j < nin; j++) {
-			const Type *xj = in_type(&s, j);
-			if (!xj || xj->rank != t->rank - (pack ? 1 : 0))
-				return -1;
-			int64_t nj = type_numel(xj);
-			if (nj < 0 || in_value(g, &s, j, a, budget, depth) != nj)
-				return -1;
-			int64_t ost[MAXR];
-			strides_of(t, ost);
-			for (int64_t f = 0; f < nj; f++) {
-				int64_t o = 0;
-				unflatten(xj, f, idx);
-				for (int i = 0, q = 0; i < t->rank; i++) {
-					int64_t v;
-					if (pack)
-						v = i == ax ? (int64_t)j : idx[q++];
-					else
-						v = idx[q++] + (i == ax ? off : 0);
-					o += v * ost[i];
-				}
-				if (o < 0 || o >= n)
-					return -1;
-				out[o] = a[f];
-			}
-			off += pack ? 1 : (xj->rank > ax ? xj->dims[ax] : 0);
-		}
-		return (int)n;
-	}
-	case O_SparseToDense: {
-		/* (indices [N] or [N,r] or a scalar, output_shape, values [N] or
-		 * a scalar, default_value) */
-		const Type *it = x, *vt = in_type(&s, 2);
-		double dv[1];
-		int64_t ost[MAXR];
-		if (!it || !vt || it->rank > 2 || in_value(g, &s, 3, dv, budget, depth) != 1)
-			return -1;
-		int ni = in_value(g, &s, 0, a, budget, depth);
-		int nv = in_value(g, &s, 2, b, budget, depth);
-		int rr = it->rank == 2 ? (int)it->dims[1] : 1;
-		if (ni < 0 || nv < 0 || (ni && rr != t->rank) || (rr && ni % rr))
-			return -1;
-		int cnt = rr ? ni / rr : 0;
-		if (nv != 1 && nv != cnt)
-			return -1;
-		strides_of(t, ost);
-		for (int64_t i = 0; i < n; i++)
-			out[i] = dv[0];
-		for (int e = 0; e < cnt; e++) {
-			int64_t f = 0;
-			for (int q = 0; q < rr; q++) {
-				int64_t v;
-				if (!dbl_i64(a[e * rr + q], &v) || v < 0 || v >= t->dims[q])
-					return -1;
-				f += v * ost[q];
-			}
-			out[f] = b[nv == 1 ? 0 : e];
-		}
-		return (int)n;
-	}
+	case O_Select: case O_SelectV2:
+		return fold_select(&f, out);
+	case O_Pack: case O_ConcatV2:
+		return fold_pack_concat(&f, out);
+	case O_SparseToDense:
+		return fold_sparse_to_dense(&f, out);
 	case O_Fill:
 		if (in_value(g, &s, 1, a, budget, depth) != 1)
 			return -1;
@@ -704,153 +934,14 @@ static int op_value(const Graph *g, const Op *p, uint32_t k, double *out,
 			out[i] = to_dtype(t->dt, a[0] + (double)i * a[2]);
 		return (int)n;
 	}
-	case O_Prod: case O_Sum: case O_Max: case O_Min: {
-		if (!x || x->rank > MAXR || type_numel(x) < 0 ||
-		    in_value(g, &s, 0, a, budget, depth) != type_numel(x))
-			return -1;
-		m = in_value(g, &s, 1, b, budget, depth);
-		if (m < 0)
-			return -1;
-		bool mask[MAXR] = {false};
-		for (int i = 0; i < m; i++) {
-			int64_t ax;
-			if (!dbl_i64(b[i], &ax) || !norm_axis(&ax, x->rank))
-				return -1;
-			mask[ax] = true;
-		}
-		for (int64_t i = 0; i < n; i++)
-			out[i] = p->opcode == O_Prod ? 1 : p->opcode == O_Sum ? 0
-				 : p->opcode == O_Max ? -HUGE_VAL : HUGE_VAL;
-		int64_t ost[MAXR];
-		strides_of(t, ost);
-		bool keep = t->rank == x->rank;
-		for (int64_t f = 0; f < type_numel(x); f++) {
-			unflatten(x, f, idx);
-			int64_t o = 0;
-			for (int i = 0, q = 0; i < x->rank; i++) {
-				if (mask[i] && !keep)
-					continue;
-				o += (mask[i] ? 0 : idx[i]) * ost[q++];
-			}
-			if (o < 0 || o >= n)
-				return -1;
-			double v = a[f];
-			switch (p->opcode) {
-			case O_Prod: out[o] *= v; break;
-			case O_Sum: out[o] += v; break;
-			case O_Max: if (v > out[o]) out[o] = v; break;
-			default: if (v < out[o]) out[o] = v; break;
-			}
-		}
-		return (int)n;
-	}
-	case O_Unpack: {
-		if (!x || x->rank > MAXR || type_numel(x) < 0 ||
-		    in_value(g, &s, 0, a, budget, depth) != type_numel(x))
-			return -1;
-		int64_t ax = op_get_int(g, p, "axis", 0);
-		if (!norm_axis(&ax, x->rank))
-			return -1;
-		for (int64_t f = 0, o = 0; f < type_numel(x); f++) {
-			unflatten(x, f, idx);
-			if (idx[ax] == (int64_t)k && o < n)
-				out[o++] = a[f];
-		}
-		return (int)n;
-	}
-	case O_GatherV2: {
-		const Type *it = in_type(&s, 1);
-		if (!x || !it || x->rank > MAXR || it->rank > MAXR ||
-		    type_numel(x) < 0 || type_numel(it) < 0 ||
-		    in_value(g, &s, 0, a, budget, depth) != type_numel(x) ||
-		    in_value(g, &s, 1, b, budget, depth) != type_numel(it))
-			return -1;
-		double av[1];
-		if (in_value(g, &s, 2, av, budget, depth) != 1)
-			return -1;
-		int64_t ax, xst[MAXR];
-		if (!dbl_i64(av[0], &ax) || !norm_axis(&ax, x->rank) ||
-		    t->rank != x->rank - 1 + it->rank)
-			return -1;
-		strides_of(x, xst);
-		for (int64_t i = 0; i < n; i++) {
-			unflatten(t, i, idx);
-			int64_t ii = 0, ist[MAXR];
-			strides_of(it, ist);
-			for (int q = 0; q < it->rank; q++)
-				ii += idx[ax + q] * ist[q];
-			if (ii < 0 || ii >= type_numel(it))
-				return -1;
-			int64_t sel;
-			if (!dbl_i64(b[ii], &sel) || sel < 0 || sel >= x->dims[ax])
-				return -1;
-			int64_t f = 0;
-			for (int q = 0; q < x->rank; q++) {
-				int64_t v = q < ax ? idx[q] : q == ax ? sel
-					   : idx[q - 1 + it->rank];
-				f += v * xst[q];
-			}
-			if (f < 0 || f >= type_numel(x))
-				return -1;
-			out[i] = a[f];
-		}
-		return (int)n;
-	}
-	case O_Slice: case O_StridedSlice: {
-		if (!x || x->rank > MAXR || type_numel(x) < 0 || type_numel(x) > VMAX ||
-		    in_value(g, &s, 0, a, budget, depth) != type_numel(x))
-			return -1;
-		int64_t bg[MAXR], en[MAXR], st[MAXR], xst[MAXR], sel[MAXR];
-		int nb = 0;
-		double v[MAXR];
-		m = in_value(g, &s, 1, v, budget, depth);
-		if (m < 0 || m > MAXR)
-			return -1;
-		for (int i = 0; i < m; i++)
-			if (!dbl_i64(v[i], &bg[i]))
-				return -1;
-		nb = m;
-		if (in_value(g, &s, 2, v, budget, depth) != nb)
-			return -1;
-		for (int i = 0; i < nb; i++)
-			if (!dbl_i64(v[i], &en[i]))
-				return -1;
-		strides_of(x, xst);
-		if (p->opcode == O_Slice) {
-			if (nb != x->rank || t->rank != x->rank)
-				return -1;
-			for (int64_t i = 0; i < n; i++) {
-				unflatten(t, i, idx);
-				int64_t f = 0;
-				for (int q = 0; q < x->rank; q++)
-					f += (bg[q] + idx[q]) * xst[q];
-				if (f < 0 || f >= type_numel(x))
-					return -1;
-				out[i] = a[f];
-			}
-			return (int)n;
-		}
-		if (in_value(g, &s, 3, v, budget, depth) != nb)
-			return -1;
-		for (int i = 0; i < nb; i++)
-			if (!dbl_i64(v[i], &st[i]))
-				return -1;
-		SSlice ss;
-		if (ss_spec(g, p, x, bg, en, st, nb, &ss, NULL, 0) != 0 ||
-		    ss.nfinal != t->rank)
-			return -1;
-		for (int64_t i = 0; i < n; i++) {
-			int64_t f = 0;
-			unflatten(t, i, idx);
-			ss_index(&ss, x->rank, idx, sel);
-			for (int q = 0; q < x->rank; q++)
-				f += sel[q] * xst[q];
-			if (f < 0 || f >= type_numel(x))
-				return -1;
-			out[i] = a[f];
-		}
-		return (int)n;
-	}
+	case O_Prod: case O_Sum: case O_Max: case O_Min:
+		return fold_reduce(&f, out);
+	case O_Unpack:
+		return fold_unpack(&f, out);
+	case O_GatherV2:
+		return fold_gather(&f, out);
+	case O_Slice: case O_StridedSlice:
+		return fold_slice(&f, out);
 	}
 	return -1;
 }
@@ -1363,7 +1454,7 @@ static int sh_pool(Ctx *c, int fn)
 	return 0;
 }
 
-static int sh_matmul(Ctx *c)
+static int sh_matmul(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0), *y = in_type(&c->in, 1);
 	if (!x || !y)
@@ -1381,7 +1472,7 @@ static int sh_matmul(Ctx *c)
 	return 0;
 }
 
-static int sh_batchmatmul(Ctx *c)
+static int sh_batchmatmul(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0), *y = in_type(&c->in, 1);
 	if (!x || !y)
@@ -1432,8 +1523,9 @@ static bool keep_dims(const Graph *g, const Op *op)
 	return op_get_bool(g, op, "keep_dims", op_get_bool(g, op, "keepdims", false));
 }
 
-static int sh_reduce(Ctx *c, bool argmax)
+static int sh_reduce(Ctx *c, int fn)
 {
+	bool argmax = fn == SH_ARGMAX;
 	const Type *x = in_type(&c->in, 0);
 	if (!x)
 		return 1;
@@ -1458,7 +1550,7 @@ static int sh_reduce(Ctx *c, bool argmax)
 	return 0;
 }
 
-static int sh_reshape(Ctx *c)
+static int sh_reshape(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	if (!x)
@@ -1496,7 +1588,7 @@ static int sh_reshape(Ctx *c)
 	return 0;
 }
 
-static int sh_transpose(Ctx *c)
+static int sh_transpose(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	if (!x)
@@ -1518,7 +1610,7 @@ static int sh_transpose(Ctx *c)
 	return 0;
 }
 
-static int sh_expanddims(Ctx *c)
+static int sh_expanddims(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	int64_t a;
@@ -1536,7 +1628,7 @@ static int sh_expanddims(Ctx *c)
 	return 0;
 }
 
-static int sh_squeeze(Ctx *c)
+static int sh_squeeze(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	if (!x || x->rank > MAXR)
@@ -1569,7 +1661,7 @@ static int sh_squeeze(Ctx *c)
 	return 0;
 }
 
-static int sh_broadcastto(Ctx *c)
+static int sh_broadcastto(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	if (!x)
@@ -1590,7 +1682,7 @@ static int sh_broadcastto(Ctx *c)
 	return 0;
 }
 
-static int sh_gather(Ctx *c)
+static int sh_gather(Ctx *c, int fn)
 {
 	const Type *p = in_type(&c->in, 0), *ix = in_type(&c->in, 1);
 	int64_t a;
@@ -1615,7 +1707,7 @@ static int sh_gather(Ctx *c)
 	return 0;
 }
 
-static int sh_concat(Ctx *c)
+static int sh_concat(Ctx *c, int fn)
 {
 	uint32_t n = c->in.n - 1;
 	int64_t a;
@@ -1657,8 +1749,9 @@ static int sh_concat(Ctx *c)
 	return 0;
 }
 
-static int sh_split(Ctx *c, bool v)
+static int sh_split(Ctx *c, int fn)
 {
+	bool v = fn == SH_SPLITV;
 	const Type *x = in_type(&c->in, v ? 0 : 1);
 	int64_t a;
 	if (!x || x->rank > MAXR || !const_int(c->g, &c->in, v ? 2 : 0, &a))
@@ -1713,7 +1806,7 @@ static int sh_split(Ctx *c, bool v)
 	return 0;
 }
 
-static int sh_pack(Ctx *c)
+static int sh_pack(Ctx *c, int fn)
 {
 	const Type *x0 = in_type(&c->in, 0);
 	if (!x0 || x0->rank >= MAXR)
@@ -1738,8 +1831,9 @@ static int sh_pack(Ctx *c)
 	return 0;
 }
 
-static int sh_fbn(Ctx *c, bool grad)
+static int sh_fbn(Ctx *c, int fn)
 {
+	bool grad = fn == SH_FBNGRAD;
 	const Type *x = in_type(&c->in, grad ? 1 : 0);
 	const Type *sc = in_type(&c->in, grad ? 2 : 1);
 	if (!x || !sc)
@@ -1772,8 +1866,9 @@ static int sh_fbn(Ctx *c, bool grad)
 	return 0;
 }
 
-static int sh_sce(Ctx *c, bool sparse)
+static int sh_sce(Ctx *c, int fn)
 {
+	bool sparse = c->op->opcode == O_SparseSoftmaxCrossEntropyWithLogits;
 	const Type *f = in_type(&c->in, 0), *l = in_type(&c->in, 1);
 	if (!f || !l)
 		return 1;
@@ -1796,7 +1891,7 @@ static int sh_sce(Ctx *c, bool sparse)
 	return 0;
 }
 
-static int sh_apply(Ctx *c)
+static int sh_apply(Ctx *c, int fn)
 {
 	const Type *v = in_type(&c->in, 0);
 	uint32_t n = c->in.n, gi = n - 1;
@@ -1827,7 +1922,7 @@ ok:
 
 /* Placeholder, VariableV2: the `shape` attribute (a type or a list of
  * sizes, -1 unknown) and `dtype`. */
-static int sh_declared(Ctx *c)
+static int sh_declared(Ctx *c, int fn)
 {
 	const Value *s = op_get(c->g, c->op, "shape");
 	DType dt;
@@ -1847,7 +1942,7 @@ static int sh_declared(Ctx *c)
 	return 0;
 }
 
-static int sh_const(Ctx *c)
+static int sh_const(Ctx *c, int fn)
 {
 	DType dt;
 	if (!attr_dtype(c->g, c->op, "dtype", &dt))
@@ -1923,7 +2018,7 @@ static int sh_pad_slice_tile(Ctx *c, int fn)
 	return 0;
 }
 
-static int sh_select(Ctx *c)
+static int sh_select(Ctx *c, int fn)
 {
 	const Type *cd = in_type(&c->in, 0), *t = in_type(&c->in, 1),
 		   *e = in_type(&c->in, 2);
@@ -1960,7 +2055,7 @@ static int sh_select(Ctx *c)
 	return 0;
 }
 
-static int sh_range(Ctx *c)
+static int sh_range(Ctx *c, int fn)
 {
 	double v[3][VMAX];
 	for (uint32_t k = 0; k < 3; k++)
@@ -1985,7 +2080,7 @@ static int sh_range(Ctx *c)
 	return 0;
 }
 
-static int sh_stridedslice(Ctx *c)
+static int sh_stridedslice(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	if (!x || x->rank > MAXR)
@@ -2005,7 +2100,7 @@ static int sh_stridedslice(Ctx *c)
 	return 0;
 }
 
-static int sh_unpack(Ctx *c)
+static int sh_unpack(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	if (!x || x->rank > MAXR)
@@ -2027,7 +2122,7 @@ static int sh_unpack(Ctx *c)
 	return 0;
 }
 
-static int sh_gathernd(Ctx *c)
+static int sh_gathernd(Ctx *c, int fn)
 {
 	const Type *p = in_type(&c->in, 0), *ix = in_type(&c->in, 1);
 	if (!p || !ix || p->rank > MAXR || ix->rank > MAXR)
@@ -2051,7 +2146,7 @@ static int sh_gathernd(Ctx *c)
 	return 0;
 }
 
-static int sh_depthtospace(Ctx *c)
+static int sh_depthtospace(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	if (!x)
@@ -2091,8 +2186,9 @@ static int sh_depthtospace(Ctx *c)
 
 /* SpaceToBatchND (input, block_shape, paddings) and BatchToSpaceND
  * (input, block_shape, crops). */
-static int sh_spacebatch(Ctx *c, bool to_batch)
+static int sh_spacebatch(Ctx *c, int fn)
 {
+	bool to_batch = fn == SH_SPACETOBATCH;
 	const Type *x = in_type(&c->in, 0);
 	int64_t bl[MAXR], pc[2 * MAXR], d[MAXR];
 	if (!x || x->rank > MAXR)
@@ -2148,7 +2244,7 @@ static int sh_spacebatch(Ctx *c, bool to_batch)
 	return 0;
 }
 
-static int sh_resize(Ctx *c)
+static int sh_resize(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	int64_t v[2], d[4];
@@ -2169,7 +2265,7 @@ static int sh_resize(Ctx *c)
 	return 0;
 }
 
-static int sh_sparsetodense(Ctx *c)
+static int sh_sparsetodense(Ctx *c, int fn)
 {
 	const Type *vals = in_type(&c->in, 2);
 	int64_t d[MAXR];
@@ -2185,7 +2281,7 @@ static int sh_sparsetodense(Ctx *c)
 	return 0;
 }
 
-static int sh_topk(Ctx *c)
+static int sh_topk(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0);
 	int64_t k, d[MAXR];
@@ -2204,7 +2300,7 @@ static int sh_topk(Ctx *c)
 	return 0;
 }
 
-static int sh_segmentsum(Ctx *c)
+static int sh_segmentsum(Ctx *c, int fn)
 {
 	const Type *x = in_type(&c->in, 0), *ids = in_type(&c->in, 1);
 	int64_t n, d[MAXR];
@@ -2227,228 +2323,195 @@ static int sh_segmentsum(Ctx *c)
 	return 0;
 }
 
-static int infer(Ctx *c, int fn)
+static int sh_none(Ctx *c, int fn)
 {
-	const Ins *s = &c->in;
-	const Type *x = in_type(s, 0), *y;
-	int64_t d[MAXR];
-	switch (fn) {
-	case SH_NONE:
+	return 1;
+}
+
+static int sh_noop(Ctx *c, int fn)
+{
+	return 0;
+}
+
+/* Unary element-wise, softmax: the input's type. */
+static int sh_unary(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
 		return 1;
-	case SH_NOOP:
-		return 0;
-	case SH_UNARY:
-	case SH_SOFTMAX:
-		if (!x)
+	if (fn == SH_SOFTMAX && x->rank < 1)
+		return fail(c, "logits must have rank 1 or more");
+	set_out(c, 0, x->dt, x->rank, x->dims);
+	return 0;
+}
+
+/* Binary element-wise with broadcasting; comparisons and logical ops
+ * give bool. */
+static int sh_binary(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0), *y = in_type(&c->in, 1);
+	int64_t d[MAXR];
+	if (!x || !y || x->rank > MAXR || y->rank > MAXR)
+		return 1;
+	if (same_dtype(c, x, y) < 0)
+		return -1;
+	if (fn == SH_LOGICAL && x->dt != DT_BOOL)
+		return fail(c, "inputs must be bool, not %s", dtype_name(x->dt));
+	int r = broadcast(c, x, y, d);
+	if (r < 0)
+		return -1;
+	set_out(c, 0, fn == SH_BINARY ? x->dt : DT_BOOL, r, d);
+	return 0;
+}
+
+/* AddN, the element-wise gradients: inputs of one shape. */
+static int sh_nary(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0);
+	int64_t d[MAXR];
+	if (!x || x->rank > MAXR)
+		return 1;
+	if (x->rank > 0)
+		memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
+	for (uint32_t k = 1; k < c->in.n; k++) {
+		const Type *y = in_type(&c->in, k);
+		if (!y)
 			return 1;
-		if (fn == SH_SOFTMAX && x->rank < 1)
-			return fail(c, "logits must have rank 1 or more");
-		set_out(c, 0, x->dt, x->rank, x->dims);
-		return 0;
-	case SH_BINARY: {
-		y = in_type(s, 1);
-		if (!x || !y || x->rank > MAXR || y->rank > MAXR)
-			return 1;
-		if (same_dtype(c, x, y) < 0)
+		Type cur = {x->dt, x->rank, d};
+		if (same_dtype(c, x, y) < 0 || merge_shape(c, &cur, y, d) < 0)
 			return -1;
-		int r = broadcast(c, x, y, d);
-		if (r < 0)
-			return -1;
-		set_out(c, 0, x->dt, r, d);
-		return 0;
 	}
-	case SH_ELEMGRAD:
-	case SH_NARY:
-		if (!x || x->rank > MAXR)
+	set_out(c, 0, x->dt, x->rank, d);
+	return 0;
+}
+
+static int sh_biasadd(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0), *y = in_type(&c->in, 1);
+	if (!x || !y)
+		return 1;
+	if (x->rank < 2)
+		return fail(c, "value must have rank 2 or more");
+	if (need_rank(c, y, 1, "bias") < 0 || same_dtype(c, x, y) < 0)
+		return -1;
+	int cd = is_nchw(c->g, c->op) ? 1 : x->rank - 1;
+	int64_t ch;
+	if (merge_dim(c, x->dims[cd], y->dims[0], &ch, "channels of value and bias") < 0)
+		return -1;
+	set_out(c, 0, x->dt, x->rank, x->dims);
+	return 0;
+}
+
+static int sh_biasaddgrad(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
+		return 1;
+	if (x->rank < 2)
+		return fail(c, "out_backprop must have rank 2 or more");
+	set_out(c, 0, x->dt, 1, &x->dims[is_nchw(c->g, c->op) ? 1 : x->rank - 1]);
+	return 0;
+}
+
+static int sh_identityn(Ctx *c, int fn)
+{
+	for (uint32_t k = 0; k < c->nout; k++) {
+		const Type *y = in_type(&c->in, k);
+		if (!y)
 			return 1;
-		if (x->rank > 0)
-			memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
-		for (uint32_t k = 1; k < s->n; k++) {
-			y = in_type(s, k);
-			if (!y)
-				return 1;
-			Type cur = {x->dt, x->rank, d};
-			if (same_dtype(c, x, y) < 0 || merge_shape(c, &cur, y, d) < 0)
-				return -1;
-		}
-		set_out(c, 0, x->dt, x->rank, d);
-		return 0;
-	case SH_PLACEHOLDER:
-	case SH_VARIABLE:
-		return sh_declared(c);
-	case SH_CONST:
-		return sh_const(c);
-	case SH_MATMUL:
-		return sh_matmul(c);
-	case SH_BATCHMATMUL:
-		return sh_batchmatmul(c);
-	case SH_CONV2D: case SH_CONV2D_BI: case SH_CONV2D_BF:
-	case SH_DWCONV: case SH_DWCONV_BI: case SH_DWCONV_BF:
-		return sh_conv(c, fn);
-	case SH_BIASADD: {
-		y = in_type(s, 1);
-		if (!x || !y)
-			return 1;
-		if (x->rank < 2)
-			return fail(c, "value must have rank 2 or more");
-		if (need_rank(c, y, 1, "bias") < 0 || same_dtype(c, x, y) < 0)
-			return -1;
-		int cd = is_nchw(c->g, c->op) ? 1 : x->rank - 1;
-		int64_t ch;
-		if (merge_dim(c, x->dims[cd], y->dims[0], &ch, "channels of value and bias") < 0)
-			return -1;
-		set_out(c, 0, x->dt, x->rank, x->dims);
-		return 0;
+		set_out(c, k, y->dt, y->rank, y->dims);
 	}
-	case SH_BIASADDGRAD:
-		if (!x)
-			return 1;
-		if (x->rank < 2)
-			return fail(c, "out_backprop must have rank 2 or more");
-		set_out(c, 0, x->dt, 1,
-			&x->dims[is_nchw(c->g, c->op) ? 1 : x->rank - 1]);
-		return 0;
-	case SH_POOL: case SH_MAXPOOLGRAD: case SH_AVGPOOLGRAD:
-		return sh_pool(c, fn);
-	case SH_FBN:
-	case SH_FBNGRAD:
-		return sh_fbn(c, fn == SH_FBNGRAD);
-	case SH_REDUCE:
-	case SH_ARGMAX:
-		return sh_reduce(c, fn == SH_ARGMAX);
-	case SH_RESHAPE:
-		return sh_reshape(c);
-	case SH_TRANSPOSE:
-		return sh_transpose(c);
-	case SH_EXPANDDIMS:
-		return sh_expanddims(c);
-	case SH_SQUEEZE:
-		return sh_squeeze(c);
-	case SH_BROADCASTTO:
-		return sh_broadcastto(c);
-	case SH_GATHER:
-		return sh_gather(c);
-	case SH_CONCAT:
-		return sh_concat(c);
-	case SH_SPLIT:
-	case SH_SPLITV:
-		return sh_split(c, fn == SH_SPLITV);
-	case SH_PACK:
-		return sh_pack(c);
-	case SH_SCE:
-		return sh_sce(c, c->op->opcode == O_SparseSoftmaxCrossEntropyWithLogits);
-	case SH_APPLY:
-		return sh_apply(c);
-	case SH_IDENTITYN:
-		for (uint32_t k = 0; k < c->nout; k++) {
-			y = in_type(s, k);
-			if (!y)
-				return 1;
-			set_out(c, k, y->dt, y->rank, y->dims);
-		}
-		return 0;
-	case SH_SHAPE: {
-		DType dt;
-		if (!x)
-			return 1;
-		if (!attr_dtype(c->g, c->op, "out_type", &dt))
-			dt = DT_I32;
-		int64_t r = x->rank;
-		set_out(c, 0, dt, 1, &r);
-		return 0;
-	}
-	case SH_CAST: {
-		DType dt;
-		if (!x || !attr_dtype(c->g, c->op, "DstT", &dt))
-			return 1;
-		set_out(c, 0, dt, x->rank, x->dims);
-		return 0;
-	}
-	case SH_PAD: case SH_SLICE: case SH_TILE:
-		return sh_pad_slice_tile(c, fn);
-	case SH_COMPARE:
-	case SH_LOGICAL: {
-		y = in_type(s, 1);
-		if (!x || !y || x->rank > MAXR || y->rank > MAXR)
-			return 1;
-		if (same_dtype(c, x, y) < 0)
-			return -1;
-		if (fn == SH_LOGICAL && x->dt != DT_BOOL)
-			return fail(c, "inputs must be bool, not %s", dtype_name(x->dt));
-		int r = broadcast(c, x, y, d);
-		if (r < 0)
-			return -1;
-		set_out(c, 0, DT_BOOL, r, d);
-		return 0;
-	}
-	case SH_SELECT:
-		return sh_select(c);
-	case SH_RANK:
-		if (!x)
-			return 1;
-		set_out(c, 0, DT_I32, 0, NULL);
-		return 0;
-	case SH_SIZE: {
-		DType dt;
-		if (!x)
-			return 1;
-		if (!attr_dtype(c->g, c->op, "out_type", &dt))
-			dt = DT_I32;
-		set_out(c, 0, dt, 0, NULL);
-		return 0;
-	}
-	case SH_RANGE:
-		return sh_range(c);
-	case SH_STRIDEDSLICE:
-		return sh_stridedslice(c);
-	case SH_UNPACK:
-		return sh_unpack(c);
-	case SH_GATHERND:
-		return sh_gathernd(c);
-	case SH_DEPTHTOSPACE:
-		return sh_depthtospace(c);
-	case SH_SPACETOBATCH:
-	case SH_BATCHTOSPACE:
-		return sh_spacebatch(c, fn == SH_SPACETOBATCH);
-	case SH_RESIZE:
-		return sh_resize(c);
-	case SH_SPARSETODENSE:
-		return sh_sparsetodense(c);
-	case SH_TOPK:
-		return sh_topk(c);
-	case SH_SEGMENTSUM:
-		return sh_segmentsum(c);
-	case SH_RANDOM: {
-		DType dt = DT_F32;
-		int n = const_ints(c->g, s, 0, d, MAXR);
-		if (n < 0)
-			return 1;
+	return 0;
+}
+
+/* Shape (a vector of the rank), Size and Rank (scalars): out_type, i32. */
+static int sh_shape(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0);
+	DType dt = DT_I32;
+	if (!x)
+		return 1;
+	if (fn != SH_RANK && !attr_dtype(c->g, c->op, "out_type", &dt))
+		dt = DT_I32;
+	int64_t r = x->rank;
+	set_out(c, 0, dt, fn == SH_SHAPE, &r);
+	return 0;
+}
+
+static int sh_cast(Ctx *c, int fn)
+{
+	const Type *x = in_type(&c->in, 0);
+	DType dt;
+	if (!x || !attr_dtype(c->g, c->op, "DstT", &dt))
+		return 1;
+	set_out(c, 0, dt, x->rank, x->dims);
+	return 0;
+}
+
+/* RandomUniform(shape) and Fill(dims, value): the shape a constant. */
+static int sh_random_fill(Ctx *c, int fn)
+{
+	const Type *y = in_type(&c->in, 1);
+	int64_t d[MAXR];
+	DType dt = DT_F32;
+	int n = const_ints(c->g, &c->in, 0, d, MAXR);
+	if (n < 0 || (fn == SH_FILL && !y))
+		return 1;
+	if (fn == SH_FILL) {
+		if (y->rank != 0)
+			return fail(c, "value must be a scalar");
+		dt = y->dt;
+	} else {
 		if (op_get(c->g, c->op, "dtype") &&
 		    !attr_dtype(c->g, c->op, "dtype", &dt))
 			return 1;
 		if (dt != DT_F32 && dt != DT_F16 && dt != DT_BF16 && dt != DT_F64)
 			return fail(c, "dtype must be a floating-point type");
-		for (int i = 0; i < n; i++)
-			if (d[i] < 0)
-				return fail(c, "shape must not be negative");
-		set_out(c, 0, dt, n, d);
-		return 0;
 	}
-	case SH_FILL: {
-		y = in_type(s, 1);
-		int n = const_ints(c->g, s, 0, d, MAXR);
-		if (!y || n < 0)
-			return 1;
-		if (y->rank != 0)
-			return fail(c, "value must be a scalar");
-		for (int i = 0; i < n; i++)
-			if (d[i] < 0)
-				return fail(c, "dims must not be negative");
-		set_out(c, 0, y->dt, n, d);
-		return 0;
-	}
-	}
-	return 1;
+	for (int i = 0; i < n; i++)
+		if (d[i] < 0)
+			return fail(c, fn == SH_FILL ? "dims must not be negative"
+						    : "shape must not be negative");
+	set_out(c, 0, dt, n, d);
+	return 0;
+}
+
+/* The shape function of every SH_ kind (ops.def's SHAPE column). */
+static int (*const shape_fns[SH_COUNT])(Ctx *c, int fn) = {
+	[SH_NONE] = sh_none, [SH_NOOP] = sh_noop,
+	[SH_UNARY] = sh_unary, [SH_SOFTMAX] = sh_unary,
+	[SH_BINARY] = sh_binary, [SH_COMPARE] = sh_binary,
+	[SH_LOGICAL] = sh_binary, [SH_ELEMGRAD] = sh_nary, [SH_NARY] = sh_nary,
+	[SH_PLACEHOLDER] = sh_declared, [SH_VARIABLE] = sh_declared,
+	[SH_CONST] = sh_const, [SH_MATMUL] = sh_matmul,
+	[SH_BATCHMATMUL] = sh_batchmatmul,
+	[SH_CONV2D] = sh_conv, [SH_CONV2D_BI] = sh_conv, [SH_CONV2D_BF] = sh_conv,
+	[SH_DWCONV] = sh_conv, [SH_DWCONV_BI] = sh_conv, [SH_DWCONV_BF] = sh_conv,
+	[SH_BIASADD] = sh_biasadd, [SH_BIASADDGRAD] = sh_biasaddgrad,
+	[SH_POOL] = sh_pool, [SH_MAXPOOLGRAD] = sh_pool, [SH_AVGPOOLGRAD] = sh_pool,
+	[SH_FBN] = sh_fbn, [SH_FBNGRAD] = sh_fbn,
+	[SH_REDUCE] = sh_reduce, [SH_ARGMAX] = sh_reduce,
+	[SH_RESHAPE] = sh_reshape, [SH_TRANSPOSE] = sh_transpose,
+	[SH_EXPANDDIMS] = sh_expanddims, [SH_SQUEEZE] = sh_squeeze,
+	[SH_BROADCASTTO] = sh_broadcastto, [SH_GATHER] = sh_gather,
+	[SH_CONCAT] = sh_concat, [SH_SPLIT] = sh_split, [SH_SPLITV] = sh_split,
+	[SH_PACK] = sh_pack, [SH_SCE] = sh_sce, [SH_APPLY] = sh_apply,
+	[SH_IDENTITYN] = sh_identityn, [SH_SHAPE] = sh_shape,
+	[SH_RANK] = sh_shape, [SH_SIZE] = sh_shape, [SH_CAST] = sh_cast,
+	[SH_PAD] = sh_pad_slice_tile, [SH_SLICE] = sh_pad_slice_tile,
+	[SH_TILE] = sh_pad_slice_tile, [SH_SELECT] = sh_select,
+	[SH_RANGE] = sh_range, [SH_STRIDEDSLICE] = sh_stridedslice,
+	[SH_UNPACK] = sh_unpack, [SH_GATHERND] = sh_gathernd,
+	[SH_DEPTHTOSPACE] = sh_depthtospace,
+	[SH_SPACETOBATCH] = sh_spacebatch, [SH_BATCHTOSPACE] = sh_spacebatch,
+	[SH_RESIZE] = sh_resize, [SH_SPARSETODENSE] = sh_sparsetodense,
+	[SH_TOPK] = sh_topk, [SH_SEGMENTSUM] = sh_segmentsum,
+	[SH_RANDOM] = sh_random_fill, [SH_FILL] = sh_random_fill,
+};
+
+static int infer(Ctx *c, int fn)
+{
+	return shape_fns[fn] ? shape_fns[fn](c, fn) : 1;
 }
 
 int op_num_outputs(const Graph *g, const Op *op)
