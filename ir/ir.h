@@ -546,7 +546,7 @@ Cluster *cluster_read_yaml(Arena *a, const char *path, Diag *d);
 Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
 			    size_t len, Diag *d);
 
-/* ---- ops.c (table in ops.def) ------------------------------------------ */
+/* ---- ops.c, infer.c, fold.c, dims.c (table in ops.def) ------------------ */
 #define OPC_UNKNOWN (-1)
 /* Opcodes: O_MatMul, O_Transfer, ... in ops.def order. */
 enum OpCode {
