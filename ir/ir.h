@@ -602,7 +602,7 @@ Cluster *cluster_read_yaml(Arena *a, const char *path, Diag *d);
 Cluster *cluster_parse_yaml(Arena *a, const char *path, const char *text,
 			    size_t len, Diag *d);
 
-/* ---- ops.c (table in ops.def) ------------------------------------------ */
+/* ---- ops.c, infer.c, fold.c, dims.c (table in ops.def) ------------------ */
 #define OPC_UNKNOWN (-1)
 /* Opcodes: O_MatMul, O_Transfer, ... in ops.def order. */
 enum OpCode {
@@ -628,6 +628,20 @@ enum {
 	OPF_COMM = 1 << 7,       /* pcc's Transfer, AllReduce: occupy links (docs/plan.md) */
 };
 
+/* The kinds of per-op dimension rule (dims.def; ops.def names one of
+ * each per op). */
+typedef enum BatchRule {
+#define BATCH_RULE(n, s, d) BR_##n,
+#include "dims.def"
+	BR_COUNT
+} BatchRule;
+
+typedef enum PartRule {
+#define PART_RULE(n, d) PT_##n,
+#include "dims.def"
+	PT_COUNT
+} PartRule;
+
 typedef struct OpInfo {
 	const char *name;        /* TensorFlow op name */
 	int min_in, max_in;      /* max_in < 0: variadic */
@@ -635,6 +649,8 @@ typedef struct OpInfo {
 	OpClass cls;
 	SplitCat split;
 	unsigned flags;          /* OPF_* */
+	BatchRule batch;         /* how batch slices flow through it */
+	PartRule part;           /* how the split pass partitions it */
 	const char *doc;         /* one line */
 } OpInfo;
 
@@ -672,6 +688,17 @@ double op_bytes_moved(const Graph *g, const Op *op);
  * dimension for SPLIT_CONCAT/SPLIT_SUM ops, plus channel / output-feature
  * dimensions where the op allows); returns how many were written. */
 int op_split_dims(const Graph *g, const Op *op, int *dims, int max);
+/* The output-0 dimensions a part of op may take in the split pass:
+ * op_split_dims, and the filter's channels of a filter gradient. */
+int op_part_dims(const Graph *g, const Op *op, int *dims, int max);
+/* How op's inputs slice when its output 0 is split along p (ops.def
+ * PART): in_dim[i] a dimension of op->in[i], or -1 for the whole input;
+ * *shape the input holding the output's shape (rewritten per part), or
+ * -1.  in_dim holds op->nin entries.  False: no part along p. */
+bool op_part_inputs(const Graph *g, const Op *op, int p, int *in_dim,
+		    int *shape);
+/* The name of a batch rule (dims.def), for reports. */
+const char *batch_rule_str(BatchRule r);
 /* The op table's OPF_* flags of op (0 for a type it does not know). */
 unsigned op_flags(const Op *op);
 /* The role op plays: its @role, else what the op table's flags say

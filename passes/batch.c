@@ -741,101 +741,14 @@ static bool opaque(Ctx *c)
 
 /* ---- the rule of every op ------------------------------------------------ */
 
-/* Which replica rule an op of the table follows (docs/plan.md lists
- * them).  R_NONE: explicitly none, the op needs its whole input (a
- * collective, an update, a shape or index computation that mixes the
- * batch); its batch-carrying inputs are gathered and its outputs
- * re-split.  R_UNKNOWN: no decision — the unit test over ops.def fails
- * on one. */
-typedef enum Rule {
-	R_UNKNOWN, R_NONE, R_SOURCE, R_ELEMWISE, R_MATMUL, R_BATCHMATMUL,
-	R_FUSEDMATMUL, R_BATCH0, R_BACKPROP_INPUT, R_AVGPOOLGRAD,
-	R_MAXPOOLGRAD, R_BACKPROP_FILTER, R_BIASADD, R_BIASADDGRAD, R_FBN,
-	R_FBNGRAD, R_XENT, R_SOFTMAX, R_REDUCE, R_RESHAPE, R_SHAPE, R_RANK,
-	R_ARGMAX, R_TRANSPOSE, R_EXPANDDIMS, R_SQUEEZE, R_CONCAT, R_PACK,
-	R_UNPACK, R_SPLIT, R_SLICE, R_STRIDEDSLICE, R_GATHER, R_BROADCASTTO,
-	R_TOPK, R_SEGMENTSUM, R_COUNT
-} Rule;
-
-static const char *const rule_names[R_COUNT] = {
-	NULL, "none", "source", "elementwise", "matmul", "batch-matmul",
-	"fused-matmul", "batch0", "backprop-input", "avgpool-grad",
-	"maxpool-grad", "backprop-filter", "bias-add", "bias-add-grad",
-	"batch-norm", "batch-norm-grad", "cross-entropy", "softmax", "reduce",
-	"reshape", "shape", "rank", "argmax", "transpose", "expand-dims",
-	"squeeze", "concat", "pack", "unpack", "split", "slice",
-	"strided-slice", "gather", "broadcast-to", "top-k", "segment-sum",
-};
-
-static Rule rule_of(int opcode)
-{
-	switch (opcode) {
-	case O_MatMul: return R_MATMUL;
-	case O_BatchMatMul: case O_BatchMatMulV2: return R_BATCHMATMUL;
-	case O__FusedMatMul: return R_FUSEDMATMUL;
-	case O_Conv2D: case O_DepthwiseConv2dNative: case O__FusedConv2D:
-	case O_FusedDepthwiseConv2dNative: case O_MaxPool: case O_AvgPool:
-	case O_ResizeBilinear: case O_ResizeNearestNeighbor:
-	case O_DepthToSpace: case O_SpaceToDepth:
-		return R_BATCH0;
-	case O_Conv2DBackpropInput: case O_DepthwiseConv2dNativeBackpropInput:
-		return R_BACKPROP_INPUT;
-	case O_AvgPoolGrad: return R_AVGPOOLGRAD;
-	case O_MaxPoolGrad: return R_MAXPOOLGRAD;
-	case O_Conv2DBackpropFilter: case O_DepthwiseConv2dNativeBackpropFilter:
-		return R_BACKPROP_FILTER;
-	case O_BiasAdd: return R_BIASADD;
-	case O_BiasAddGrad: return R_BIASADDGRAD;
-	case O_FusedBatchNormV3: return R_FBN;
-	case O_FusedBatchNormGradV3: return R_FBNGRAD;
-	case O_SoftmaxCrossEntropyWithLogits:
-	case O_SparseSoftmaxCrossEntropyWithLogits:
-		return R_XENT;
-	case O_Softmax: case O_LogSoftmax: return R_SOFTMAX;
-	case O_Sum: case O_Mean: case O_Max: case O_Min: case O_Prod:
-		return R_REDUCE;
-	case O_Reshape: return R_RESHAPE;
-	case O_Shape: return R_SHAPE;
-	case O_Rank: return R_RANK;
-	case O_ArgMax: return R_ARGMAX;
-	case O_Transpose: return R_TRANSPOSE;
-	case O_ExpandDims: return R_EXPANDDIMS;
-	case O_Squeeze: return R_SQUEEZE;
-	case O_ConcatV2: return R_CONCAT;
-	case O_Pack: return R_PACK;
-	case O_Unpack: return R_UNPACK;
-	case O_Split: case O_SplitV: return R_SPLIT;
-	case O_Slice: case O_Pad: case O_PadV2: case O_MirrorPad: case O_Tile:
-		return R_SLICE;
-	case O_StridedSlice: return R_STRIDEDSLICE;
-	case O_GatherV2: return R_GATHER;
-	case O_BroadcastTo: return R_BROADCASTTO;
-	case O_TopKV2: return R_TOPK;
-	case O_UnsortedSegmentSum: return R_SEGMENTSUM;
-	/* Whole inputs only: collectives, the batch moved across
-	 * dimensions, index tensors, shapes and counts. */
-	case O_Transfer: case O_AllReduce: case O_SpaceToBatchND:
-	case O_BatchToSpaceND: case O_GatherNd: case O_Fill: case O_Range:
-	case O_Size: case O_SparseToDense: case O_RandomUniform:
-		return R_NONE;
-	default:
-		break;
-	}
-	const OpInfo *info = op_info(opcode);
-	if (!info)
-		return R_UNKNOWN;
-	if (info->flags & OPF_UPDATE)
-		return R_NONE;
-	if (info->max_in == 0)
-		return R_SOURCE;
-	if (info->cls == OC_ELEMWISE || (info->flags & OPF_NOOP))
-		return R_ELEMWISE;
-	return R_UNKNOWN;
-}
-
+/* Which replica rule an op of the table follows: ops.def's BATCH column
+ * (dims.def lists the rules; docs/plan.md and docs/passes.md describe
+ * them).  BR_NONE: the op needs its whole input; its batch-carrying
+ * inputs are gathered and its outputs re-split. */
 const char *batch_rule_name(int opcode)
 {
-	return rule_names[rule_of(opcode)];
+	const OpInfo *info = op_info(opcode);
+	return info ? batch_rule_str(info->batch) : NULL;
 }
 
 /* Replica rules for an op with at least one batch-carrying input. */
@@ -845,30 +758,30 @@ static bool batched(Ctx *c)
 	const OpInfo *info = op_info(op->opcode);
 	if (!info)
 		return opaque(c);
-	Rule r = rule_of(op->opcode);
+	BatchRule r = info->batch;
 	switch (r) {
-	case R_MATMUL:
+	case BR_MATMUL:
 		return matmul(c, false, false);
-	case R_BATCHMATMUL:
+	case BR_BATCHMATMUL:
 		return matmul(c, true, false);
-	case R_FUSEDMATMUL:
+	case BR_FUSEDMATMUL:
 		return matmul(c, false, true);
-	case R_BATCH0:
+	case BR_BATCH0:
 		return batch0(c, 0);
-	case R_BACKPROP_INPUT:
+	case BR_BACKPROP_INPUT:
 		c->b->shape_in[op->id] = 0;
 		return batch0(c, 2);
-	case R_AVGPOOLGRAD:
+	case BR_AVGPOOLGRAD:
 		c->b->shape_in[op->id] = 0;
 		return batch0(c, 1);
-	case R_MAXPOOLGRAD:
+	case BR_MAXPOOLGRAD:
 		return need(c, 0, 0, NULL) && need(c, 1, 0, NULL) && batch0(c, 2);
-	case R_BACKPROP_FILTER:
+	case BR_BACKPROP_FILTER:
 		if (!need(c, 0, 0, NULL) || !need(c, 2, 0, NULL))
 			return false;
 		set_out(c, 0, OK_PARTIAL, -1, NULL);
 		return true;
-	case R_BIASADDGRAD: {
+	case BR_BIASADDGRAD: {
 		uint32_t x = data_pos(op, 0);
 		const Type *t = in_t(c, x);
 		BIn b = bin(c, x);
@@ -878,27 +791,27 @@ static bool batched(Ctx *c)
 		set_out(c, 0, OK_PARTIAL, -1, NULL);
 		return true;
 	}
-	case R_BIASADD: {
+	case BR_BIASADD: {
 		const Type *t = in_t(c, data_pos(op, 0));
 		if (!t || bin(c, data_pos(op, 0)).dim == channel_dim(c, t->rank))
 			return false;
 		return elementwise(c);
 	}
-	case R_FBN:
+	case BR_FBN:
 		if (!batch0(c, 0))
 			return false;
 		for (uint32_t k = 1; k < op->nout; k++)
 			set_out(c, k, OK_LOCAL, -1, NULL);
 		return true;
-	case R_FBNGRAD:
+	case BR_FBNGRAD:
 		if (!need(c, 1, 0, NULL) || !batch0(c, 0))
 			return false;
 		for (uint32_t k = 1; k < op->nout; k++)
 			set_out(c, k, k <= 2 ? OK_PARTIAL : OK_LOCAL, -1, NULL);
 		return true;
-	case R_XENT:
+	case BR_XENT:
 		return xent(c);
-	case R_SOFTMAX: {
+	case BR_SOFTMAX: {
 		uint32_t x = data_pos(op, 0);
 		const Type *t = in_t(c, x);
 		BIn b = bin(c, x);
@@ -908,24 +821,24 @@ static bool batched(Ctx *c)
 		slice_in(c, x, b.dim, b.v);
 		return all_split(c, b.dim, b.v);
 	}
-	case R_REDUCE:
+	case BR_REDUCE:
 		return reduce(c);
-	case R_RESHAPE:
+	case BR_RESHAPE:
 		return reshape(c);
-	case R_SHAPE:
+	case BR_SHAPE:
 		set_out(c, 0, OK_LOCAL, -1, NULL);
 		return true;
-	case R_RANK:
+	case BR_RANK:
 		set_out(c, 0, OK_FULL, -1, NULL);
 		return true;
-	case R_ELEMWISE:
+	case BR_ELEMWISE:
 		return elementwise(c);
-	case R_BROADCASTTO:
+	case BR_BROADCASTTO:
 		if (!plain(c))
 			return false;
 		c->b->shape_in[op->id] = 1;
 		return elementwise(c);
-	case R_NONE: case R_SOURCE: case R_UNKNOWN: case R_COUNT:
+	case BR_NONE: case BR_SOURCE: case BR_COUNT:
 		return false;
 	default:
 		break;
@@ -933,19 +846,19 @@ static bool batched(Ctx *c)
 	if (!plain(c))
 		return false;
 	switch (r) {
-	case R_ARGMAX: return axis_op(c, false);
-	case R_TRANSPOSE: return transpose(c);
-	case R_EXPANDDIMS: return axis_op(c, true);
-	case R_SQUEEZE: return squeeze(c);
-	case R_CONCAT: return concat(c);
-	case R_PACK: return pack(c);
-	case R_UNPACK: return unpack(c);
-	case R_SPLIT: return split(c);
-	case R_SLICE: return slice_like(c);
-	case R_STRIDEDSLICE: return strided_slice(c);
-	case R_GATHER: return gather(c);
-	case R_TOPK: return topk(c);
-	case R_SEGMENTSUM: return segment_sum(c);
+	case BR_ARGMAX: return axis_op(c, false);
+	case BR_TRANSPOSE: return transpose(c);
+	case BR_EXPANDDIMS: return axis_op(c, true);
+	case BR_SQUEEZE: return squeeze(c);
+	case BR_CONCAT: return concat(c);
+	case BR_PACK: return pack(c);
+	case BR_UNPACK: return unpack(c);
+	case BR_SPLIT: return split(c);
+	case BR_SLICE: return slice_like(c);
+	case BR_STRIDEDSLICE: return strided_slice(c);
+	case BR_GATHER: return gather(c);
+	case BR_TOPK: return topk(c);
+	case BR_SEGMENTSUM: return segment_sum(c);
 	default: return false;
 	}
 }

@@ -31,139 +31,28 @@
 
 #define MAXD 8
 
-/* How op's inputs slice when its output is split along p: in_dim[i] (a
- * dimension of input i, or -1 for the whole input); *shape is the input
- * holding the output's shape (rewritten per part), or -1. */
+/* How op's inputs slice when its output is split along p (ops.def's
+ * PART column, op_part_inputs): in_dim[i] (a dimension of input i, or -1
+ * for the whole input); *shape is the input holding the output's shape
+ * (rewritten per part), or -1. */
 static bool rule(const Graph *g, const Op *op, int p, int *in_dim, int *shape)
 {
-	const Type *o = &op->out[0];
-	int R = o->rank;
 	*shape = -1;
 	for (uint32_t i = 0; i < op->nin; i++)
 		in_dim[i] = -1;
-	if (op->nout != 1 || p < 0 || p >= R || !type_known(o))
+	if (op->nout != 1)
 		return false;
 	for (uint32_t i = 0; i < op->nin; i++)
 		if (op->in[i].ctrl && i + 1 < op->nin && !op->in[i + 1].ctrl)
 			return false;        /* control inputs last, please */
-	const char *fmt = op_get_str(g, op, "data_format");
-	int ch = fmt && strcmp(fmt, "NCHW") == 0 ? 1 : R - 1;
-	const OpInfo *info = op_info(op->opcode);
-	switch (op->opcode) {
-	case O_MatMul: {
-		bool ta = op_get_bool(g, op, "transpose_a", false);
-		bool tb = op_get_bool(g, op, "transpose_b", false);
-		if (p == 0)
-			in_dim[0] = ta ? 1 : 0;
-		else
-			in_dim[1] = tb ? 0 : 1;
-		return true;
-	}
-	case O_BatchMatMul:
-	case O_BatchMatMulV2: {
-		bool ax = op_get_bool(g, op, "adj_x", false);
-		bool ay = op_get_bool(g, op, "adj_y", false);
-		const Type *x = &op->in[0].src->out[op->in[0].idx];
-		const Type *y = &op->in[1].src->out[op->in[1].idx];
-		if (p == R - 2) {
-			in_dim[0] = x->rank - (ax ? 1 : 2);
-		} else if (p == R - 1) {
-			in_dim[1] = y->rank - (ay ? 2 : 1);
-		} else {
-			int qx = p - (R - x->rank), qy = p - (R - y->rank);
-			if (qx >= 0 && x->dims[qx] == o->dims[p])
-				in_dim[0] = qx;
-			if (qy >= 0 && y->dims[qy] == o->dims[p])
-				in_dim[1] = qy;
-		}
-		return true;
-	}
-	case O_Conv2D:
-	case O_DepthwiseConv2dNative:
-		if (p == 0)
-			in_dim[0] = 0;
-		else if (p == ch && op->opcode == O_Conv2D)
-			in_dim[1] = 3;
-		else
-			return false;
-		return true;
-	case O_Conv2DBackpropInput:
-		*shape = 0;
-		if (p == 0)
-			in_dim[2] = 0;
-		else if (p == ch)
-			in_dim[1] = 2;
-		else
-			return false;
-		return true;
-	case O_Conv2DBackpropFilter:
-		*shape = 1;
-		if (p == 3)
-			in_dim[2] = ch;
-		else if (p == 2)
-			in_dim[0] = ch;
-		else
-			return false;
-		return true;
-	case O_MaxPool:
-	case O_AvgPool:
-		if (p != 0 && p != ch)
-			return false;
-		in_dim[0] = p;
-		return true;
-	case O_MaxPoolGrad:
-		if (p != 0 && p != ch)
-			return false;
-		in_dim[0] = in_dim[1] = in_dim[2] = p;
-		return true;
-	case O_AvgPoolGrad:
-		if (p != 0 && p != ch)
-			return false;
-		*shape = 0;
-		in_dim[1] = p;
-		return true;
-	case O_Softmax:
-	case O_LogSoftmax:
-		if (p == R - 1)
-			return false;
-		in_dim[0] = p;
-		return true;
-	case O_BiasAdd:
-		in_dim[0] = p;
-		if (p == ch)
-			in_dim[1] = 0;
-		return true;
-	default:
-		break;
-	}
-	if (!info || (info->flags & (OPF_UPDATE | OPF_SOURCE | OPF_COMM)) ||
-	    info->cls != OC_ELEMWISE)
-		return false;
-	/* Element-wise with broadcasting: full-size inputs slice along the
-	 * aligned dimension, broadcast ones stay whole. */
-	for (uint32_t i = 0; i < op->nin; i++) {
-		if (op->in[i].ctrl)
-			continue;
-		const Type *t = &op->in[i].src->out[op->in[i].idx];
-		int q = p - (R - t->rank);
-		if (q >= 0 && t->dims[q] == o->dims[p] && o->dims[p] > 1)
-			in_dim[i] = q;
-	}
-	return true;
+	return op_part_inputs(g, op, p, in_dim, shape);
 }
 
 /* The dimensions op may be split along: annotate's @split_dims, and the
- * channel dimensions of Conv2DBackpropFilter (its gradient w.r.t. the
- * filter splits along both of the filter's channel dimensions). */
+ * filter's channel dimensions of a filter gradient (op_part_dims). */
 static int split_dims(const Graph *g, const Op *op, int *dims)
 {
-	int n = op_split_dims(g, op, dims, MAXD);
-	if (op->opcode == O_Conv2DBackpropFilter && n == 0 && op->nout == 1 &&
-	    op->out[0].rank == 4) {
-		dims[n++] = 2;
-		dims[n++] = 3;
-	}
-	return n;
+	return op_part_dims(g, op, dims, MAXD);
 }
 
 typedef struct Split {

@@ -463,7 +463,7 @@ static void test_batch_rules_cover_ops(void)
 	for (int i = 0; i < op_table_size(); i++) {
 		const char *r = batch_rule_name(i);
 		if (!r)
-			fprintf(stderr, "\n  op %s has no batch rule (passes/batch.c rule_of)",
+			fprintf(stderr, "\n  op %s has no batch rule (ops.def BATCH column)",
 				op_info(i)->name);
 		CU_ASSERT_PTR_NOT_NULL(r);
 	}
