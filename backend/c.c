@@ -893,9 +893,7 @@ static bool collectives(E *e)
 		c->members = arena_alloc(e->a, sizeof(uint32_t) * (size_t)c->n);
 		bool bad = !dl || dl->kind != V_LIST || dl->list.n != (uint32_t)c->n;
 		for (int q = 0; !bad && q < c->n; q++) {
-			const Value *v = dl->list.items[q];
-			int cdv = v->kind == V_STR || v->kind == V_IDENT
-				  ? cluster_find_device(g->cluster, v->s) : -1;
+			int cdv = plan_device(g->cluster, dl->list.items[q]);
 			c->devs[q] = cdv >= 0 ? e->dev_of_cdev[cdv] : -1;
 			bad = c->devs[q] < 0;
 			for (int p = 0; !bad && p < q; p++)

@@ -2502,6 +2502,117 @@ static void output_shapes(Low *L, const Op *op, uint32_t node)
 	*node_attr(L, node, "_output_shapes") = l;
 }
 
+/* The variables that an op updates (input 0 of an update op) into
+ * L->updated; returns which ops are optimizer state (the other Ref or
+ * resource inputs of update ops: they start at 0). */
+static bool *mark_updates(Low *L)
+{
+	const Graph *g = L->g;
+	bool *slot = xcalloc(g->nops + 1, sizeof(bool));
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		const OpInfo *info = op_info(op->opcode);
+		if (op->dead || !info || !(info->flags & OPF_UPDATE))
+			continue;
+		const TfOpDef *od = tf_opdef(&L->defs, op->type);
+		for (uint32_t j = 0, k = 0; j < op->nin; j++) {
+			if (op->in[j].ctrl)
+				continue;
+			const Op *s = op->in[j].src;
+			if (s->opcode == L->opc_transfer && L->xsrc[s->id])
+				s = L->xsrc[s->id];
+			if (k == 0)
+				L->updated[s->id] = true;
+			else if (od && (int)k < od->nin &&
+				 (od->in[k].ref || od->in[k].fixed == TFDT_RESOURCE))
+				slot[s->id] = true;
+			k++;
+		}
+	}
+	return slot;
+}
+
+/* One node per op (Transfers excepted), in graph order; the names
+ * TensorFlow accepts first, so that mangled ones avoid them. */
+static void add_nodes(Low *L)
+{
+	const Graph *g = L->g;
+	names_add(L, "init");   /* pcc's own: an op of that name is renamed */
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		L->node_of[i] = NONE;
+		if (!op->dead && op->opcode != L->opc_transfer && tf_name_ok(op->name) &&
+		    strcmp(op->name, "init"))
+			names_add(L, op->name);
+	}
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || op->opcode == L->opc_transfer)
+			continue;
+		bool keep = tf_name_ok(op->name) && strcmp(op->name, "init");
+		GdNode *n = node_new(L, keep ? op->name : mangle(L, op->name),
+				     op->type, op);
+		L->node_of[i] = (uint32_t)(n - L->gd->nodes);
+		if (!keep)
+			*node_attr(L, L->node_of[i], "_pcc_name") = v_str(op->name);
+		n->device = tf_device(L, op);
+		Value *ord = op_ann(g, op, ANN_ORDER);
+		if (ord && ord->kind == V_INT)
+			n->order = ord->i;
+	}
+}
+
+/* Each op's node: its lowering, a variable's initial value, control
+ * inputs after data inputs (Transfers resolved), _output_shapes. */
+static void lower_ops(Low *L, const bool *slot)
+{
+	const Graph *g = L->g;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || op->opcode == L->opc_transfer)
+			continue;
+		uint32_t node = L->node_of[i];
+		if (!lower_op(L, op, node))
+			continue;
+		const char *nop = L->gd->nodes[node].op;
+		bool res = !strcmp(nop, "VarHandleOp");
+		if (res || !strcmp(nop, "VariableV2") || !strcmp(nop, "Variable")) {
+			if (op->nout == 1)
+				var_init(L, node, op_key(L, op), &op->out[0],
+					 slot[op->id] ? VI_ZEROS : VI_PARAM, 0, res);
+		}
+		for (uint32_t j = 0; j < op->nin; j++) {
+			if (!op->in[j].ctrl)
+				continue;
+			Ten t = resolve(L, &op->in[j]);
+			if (!has_ctrl_from(&L->gd->nodes[node], t.node))
+				node_input(L, node, t.node, 0, true);
+		}
+		bool known = op_lookup(L->gd->nodes[node].op) != OPC_UNKNOWN;
+		if (op->nout && (L->o->output_shapes || !known))
+			output_shapes(L, op, node);
+	}
+}
+
+static void low_free(Low *L)
+{
+	tf_opdefs_free(&L->defs);
+	free(L->node_of);
+	free(L->xsrc);
+	free(L->xidx);
+	free(L->updated);
+	free(L->devs);
+	for (uint32_t i = 0; i < L->ngroups; i++)
+		free(L->groups[i]);
+	free(L->groups);
+	free(L->warned);
+	free(L->pieces);
+	free(L->names);
+	free(L->vars);
+	free(L->pows);
+	free(L->consts);
+}
+
 GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 {
 	Low L = {0};
@@ -2524,84 +2635,13 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 	L.updated = xcalloc(nops + 1, sizeof(bool));
 	int before = d->nerrors;
 	bool ok = resolve_transfers(&L);
-
-	/* variables that an op updates (input 0 of an update op), and its
-	 * optimizer state (the other Ref or resource inputs: they start at 0) */
-	bool *slot = xcalloc(nops + 1, sizeof(bool));
-	for (uint32_t i = 0; i < nops && ok; i++) {
-		const Op *op = g->ops[i];
-		const OpInfo *info = op_info(op->opcode);
-		if (op->dead || !info || !(info->flags & OPF_UPDATE))
-			continue;
-		const TfOpDef *od = tf_opdef(&L.defs, op->type);
-		for (uint32_t j = 0, k = 0; j < op->nin; j++) {
-			if (op->in[j].ctrl)
-				continue;
-			const Op *s = op->in[j].src;
-			if (s->opcode == L.opc_transfer && L.xsrc[s->id])
-				s = L.xsrc[s->id];
-			if (k == 0)
-				L.updated[s->id] = true;
-			else if (od && (int)k < od->nin &&
-				 (od->in[k].ref || od->in[k].fixed == TFDT_RESOURCE))
-				slot[s->id] = true;
-			k++;
-		}
-	}
-
-	/* one node per op (Transfers excepted), in graph order; the names
-	 * TensorFlow accepts first, so that mangled ones avoid them */
-	names_add(&L, "init");   /* pcc's own: an op of that name is renamed */
-	for (uint32_t i = 0; i < nops; i++) {
-		const Op *op = g->ops[i];
-		L.node_of[i] = NONE;
-		if (!op->dead && op->opcode != L.opc_transfer && tf_name_ok(op->name) &&
-		    strcmp(op->name, "init"))
-			names_add(&L, op->name);
-	}
-	for (uint32_t i = 0; i < nops && ok; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || op->opcode == L.opc_transfer)
-			continue;
-		bool keep = tf_name_ok(op->name) && strcmp(op->name, "init");
-		GdNode *n = node_new(&L, keep ? op->name : mangle(&L, op->name),
-				     op->type, op);
-		L.node_of[i] = (uint32_t)(n - L.gd->nodes);
-		if (!keep)
-			*node_attr(&L, L.node_of[i], "_pcc_name") = v_str(op->name);
-		n->device = tf_device(&L, op);
-		Value *ord = op_ann(g, op, ANN_ORDER);
-		if (ord && ord->kind == V_INT)
-			n->order = ord->i;
-	}
+	bool *slot = ok ? mark_updates(&L) : NULL;
+	if (ok)
+		add_nodes(&L);
 	if (d->nerrors != before)
 		ok = false;
-	for (uint32_t i = 0; i < nops && ok; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || op->opcode == L.opc_transfer)
-			continue;
-		uint32_t node = L.node_of[i];
-		if (!lower_op(&L, op, node))
-			continue;
-		const char *nop = L.gd->nodes[node].op;
-		bool res = !strcmp(nop, "VarHandleOp");
-		if (res || !strcmp(nop, "VariableV2") || !strcmp(nop, "Variable")) {
-			if (op->nout == 1)
-				var_init(&L, node, op_key(&L, op), &op->out[0],
-					 slot[op->id] ? VI_ZEROS : VI_PARAM, 0, res);
-		}
-		/* control inputs after data inputs, Transfers resolved */
-		for (uint32_t j = 0; j < op->nin; j++) {
-			if (!op->in[j].ctrl)
-				continue;
-			Ten t = resolve(&L, &op->in[j]);
-			if (!has_ctrl_from(&L.gd->nodes[node], t.node))
-				node_input(&L, node, t.node, 0, true);
-		}
-		bool known = op_lookup(L.gd->nodes[node].op) != OPC_UNKNOWN;
-		if (op->nout && (o->output_shapes || !known))
-			output_shapes(&L, op, node);
-	}
+	if (ok)
+		lower_ops(&L, slot);
 	if (d->nerrors != before)
 		ok = false;
 	if (ok) {
@@ -2619,21 +2659,7 @@ GdGraph *tf_lower(const Graph *g, const TfOpts *o, Diag *d)
 			if (L.gd->nodes[i].nattr > 1)   /* LogicalAnd has none */
 				qsort(L.gd->nodes[i].attrs, L.gd->nodes[i].nattr,
 				      sizeof(GdAttr), cmp_attr);
-	tf_opdefs_free(&L.defs);
-	free(L.node_of);
-	free(L.xsrc);
-	free(L.xidx);
-	free(L.updated);
-	free(L.devs);
-	for (uint32_t i = 0; i < L.ngroups; i++)
-		free(L.groups[i]);
-	free(L.groups);
-	free(L.warned);
-	free(L.pieces);
-	free(L.names);
-	free(L.vars);
-	free(L.pows);
-	free(L.consts);
+	low_free(&L);
 	free(slot);
 	if (!ok) {
 		gd_free(L.gd);

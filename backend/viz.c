@@ -378,16 +378,8 @@ static void coll_link_bars(const EmitCtx *ctx, const Cluster *c,
 		if (id == UINT32_MAX)
 			continue;
 		const Op *op = g->ops[id];
-		Value *dl = op_get(g, op, "devices");
-		int nd = 0;
-		for (uint32_t q = 0; dl && dl->kind == V_LIST && q < dl->list.n &&
-				     nd < c->ndevs; q++) {
-			const Value *v = dl->list.items[q];
-			int d = v->kind == V_STR || v->kind == V_IDENT
-				? cluster_find_device(c, v->s) : -1;
-			if (d >= 0)
-				devs[nd++] = d;
-		}
+		int nd = plan_coll_devices(c, op_get(g, op, "devices"), devs,
+					   c->ndevs);
 		stamp++;
 		for (int p = 0; nd > 1 && p < nd; p++) {
 			int ls[2], k = route_links(c, L, devs[p], devs[(p + 1) % nd], ls);

@@ -789,6 +789,12 @@ typedef struct PlanView {
 /* The `key` of an AllReduce: the one reader of it.  False if it has none
  * (or not an integer). */
 bool plan_coll_key(const Graph *g, const Op *op, int64_t *key);
+/* The index of the device a string or identifier names in c, or -1
+ * (also for NULL). */
+int plan_device(const Cluster *c, const Value *v);
+/* The devices of a collective's `devices` list that c has, in order, at
+ * most max of them, into devs; returns how many. */
+int plan_coll_devices(const Cluster *c, const Value *list, int *devs, int max);
 /* Groups g's AllReduce ops by key.  An AllReduce without an integer key
  * is an error on d (d may be NULL: errors are then only counted).
  * Returns the number of errors; free the view with plan_view_free even

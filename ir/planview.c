@@ -52,12 +52,23 @@ static int keyid_cmp(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* The device index of a device-name value, or -1. */
-static int dev_of(const Cluster *c, const Value *v)
+int plan_device(const Cluster *c, const Value *v)
 {
 	if (!c || !v || (v->kind != V_STR && v->kind != V_IDENT))
 		return -1;
 	return cluster_find_device(c, v->s);
+}
+
+int plan_coll_devices(const Cluster *c, const Value *list, int *devs, int max)
+{
+	int n = 0;
+	for (uint32_t q = 0; list && list->kind == V_LIST && q < list->list.n &&
+			     n < max; q++) {
+		int d = plan_device(c, list->list.items[q]);
+		if (d >= 0)
+			devs[n++] = d;
+	}
+	return n;
 }
 
 int plan_view(const Graph *g, PlanView *pv, Diag *d)
@@ -145,7 +156,7 @@ static bool same_value(const Value *a, const Value *b)
 
 static int op_device(const Graph *g, const Op *op)
 {
-	return dev_of(g->cluster, op_ann(g, op, ANN_DEVICE));
+	return plan_device(g->cluster, op_ann(g, op, ANN_DEVICE));
 }
 
 /* One collective: members agree with the first, one per listed device. */
@@ -161,7 +172,7 @@ static void check_coll(const Graph *g, const PlanView *pv, const PlanColl *cl,
 		return;
 	}
 	for (uint32_t q = 0; q < dl->list.n; q++)
-		if (c && dev_of(c, dl->list.items[q]) < 0) {
+		if (c && plan_device(c, dl->list.items[q]) < 0) {
 			diag_error(d, first->loc, "AllReduce key %lld: device %u "
 				   "of 'devices' is not a device of cluster '%s'",
 				   (long long)cl->key, q, c->name);
@@ -198,7 +209,7 @@ static void check_coll(const Graph *g, const PlanView *pv, const PlanColl *cl,
 		int dv = op_device(g, op);
 		bool listed = false, twice = false;
 		for (uint32_t p = 0; p < dl->list.n; p++)
-			listed |= dev_of(c, dl->list.items[p]) == dv;
+			listed |= plan_device(c, dl->list.items[p]) == dv;
 		for (uint32_t p = 0; p < q; p++)
 			twice |= op_device(g, g->ops[pv->members[cl->first + p]]) == dv;
 		if (dv < 0 || !listed || twice) {

@@ -722,8 +722,7 @@ static int part_id(Comm *m, int n, const int64_t *size)
 
 static int find_dev(Comm *m, const Op *op, const Value *v)
 {
-	int d = v && (v->kind == V_STR || v->kind == V_IDENT)
-		? cluster_find_device(m->c, v->s) : -1;
+	int d = plan_device(m->c, v);
 	if (d < 0) {
 		diag_error(m->ctx->diag, op->loc, "comm: op '%s' has no valid device",
 			   op->name);

@@ -52,14 +52,7 @@ static double op_time(Graph *g, const CostModel *m, const Op *op, int dev)
 		if (!l || l->kind != V_LIST)
 			return 0;
 		int *devs = xmalloc(sizeof(int) * (l->list.n + 1));
-		int n = 0;
-		for (uint32_t i = 0; i < l->list.n; i++) {
-			const Value *v = l->list.items[i];
-			int d = v->kind == V_STR || v->kind == V_IDENT
-				? cluster_find_device(c, v->s) : -1;
-			if (d >= 0)
-				devs[n++] = d;
-		}
+		int n = plan_coll_devices(c, l, devs, (int)l->list.n);
 		const char *algo = op_get_str(g, op, "algo");
 		double b = cost_out_bytes(g, op, 0);
 		double t = algo && strcmp(algo, "hier") == 0

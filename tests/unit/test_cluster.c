@@ -553,6 +553,68 @@ static void test_opclass(void)
 	}
 }
 
+/* Routes worked by hand on two machines of two devices with one link
+ * override m0/gpu1 <-> m1/gpu0: the same device moves nothing; the
+ * override either way (dir 0 from its first device); m0/gpu0 -> gpu1 a
+ * machine pair; m0/gpu0 -> m1/gpu1 the network, out of m0 into m1.
+ * cluster_link agrees: the override's bandwidth, the machine's, the
+ * network's; and plan_coll_devices keeps the listed devices c has. */
+static void test_route(void)
+{
+	Arena *a = arena_new();
+	char *msgs = NULL;
+	Cluster *c = parse(a,
+		"device_types:\n"
+		"  G: {flops: 10 TFLOPS, memory: 1 GiB, mem_bw: 500 GB/s}\n"
+		"machines:\n"
+		"  - {name: m0, type: G, count: 2, link: {bandwidth: 50 GB/s, latency: 2 us}}\n"
+		"  - {name: m1, type: G, count: 2, link: {bandwidth: 40 GB/s, latency: 2 us}}\n"
+		"network: {bandwidth: 5 GB/s, latency: 10 us}\n"
+		"links:\n"
+		"  - {between: [m0/gpu1, m1/gpu0], bandwidth: 7 GB/s}\n", &msgs);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	int m00 = cluster_find_device(c, "m0/gpu0"), m01 = cluster_find_device(c, "m0/gpu1");
+	int m10 = cluster_find_device(c, "m1/gpu0"), m11 = cluster_find_device(c, "m1/gpu1");
+	Route r = cluster_route(c, m01, m01);
+	CU_ASSERT_EQUAL(r.kind, ROUTE_LOCAL);
+	r = cluster_route(c, m01, m10);
+	CU_ASSERT_EQUAL(r.kind, ROUTE_LINK);
+	CU_ASSERT_EQUAL(r.link, 0);
+	CU_ASSERT_EQUAL(r.dir, 0);
+	r = cluster_route(c, m10, m01);
+	CU_ASSERT_EQUAL(r.kind, ROUTE_LINK);
+	CU_ASSERT_EQUAL(r.dir, 1);
+	r = cluster_route(c, m00, m01);
+	CU_ASSERT_EQUAL(r.kind, ROUTE_PAIR);
+	CU_ASSERT_EQUAL(r.ma, 0);
+	r = cluster_route(c, m00, m11);
+	CU_ASSERT_EQUAL(r.kind, ROUTE_NET);
+	CU_ASSERT_EQUAL(r.ma, 0);
+	CU_ASSERT_EQUAL(r.mb, 1);
+	double bw, lat;
+	cluster_link(c, m10, m01, &bw, &lat);
+	NEAR(bw, 7e9);
+	NEAR(lat, 10e-6);     /* across machines: the network's latency */
+	cluster_link(c, m00, m01, &bw, &lat);
+	NEAR(bw, 50e9);
+	NEAR(lat, 2e-6);
+	cluster_link(c, m00, m11, &bw, &lat);
+	NEAR(bw, 5e9);
+	cluster_link(c, m00, m00, &bw, &lat);
+	CU_ASSERT(isinf(bw));
+	Value *items[] = {val_str(a, "m1/gpu1"), val_str(a, "m9/gpu0"),
+			  val_ident(a, "m0/gpu0"), val_int(a, 3)};
+	Value list = {.kind = V_LIST, .list = {items, 4}};
+	int devs[4];
+	CU_ASSERT_EQUAL(plan_coll_devices(c, &list, devs, 4), 2);
+	CU_ASSERT_EQUAL(devs[0], m11);
+	CU_ASSERT_EQUAL(devs[1], m00);
+	CU_ASSERT_EQUAL(plan_coll_devices(c, &list, devs, 1), 1);
+	CU_ASSERT_EQUAL(plan_coll_devices(c, NULL, devs, 4), 0);
+	free(msgs);
+	arena_free(a);
+}
+
 void suite_cluster(void)
 {
 	CU_pSuite s = CU_add_suite("cluster", NULL, NULL);
@@ -567,4 +629,5 @@ void suite_cluster(void)
 	CU_add_test(s, "YAML errors with line:col", test_yaml_errors_inline);
 	CU_add_test(s, "tests/bad-cluster", test_bad_files);
 	CU_add_test(s, "op classes", test_opclass);
+	CU_add_test(s, "routes", test_route);
 }

@@ -58,35 +58,11 @@ static Graph *matmul_plan(int na, bool b, const char *bw, int rows)
 	return g;
 }
 
-/* Runs pipeline p with -O2's search budget (--search-work 4e7) and a
- * wall-clock cap that never triggers, so nothing depends on time. */
-static int run(Graph *g, const char *p)
-{
-	Pipeline pipe;
-	char err[256];
-	if (!pipeline_parse(p, &pipe, err, sizeof err)) {
-		fprintf(stderr, "%s\n", err);
-		return EXIT_USAGE;
-	}
-	CostModel cost = {g, g->cluster, NULL, NULL, 0};
-	Diag d;
-	diag_init(&d, stderr, "test.gir", NULL, 0);
-	RunOptions o = {0};
-	o.verify_each = true;
-	o.search_budget = 1e9;
-	o.search_work = 4e7;
-	o.seed = 1;
-	o.dump_base = "test";
-	int rc = pipeline_run(&pipe, g, &cost, &d, &o);
-	pipeline_free(&pipe);
-	return rc;
-}
-
 /* The simulated iteration time of g's plan once comm materialises it (on
  * g itself: call last). */
 static double simulated(Graph *g)
 {
-	CU_ASSERT_EQUAL_FATAL(run(g, "comm"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run(g, "comm"), EXIT_OK);
 	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Diag d;
 	diag_init(&d, stderr, "test.gir", NULL, 0);
@@ -201,7 +177,7 @@ static void expect_unsplit(const Graph *g)
 static void test_worth_it(void)
 {
 	Graph *g = matmul_plan(2, false, "50GB/s", 8192);
-	CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split"), EXIT_OK);
 	expect_row_split(g, 2, (const char *[]){"m0/gpu0", "m0/gpu1"},
 			 (const int64_t[]){4096, 4096});
 	double want = 36 * MIB / 50e9 + HALF_S + RELU_S;
@@ -210,7 +186,7 @@ static void test_worth_it(void)
 
 	/* 100 GB/s: 36 MiB take 0.37748736 ms: 1.2364808192 ms */
 	g = matmul_plan(2, false, "100GB/s", 8192);
-	CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split"), EXIT_OK);
 	expect_row_split(g, 2, (const char *[]){"m0/gpu0", "m0/gpu1"},
 			 (const int64_t[]){4096, 4096});
 	want = 36 * MIB / 100e9 + HALF_S + RELU_S;
@@ -225,7 +201,7 @@ static void test_not_worth_it(void)
 	static const char *bws[] = {"40GB/s", "1GB/s"};
 	for (int i = 0; i < 2; i++) {
 		Graph *g = matmul_plan(2, false, bws[i], 8192);
-		CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split"), EXIT_OK);
+		CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split"), EXIT_OK);
 		expect_unsplit(g);
 		double want = FULL_S + RELU_S;
 		CU_ASSERT_DOUBLE_EQUAL(simulated(g), want, 1e-9 * want);
@@ -237,7 +213,7 @@ static void test_not_worth_it(void)
 static void test_one_device(void)
 {
 	Graph *g = matmul_plan(1, false, "100GB/s", 8192);
-	CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split"), EXIT_OK);
 	expect_unsplit(g);
 	graph_free(g);
 }
@@ -253,19 +229,19 @@ static void test_max_parts(void)
 {
 	const char *dev4[] = {"m0/gpu0", "m0/gpu1", "m0/gpu2", "m0/gpu3"};
 	Graph *g = matmul_plan(4, false, "100GB/s", 8192);
-	CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split"), EXIT_OK);
 	expect_row_split(g, 4, dev4, (const int64_t[]){2048, 2048, 2048, 2048});
 	double want = 20 * MIB / 100e9 + FULL_S / 4 + RELU_S;
 	CU_ASSERT_DOUBLE_EQUAL(simulated(g), want, 1e-9 * want);
 	graph_free(g);
 
 	g = matmul_plan(4, false, "100GB/s", 8192);
-	CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split<max_parts=3>"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split<max_parts=3>"), EXIT_OK);
 	expect_row_split(g, 3, dev4, (const int64_t[]){2731, 2731, 2730});
 	graph_free(g);
 
 	g = matmul_plan(4, false, "100GB/s", 8192);
-	CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split<max_parts=2>"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split<max_parts=2>"), EXIT_OK);
 	expect_row_split(g, 2, dev4, (const int64_t[]){4096, 4096});
 	graph_free(g);
 }
@@ -279,7 +255,7 @@ static void test_max_parts(void)
 static void test_hetero_shares(void)
 {
 	Graph *g = matmul_plan(1, true, "100GB/s", 8195);
-	CU_ASSERT_EQUAL_FATAL(run(g, "annotate,split"), EXIT_OK);
+	CU_ASSERT_EQUAL_FATAL(tu_run_search(g, "annotate,split"), EXIT_OK);
 	expect_row_split(g, 2, (const char *[]){"m0/gpu0", "b/gpu0"},
 			 (const int64_t[]){2049, 6146});
 	double rowb = 1024 * 4.0;
@@ -309,7 +285,7 @@ static void test_first_vs_budget(void)
 		Graph *g = tu_parse(buf);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 		snprintf(pipe, sizeof pipe, "annotate,split<mode=%s>", modes[m]);
-		CU_ASSERT_EQUAL_FATAL(run(g, pipe), EXIT_OK);
+		CU_ASSERT_EQUAL_FATAL(tu_run_search(g, pipe), EXIT_OK);
 		CU_ASSERT_PTR_NOT_NULL(tu_op(g, "gy"));
 		CU_ASSERT_EQUAL(tu_op(g, "y") == NULL, m == 1);
 		CU_ASSERT_EQUAL(tu_count(g, "MatMul"), m == 0 ? 2 : 3);

@@ -21,8 +21,10 @@ static inline Graph *tu_parse(const char *src)
 	return g;
 }
 
-/* Runs pipeline p over g with --verify-each; returns the exit status. */
-static inline int tu_run(Graph *g, const char *p)
+/* Runs pipeline p over g with --verify-each, --search-budget budget
+ * (seconds) and --search-work work; returns the exit status. */
+static inline int tu_run_with(Graph *g, const char *p, double budget,
+			      double work)
 {
 	Pipeline pipe;
 	char err[256];
@@ -35,12 +37,28 @@ static inline int tu_run(Graph *g, const char *p)
 	diag_init(&d, stderr, "test.gir", NULL, 0);
 	RunOptions o = {0};
 	o.verify_each = true;
-	o.search_budget = 1;
+	o.search_budget = budget;
+	o.search_work = work;
 	o.seed = 1;
 	o.dump_base = "test";
 	int rc = pipeline_run(&pipe, g, &cost, &d, &o);
 	pipeline_free(&pipe);
 	return rc;
+}
+
+/* Runs pipeline p over g with --verify-each; returns the exit status.
+ * No --search-work: a pass that stops on it (split) searches nothing. */
+static inline int tu_run(Graph *g, const char *p)
+{
+	return tu_run_with(g, p, 1, 0);
+}
+
+/* The same with -O2's --search-work (4e7 units) and a wall-clock cap
+ * that never triggers, so a searching pass's result does not depend on
+ * the machine's speed or load. */
+static inline int tu_run_search(Graph *g, const char *p)
+{
+	return tu_run_with(g, p, 1e9, 4e7);
 }
 
 /* The op named name, or NULL. */
