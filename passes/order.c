@@ -105,7 +105,7 @@ static int *op_devices(PassCtx *ctx, const Cluster *c)
 		dev[i] = d ? cluster_find_device(c, d) : -1;
 		if (!op->dead && dev[i] < 0) {
 			diag_error(ctx->diag, op->loc,
-				   "order: op '%s' is not placed (run place and "
+				   "op '%s' is not placed (run place and "
 				   "comm first)", op->name);
 			free(dev);
 			return NULL;
@@ -279,7 +279,7 @@ int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro)
 		if (!op->dead && pair_ann(g, op, ANN_MICROBATCH, &j, &mm) &&
 		    pair_ann(g, op, ANN_STAGE, &s, &ss) && j < mm && s < ss) {
 			if (mm > MAXPIPE || ss > MAXSTAGES) {
-				diag_error(ctx->diag, op->loc, "order: '%s' is in "
+				diag_error(ctx->diag, op->loc, "'%s' is in "
 					   "stage %lld of %lld, micro-batch %lld of "
 					   "%lld: 1F1B orders at most %d stages of at "
 					   "most %d micro-batches", op->name,
@@ -294,7 +294,7 @@ int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro)
 	if (S < 1 || M < 1)
 		return -1;
 	if ((int64_t)S * M > MAXPIPE) {
-		diag_error(ctx->diag, (Loc){g->src_file, 0, 0}, "order: a pipeline "
+		diag_error(ctx->diag, (Loc){g->src_file, 0, 0}, "a pipeline "
 			   "of %d stages and %d micro-batches: 1F1B orders at most "
 			   "%d (stage, micro-batch) pairs", S, M, MAXPIPE);
 		return EXIT_BADINPUT;

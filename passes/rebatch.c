@@ -101,14 +101,14 @@ static bool resize_back(PassCtx *ctx, Op *u0, uint32_t idx0, int dim0,
 		Value *v = op_get(g, u, "value");
 		if (u->opcode == O_Const && v && v->kind == V_LIST) {
 			diag_error(ctx->diag, u->loc,
-				   "rebatch: '%s' holds a batch-sized value (dimension %d) that cannot be resized",
+				   "'%s' holds a batch-sized value (dimension %d) that cannot be resized",
 				   u->name, it.dim);
 			ok = false;
 			break;
 		}
 		if (u->opcode != O_Const && !u->nin) {
 			diag_error(ctx->diag, u->loc,
-				   "rebatch: '%s' (%s) makes a batch-sized value that cannot be resized",
+				   "'%s' (%s) makes a batch-sized value that cannot be resized",
 				   u->name, u->type);
 			ok = false;
 			break;
@@ -159,8 +159,8 @@ int pass_rebatch(PassCtx *ctx)
 	Graph *g = ctx->g;
 	double want = pass_opt_num(ctx, "batch");
 	if (!(want >= 1) || want != floor(want) || want > 1e15) {
-		diag_error(ctx->diag, (Loc){0}, "rebatch: batch=%g is not a positive integer", want);
-		return EXIT_BADINPUT;
+		diag_error(ctx->diag, (Loc){0}, "batch=%g is not a positive integer", want);
+		return EXIT_USAGE;        /* a pass option's value (docs/pcc.1) */
 	}
 	BatchInfo b;
 	batch_analyze(g, &b);
@@ -168,7 +168,7 @@ int pass_rebatch(PassCtx *ctx)
 	int rc = EXIT_OK;
 	if (from <= 0) {
 		diag_error(ctx->diag, (Loc){0},
-			   "rebatch: graph '%s' has no batch (a `batch` attribute or a Placeholder's @batch_dim)",
+			   "graph '%s' has no batch (a `batch` attribute or a Placeholder's @batch_dim)",
 			   g->name ? g->name : "");
 		batch_free(&b);
 		return EXIT_BADINPUT;
@@ -228,7 +228,7 @@ int pass_rebatch(PassCtx *ctx)
 	graph_invalidate(g);
 	if (graph_verify(g, ctx->diag)) {
 		diag_error(ctx->diag, (Loc){0},
-			   "rebatch: the graph at batch %lld does not verify (above): an op's shape does not follow the batch as the batch analysis assumes",
+			   "the graph at batch %lld does not verify (above): an op's shape does not follow the batch as the batch analysis assumes",
 			   (long long)to);
 		return EXIT_BADINPUT;
 	}

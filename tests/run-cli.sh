@@ -265,8 +265,10 @@ if [ -f "$B/pcc" ] && [ "${B#/}" = "$B" ] && command -v make >/dev/null; then
 	check "staged binary" test -x "$t/stage/usr/bin/pcc"
 fi
 
-# rebatch: a usable graph at another batch; bad requests exit 1, output untouched.
+# rebatch: a usable graph at another batch; a missing batch= exits 2 (a
+# pass option), a graph it cannot resize exits 1, output untouched.
 check "rebatch runs the result" sh -c "'$PCC' '-passes=rebatch<batch=7>' tests/ctests/cnn.gir --cluster $C -o '$t/rb.gir' 2>/dev/null && grep -q '^graph cnn {batch = 7}' '$t/rb.gir' && '$PCC' -passes=simplify,annotate,place,comm --verify-each '$t/rb.gir' --cluster $C -o /dev/null"
+check "rebatch without batch= exits 2 (a bad pass option)" status 2 "$PCC" -passes=rebatch $M --cluster $C -o /dev/null
 check "rebatch without batch=" sh -c "'$PCC' -passes=rebatch $M --cluster $C 2>&1 >/dev/null | grep -q 'batch=0 is not a positive integer'"
 check "rebatch of a graph without a batch" sh -c "printf 'gir 1\\ngraph g {\\n  %%a = Const() {value = 1.0} : f32[2]\\n  %%b = Neg(%%a) {@output = true} : f32[2]\\n}\\n' > '$t/nob.gir'; '$PCC' '-passes=rebatch<batch=3>' '$t/nob.gir' --cluster $C 2>&1 >/dev/null | grep -q 'has no batch'"
 printf 'precious\n' >"$t/rbout.gir"
