@@ -572,9 +572,10 @@ typedef struct Job {
 	const Backend *be;
 	const char **opts;       /* the backend's resolved options */
 	int nopts;
-	char *src;               /* the input's text: the reproducer's */
+	char *src;               /* the input's text (diagnostics point into it) */
 	size_t srclen;
 	bool mapped;
+	char *repro;             /* an imported input printed as gir, or NULL */
 	bool is_gir;             /* the input is gir (else imported) */
 	Graph *g;
 	Diag d;
@@ -756,22 +757,18 @@ static int refuse_plan(Job *j)
 	return EXIT_BADINPUT;
 }
 
-/* A reproducer must be gir: an imported graph's, as printed. */
+/* A reproducer must be gir: an imported graph's, as printed.  The
+ * input's text stays: diagnostics show its lines. */
 static void repro_as_gir(Job *j)
 {
-	char *buf = NULL;
 	size_t blen = 0;
-	FILE *mf = open_memstream(&buf, &blen);
+	FILE *mf = open_memstream(&j->repro, &blen);
 	if (!mf)
 		return;
 	gir_print(mf, j->g);
 	fclose(mf);
-	unmap_file(j->src, j->srclen, j->mapped);
-	j->src = buf;
-	j->srclen = blen;
-	j->mapped = false;
-	j->o.run.repro_src = j->src;
-	j->o.run.repro_len = j->srclen;
+	j->o.run.repro_src = j->repro;
+	j->o.run.repro_len = blen;
 	crash_disarm();
 	crash_arm(&j->o.run);
 }
@@ -870,9 +867,10 @@ static int run(int argc, char **argv, Arena *a)
 out:
 	pipeline_free(&j.pipe);
 	graph_free(j.g);
+	crash_disarm();
+	free(j.repro);
 	if (j.src)
 		unmap_file(j.src, j.srclen, j.mapped);
-	crash_disarm();
 	sim_judged_free(&j.judged);
 	return rc;
 }

@@ -112,6 +112,9 @@ done
 check "BOM: columns count from after it" sh -c "printf '\357\273\277gir 1\ngraph g {\n}\n%%%%' >'$t/msg/bomerr.gir'; '$PCC' -passes= '$t/msg/bomerr.gir' 2>&1 | grep -q 'bomerr.gir:4:1: error'"
 head -c 64 /dev/zero >"$t/msg/zeros"
 check "a NUL file without extension: located" sh -c "'$PCC' -passes= '$t/msg/zeros' 2>&1 >/dev/null | grep -q 'zeros:1:1: error: a NUL byte: a binary file'"
+# (the printed gir replaces the input only as the reproducer's text)
+check "an imported graph: a pass's located error exits 1" status 1 "$PCC" -passes=order tests/tf/mlp.pbtxt
+check "an imported graph: a pass's error shows the input's line" sh -c "'$PCC' -passes=order tests/tf/mlp.pbtxt 2>&1 >/dev/null | grep -q '^  node {\$'"
 check "a directory as input" sh -c "'$PCC' -passes= '$t/msg' 2>&1 >/dev/null | grep -q \"cannot read '$t/msg': Is a directory\""
 printf '{"modelTopology": {\n  "node": [\n    {"name": "a", "op": "Placeholder"},\n    {"name": "b", "op": "Relu", "input": 5}\n  ]}}\n' >"$t/msg/m.json"
 check "TF.js schema error has LINE:COL" sh -c "'$PCC' -passes= '$t/msg/m.json' 2>&1 >/dev/null | grep -q \"m.json:4:6: error: node 'b': 'input' is not a list\""
