@@ -2,6 +2,7 @@
  * and the cached analyses every pass shares (consumers, topological order). */
 #include "ir.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -424,6 +425,33 @@ void op_set(Graph *g, Op *op, const char *key, Value *v)
 void op_set_ann(Graph *g, Op *op, AnnKey k, Value *v)
 {
 	op_set(g, op, g->ann[k], v);
+}
+
+/* Multiplies a numeric annotation (@cost, @flops) by f: a number, a
+ * quantity (unit kept), or a dict of them per device type (each entry).
+ * A new value: values are shared by graph_clone. */
+void op_scale_ann(Graph *g, Op *op, AnnKey key, double f)
+{
+	Value *v = op_ann(g, op, key);
+	double x;
+	if (!v)
+		return;
+	if (v->kind == V_DICT) {
+		Value *nv = val_dict(g->arena, v->dict.n);
+		for (uint32_t i = 0; i < v->dict.n; i++) {
+			nv->dict.items[i].key = v->dict.items[i].key;
+			nv->dict.items[i].val = val_number(v->dict.items[i].val, &x)
+				? val_qty(g->arena, x * f, UNIT_SECONDS)
+				: v->dict.items[i].val;
+		}
+		op_set_ann(g, op, key, nv);
+	} else if (val_number(v, &x)) {
+		op_set_ann(g, op, key, v->kind == V_QTY
+				     ? val_qty(g->arena, x * f, v->unit)
+				     : x * f == floor(x * f) && x * f < 9e15
+				     ? val_int(g->arena, (int64_t)(x * f))
+				     : val_float(g->arena, x * f));
+	}
 }
 
 bool op_unset(Graph *g, Op *op, const char *key)

@@ -431,6 +431,7 @@ Value *op_get(const Graph *g, const Op *op, const char *key);
 Value *op_ann(const Graph *g, const Op *op, AnnKey k);
 void op_set(Graph *g, Op *op, const char *key, Value *v);
 void op_set_ann(Graph *g, Op *op, AnnKey k, Value *v);
+void op_scale_ann(Graph *g, Op *op, AnnKey k, double f);
 bool op_unset(Graph *g, Op *op, const char *key);
 Value *graph_attr(const Graph *g, const char *key);
 void graph_set_attr(Graph *g, const char *key, Value *v);

@@ -724,7 +724,7 @@ static int find_dev(Comm *m, const Op *op, const Value *v)
 {
 	int d = plan_device(m->c, v);
 	if (d < 0) {
-		diag_error(m->ctx->diag, op->loc, "comm: op '%s' has no valid device",
+		diag_error(m->ctx->diag, op->loc, "op '%s' has no valid device",
 			   op->name);
 		m->errors++;
 	}
@@ -777,7 +777,7 @@ static void read_place(Comm *m, Op *op)
 			}
 			if (sum != B || p->size[n - 1] <= 0) {
 				diag_error(m->ctx->diag, op->loc,
-					   "comm: the @shares of '%s' must be %d "
+					   "the @shares of '%s' must be %d "
 					   "positive integers summing to the batch "
 					   "(%lld)", op->name, n, (long long)B);
 				m->errors++;
@@ -794,7 +794,7 @@ static void read_place(Comm *m, Op *op)
 			dv = reps->list.items[0];
 		if (!dv) {
 			diag_error(m->ctx->diag, op->loc,
-				   "comm: op '%s' is not placed (run place first)",
+				   "op '%s' is not placed (run place first)",
 				   op->name);
 			m->errors++;
 			p->dev[0] = 0;
@@ -902,30 +902,6 @@ static bool sliced(const Comm *m, const Op *op)
 		if (batch_okind(&m->b, op, k) == OK_SPLIT)
 			return true;
 	return false;
-}
-
-static void scale_ann(Graph *g, Op *op, AnnKey key, double f)
-{
-	Value *v = op_ann(g, op, key);
-	double x;
-	if (!v)
-		return;
-	if (v->kind == V_DICT) {
-		Value *nv = val_dict(g->arena, v->dict.n);
-		for (uint32_t i = 0; i < v->dict.n; i++) {
-			nv->dict.items[i].key = v->dict.items[i].key;
-			nv->dict.items[i].val = val_number(v->dict.items[i].val, &x)
-				? val_qty(g->arena, x * f, UNIT_SECONDS)
-				: v->dict.items[i].val;
-		}
-		op_set_ann(g, op, key, nv);
-	} else if (val_number(v, &x)) {
-		op_set_ann(g, op, key, v->kind == V_QTY
-				     ? val_qty(g->arena, x * f, v->unit)
-				     : x * f == floor(x * f) && x * f < 9e15
-				     ? val_int(g->arena, (int64_t)(x * f))
-				     : val_float(g->arena, x * f));
-	}
 }
 
 /* Counts the inputs op's replicas will have: data inputs, and one
@@ -1037,8 +1013,8 @@ static void materialise(Comm *m, Op *op)
 			sh->list.items[1] = val_int(g->arena, p->size[r]);
 			op_set_ann(g, x, ANN_SHARD, sh);
 			double f = (double)p->size[r] / (double)m->b.batch;
-			scale_ann(g, x, ANN_COST, f);
-			scale_ann(g, x, ANN_FLOPS, f);
+			op_scale_ann(g, x, ANN_COST, f);
+			op_scale_ann(g, x, ANN_FLOPS, f);
 		}
 		p->rep[r] = x;
 	}

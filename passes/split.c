@@ -166,11 +166,10 @@ static void apply_split(Graph *g, Op *op, const Split *s)
 		pr->list.items[1] = val_int(g->arena, s->k);
 		op_set_ann(g, x, ANN_PART, pr);
 		double f = (double)s->size[j] / (double)full, v;
-		Value *fl = op_ann(g, op, ANN_FLOPS), *co = op_ann(g, op, ANN_COST);
+		Value *fl = op_ann(g, op, ANN_FLOPS);
 		if (fl && val_number(fl, &v))
 			op_set_ann(g, x, ANN_FLOPS, val_float(g->arena, v * f));
-		if (co && co->kind != V_DICT && val_number(co, &v))
-			op_set_ann(g, x, ANN_COST, val_qty(g->arena, v * f, UNIT_SECONDS));
+		op_scale_ann(g, x, ANN_COST, f);  /* per device type too */
 		cat->in[j] = (Input){x, 0, false};
 	}
 	cat->in[s->k] = (Input){ints_const(g, arena_printf(g->arena, "%s/axis", cat->name),

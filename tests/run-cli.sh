@@ -280,6 +280,11 @@ check "rebatch of explicit batch-sized values exits 1" status 1 "$PCC" '-passes=
 check "rebatch error names the op, output untouched" sh -c "'$PCC' '-passes=rebatch<batch=3>' '$t/vals.gir' --cluster $C -o '$t/rbout.gir' 2>&1 | grep -q \"'c' holds a batch-sized value\" && [ \"\$(cat '$t/rbout.gir')\" = precious ]"
 check "rebatch resizes a dropout mask (transformer)" sh -c "'$PCC' '-passes=rebatch<batch=3>' examples/models/transformer.gir --cluster $C -o '$t/tr3.gir' 2>/dev/null && grep -q '^graph transformer {batch = 3}' '$t/tr3.gir'"
 
+# split scales a per-device-type @cost for each part, as a plain one: a
+# 10 ms MatMul on two devices of 100 GB/s splits in halves of 5 ms.
+printf 'gir 1\ncluster c {\n  type "A" {flops = 10TFLOPS, memory = 16GiB, overhead = 0s, efficiency = 1.0}\n  machine "m0" {type = "A", count = 2, bandwidth = 100GB/s, latency = 0s}\n}\ngraph g {\n  %%x = Placeholder() {@device = "m0/gpu0"} : f32[8192,1024]\n  %%w = VariableV2() {@device = "m0/gpu0"} : f32[1024,1024]\n  %%y = MatMul(%%x, %%w) {@device = "m0/gpu0", @output = true, @cost = {A = 10ms}} : f32[8192,1024]\n}\n' >"$t/dictcost.gir"
+check "split scales a dict @cost per part" sh -c "'$PCC' -passes=split '$t/dictcost.gir' -o '$t/dictcost.out' && test \$(grep -c '@cost = {A = 5ms}' '$t/dictcost.out') = 2"
+
 # Every annotation of ir/annots.def is documented in docs/gir.md.
 for k in $(sed -n 's/^ANN([A-Z_]*, *"\(@[a-z_]*\)".*/\1/p' ir/annots.def); do
 	check "docs/gir.md documents $k" grep -q "\`$k\`" docs/gir.md
