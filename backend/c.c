@@ -665,6 +665,29 @@ static bool pad_attrs(E *e, const Op *op, pcc_attrs *at)
 	return true;
 }
 
+/* A RandomUniform replica's @rng_slice = [dim, begin, whole] (docs/gir.md). */
+static bool rng_slice(E *e, const Op *op, pcc_attrs *at)
+{
+	const Value *v = op_ann(e->g, op, ANN_RNG_SLICE);
+	if (!v)
+		return true;
+	const Type *t = op->nout ? &op->out[0] : NULL;
+	int64_t x[3];
+	bool ok = v->kind == V_LIST && v->list.n == 3 && t && type_known(t);
+	for (int i = 0; ok && i < 3; i++) {
+		ok = v->list.items[i]->kind == V_INT;
+		x[i] = ok ? v->list.items[i]->i : 0;
+	}
+	if (!ok || x[0] < 0 || x[0] >= t->rank || x[1] < 0 ||
+	    x[1] + t->dims[x[0]] > x[2])
+		return err(e, op, "@rng_slice must be [dim, begin, whole] with "
+			   "begin + the output's size along dim <= whole");
+	at->rng_dim = (int)x[0];
+	at->rng_begin = x[1];
+	at->rng_whole = x[2];
+	return true;
+}
+
 static bool kernel_attrs(E *e, const Op *op, OpI *o)
 {
 	pcc_attrs *at = &o->at;
@@ -682,7 +705,7 @@ static bool kernel_attrs(E *e, const Op *op, OpI *o)
 		at->origin = origin(e, op);
 		at->seed = op_get_int(e->g, op, "seed", 0);
 		at->seed2 = op_get_int(e->g, op, "seed2", 0);
-		return true;
+		return rng_slice(e, op, at);
 	case PCC_K_Conv2D: case PCC_K_Conv2DBackpropInput:
 	case PCC_K_Conv2DBackpropFilter: case PCC_K_DepthwiseConv2dNative:
 	case PCC_K_DepthwiseConv2dNativeBackpropInput:
@@ -1650,6 +1673,9 @@ static void write_attrs(FILE *f, const E *e, const Op *op, const pcc_attrs *a)
 		fprintf(f, ", .seed = %lld, .seed2 = %lld", (long long)a->seed,
 			(long long)a->seed2);
 	}
+	if (a->rng_whole > 0)
+		fprintf(f, ", .rng_dim = %d, .rng_begin = %lld, .rng_whole = %lld",
+			a->rng_dim, (long long)a->rng_begin, (long long)a->rng_whole);
 	fputs("},\n", f);
 }
 

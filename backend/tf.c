@@ -1680,6 +1680,65 @@ static bool lower_into_core(Low *L, const Op *op, uint32_t self, const Ten *ins,
 	return ok;
 }
 
+/* An int32 vector Const node pcc adds (n values), on the device of op. */
+static uint32_t add_ints(Low *L, const Op *op, const char *arg, const int64_t *v,
+			 int n, const char *device)
+{
+	uint32_t id = add_const(L, op, arg, TFDT_INT32, 0, device);
+	GdTensor *x = L->gd->nodes[id].weight;
+	x->shape.rank = 1;
+	x->shape.dims = arena_alloc(L->a, sizeof(int64_t));
+	x->shape.dims[0] = n;
+	x->nv = (uint32_t)n;
+	x->i = arena_alloc(L->a, sizeof(int64_t) * (size_t)(n + 1));
+	memcpy(x->i, v, sizeof(int64_t) * (size_t)n);
+	return id;
+}
+
+/* A RandomUniform replica with @rng_slice = [dim, begin, whole] (a
+ * dropout mask split over the batch, docs/gir.md): NAME/whole =
+ * RandomUniform(NAME/whole_shape) with the op's seeds draws the whole
+ * tensor, as every plan of the graph does, and NAME = Slice(NAME/whole,
+ * NAME/begin, NAME/size) keeps the replica's part: TensorFlow's numbers
+ * are the one-device plan's. */
+static bool lower_rng_slice(Low *L, const Op *op, uint32_t self, const Value *rs)
+{
+	const Type *t = op->nout == 1 ? &op->out[0] : NULL;
+	if (!t || !type_known(t) || t->rank > 16 || rs->kind != V_LIST ||
+	    rs->list.n != 3 || rs->list.items[0]->kind != V_INT ||
+	    rs->list.items[1]->kind != V_INT || rs->list.items[2]->kind != V_INT ||
+	    rs->list.items[0]->i < 0 || rs->list.items[0]->i >= t->rank ||
+	    rs->list.items[1]->i < 0 ||
+	    rs->list.items[1]->i + t->dims[rs->list.items[0]->i] > rs->list.items[2]->i) {
+		err(L, op, "@rng_slice must be [dim, begin, whole] with begin + the "
+		    "output's size along dim <= whole");
+		return false;
+	}
+	int d = (int)rs->list.items[0]->i;
+	int64_t whole[16], begin[16], size[16];
+	for (int i = 0; i < t->rank; i++) {
+		whole[i] = size[i] = t->dims[i];
+		begin[i] = 0;
+	}
+	whole[d] = rs->list.items[2]->i;
+	begin[d] = rs->list.items[1]->i;
+	const char *dev = L->gd->nodes[self].device;
+	int dt = tfdt_of(t->dt);
+	uint32_t ru = piece(L, op, self, false, "whole", "RandomUniform", TFDT_INT32);
+	node_input(L, ru, add_ints(L, op, "whole_shape", whole, t->rank, dev), 0, false);
+	*node_attr(L, ru, "dtype") = v_type(dt);
+	*node_attr(L, ru, "seed") = v_int(op_get_int(L->g, op, "seed", 0));
+	*node_attr(L, ru, "seed2") = v_int(op_get_int(L->g, op, "seed2", 0));
+	if (!piece_done(L, op, ru))
+		return false;
+	uint32_t sl = piece(L, op, self, true, "", "Slice", dt);
+	node_input(L, sl, ru, 0, false);
+	node_input(L, sl, add_ints(L, op, "begin", begin, t->rank, dev), 0, false);
+	node_input(L, sl, add_ints(L, op, "size", size, t->rank, dev), 0, false);
+	*node_attr(L, sl, "Index") = v_type(TFDT_INT32);
+	return piece_done(L, op, sl);
+}
+
 /* ---- one op ------------------------------------------------------------ */
 
 static const struct Shorthand *shorthand_of(const char *type)
@@ -1802,6 +1861,9 @@ static bool lower_op(Low *L, const Op *op, uint32_t node)
 
 	if (tf_lowered(g, op))
 		return lower_into_core(L, op, node, ins, nd);
+	const Value *rs = op_ann(g, op, ANN_RNG_SLICE);
+	if (rs && !strcmp(op->type, "RandomUniform"))
+		return lower_rng_slice(L, op, node, rs);
 	const struct Fusion *fu = fusion_of(op->type);
 	const char *fnames[MAX_FUSED];
 	if (fu && check_fused(L, op, fu, nd, fnames) < 0)

@@ -32,6 +32,9 @@ typedef struct Ctx {
 	const Op *op;
 	uint32_t ob, ib;         /* slots of op */
 	bool update;             /* an optimizer update: never re-splits */
+	const int8_t *src;       /* per op: the dimension a RandomUniform
+				  * draws its batch slice along, or -1
+				  * (split_sources); NULL: none */
 } Ctx;
 
 /* Where the batch is in an input: the dimension of its shape, and its
@@ -966,6 +969,11 @@ static void analyze(Ctx *c)
 			if (batch_sized(out_t(c, 0), d, b->batch))
 				set_out(c, 0, OK_SPLIT, d, NULL);
 		}
+		if (c->src && c->src[op->id] >= 0) {
+			/* a dropout mask: each replica draws its slice */
+			set_out(c, 0, OK_SPLIT, c->src[op->id], NULL);
+			b->shape_in[op->id] = 0;
+		}
 		return;
 	}
 	if (batched(c)) {
@@ -974,6 +982,83 @@ static void analyze(Ctx *c)
 	}
 	/* Not replicable: it runs on one device, on the whole batch. */
 	run_whole(c);
+}
+
+static void sweep(Graph *g, BatchInfo *b, const uint32_t *topo, uint32_t live,
+		  const int8_t *src)
+{
+	for (uint32_t j = 0; topo && j < live; j++) {
+		Ctx c = {g, b, g->ops[topo[j]], b->outbase[topo[j]],
+			 b->inbase[topo[j]], false, src};
+		analyze(&c);
+	}
+}
+
+/* Dropout masks (RandomUniform -> GreaterEqual -> Cast -> Mul(x, .)):
+ * a RandomUniform has no batch input, so the forward sweep makes it
+ * whole, and every replica would draw the whole mask to slice it.  Going
+ * backwards, an output that is whole and batch-sized is wanted along
+ * dimension d when every consumer slices it there (a replicated op's
+ * input, plain, not a view) or is an element-wise op without a batch
+ * input, of the same shape, whose own output is wanted along d.  A
+ * RandomUniform wanted along a batch-sized d becomes a source of the
+ * batch (its replicas draw their slices, numbered as in the whole
+ * tensor: docs/gir.md, @rng_slice).  Returns the dimension per op (-1
+ * elsewhere), or NULL when there is none.  O(V + E). */
+static int8_t *split_sources(Graph *g, BatchInfo *b, const uint32_t *topo,
+			     uint32_t live)
+{
+	bool any = false;
+	for (uint32_t j = 0; j < live && !any; j++)
+		any = g->ops[topo[j]]->opcode == O_RandomUniform;
+	if (!any || !topo || b->batch <= 0)
+		return NULL;
+	const Uses *us = graph_uses(g);
+	uint32_t no = b->outbase[b->nops];
+	int8_t *want = xmalloc((size_t)no + 1);
+	memset(want, -1, (size_t)no + 1);
+	int8_t *src = NULL;
+	for (uint32_t j = live; j-- > 0;) {
+		const Op *op = g->ops[topo[j]];
+		for (uint32_t k = 0; k < op->nout; k++) {
+			uint32_t s = b->outbase[op->id] + k;
+			const Type *t = type_known(&op->out[k]) ? &op->out[k] : NULL;
+			if (b->okind[s] != OK_FULL || b->odim[s] >= 0 || !t)
+				continue;
+			int d = -2;
+			for (uint32_t q = us->start[op->id];
+			     q < us->start[op->id + 1] && d != -1; q++) {
+				const Op *v = us->use[q].op;
+				uint32_t i = us->use[q].slot;
+				if (v->in[i].ctrl || v->in[i].idx != k)
+					continue;
+				uint32_t vi = b->inbase[v->id] + i;
+				int wd = -1;
+				if (b->replicable[v->id] && b->idim[vi] >= 0 &&
+				    !b->iview[vi])
+					wd = b->idim[vi];
+				else if (rule_of(v->opcode) == R_ELEMWISE &&
+					 v->nout == 1 &&
+					 type_known(&v->out[0]) &&
+					 same_dims(v->out[0].dims, v->out[0].rank,
+						   t->dims, t->rank))
+					wd = want[b->outbase[v->id]];
+				d = d == -2 || d == wd ? wd : -1;
+			}
+			if (d >= 0 && batch_sized(t, d, b->batch))
+				want[s] = (int8_t)d;
+		}
+		if (op->opcode == O_RandomUniform && op->nout == 1 &&
+		    want[b->outbase[op->id]] >= 0) {
+			if (!src) {
+				src = xmalloc((size_t)b->nops + 1);
+				memset(src, -1, (size_t)b->nops + 1);
+			}
+			src[op->id] = want[b->outbase[op->id]];
+		}
+	}
+	free(want);
+	return src;
 }
 
 void batch_analyze(Graph *g, BatchInfo *b)
@@ -1009,10 +1094,19 @@ void batch_analyze(Graph *g, BatchInfo *b)
 	uint32_t live = 0;
 	for (uint32_t i = 0; i < n; i++)
 		live += !g->ops[i]->dead;
-	for (uint32_t j = 0; topo && j < live; j++) {
-		Ctx c = {g, b, g->ops[topo[j]], b->outbase[topo[j]],
-			 b->inbase[topo[j]], false};
-		analyze(&c);
+	sweep(g, b, topo, live, NULL);
+	int8_t *src = split_sources(g, b, topo, live);
+	if (src) {
+		memset(b->okind, 0, (size_t)no + 1);
+		memset(b->odim, -1, (size_t)no + 1);
+		memset(b->view, 0, sizeof(View *) * ((size_t)no + 1));
+		memset(b->idim, -1, (size_t)ni + 1);
+		memset(b->iview, 0, sizeof(View *) * ((size_t)ni + 1));
+		memset(b->replicable, 0, sizeof(bool) * ((size_t)n + 1));
+		memset(b->shape_in, -1, (size_t)n + 1);
+		memset(b->why, 0, sizeof(const char *) * ((size_t)n + 1));
+		sweep(g, b, topo, live, src);
+		free(src);
 	}
 }
 

@@ -1012,6 +1012,17 @@ static void materialise(Comm *m, Op *op)
 			sh->list.items[0] = val_int(g->arena, p->begin[r]);
 			sh->list.items[1] = val_int(g->arena, p->size[r]);
 			op_set_ann(g, x, ANN_SHARD, sh);
+			if (op->opcode == O_RandomUniform &&
+			    batch_okind(&m->b, op, 0) == OK_SPLIT) {
+				/* its slice of the whole mask (docs/gir.md) */
+				int d = batch_odim(&m->b, op, 0);
+				int64_t k = op->out[0].dims[d] / m->b.batch;
+				Value *rs = val_list(g->arena, 3);
+				rs->list.items[0] = val_int(g->arena, d);
+				rs->list.items[1] = val_int(g->arena, k * p->begin[r]);
+				rs->list.items[2] = val_int(g->arena, op->out[0].dims[d]);
+				op_set_ann(g, x, ANN_RNG_SLICE, rs);
+			}
 			double f = (double)p->size[r] / (double)m->b.batch;
 			op_scale_ann(g, x, ANN_COST, f);
 			op_scale_ann(g, x, ANN_FLOPS, f);

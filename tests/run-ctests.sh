@@ -137,6 +137,33 @@ while read -r graph name args; do
 	sed 's/^/    /' "$t/log"
 done <tests/ctests/plans.txt
 
+# ---- dropout masks drawn in slices (issue 10) ---------------------------------
+# In a data-parallel plan on N devices, each of BERT's dropout masks is N
+# RandomUniform replicas, each of batch/N along dimension 0 with its
+# @rng_slice (the plans above train to the one-device numbers with them).
+masks_split() { # masks_split N CLUSTER
+	"$PCC" -O0 tests/ctests/bert_tiny.gir --cluster "$2" -o "$t/ms.gir" || return 1
+	awk -v n="$1" '
+	function dim0(s) { match(s, /: f32\[[0-9]+/); return substr(s, RSTART + 6, RLENGTH - 6) + 0 }
+	NR == FNR { if ($3 ~ /^RandomUniform\(/) whole[$1] = dim0($0); next }
+	$3 ~ /^RandomUniform\(/ {
+		match($0, /@origin = "[^"]*"/); o = "%" substr($0, RSTART + 11, RLENGTH - 12)
+		if (!(o in whole) || dim0($0) * n != whole[o] || $0 !~ /@rng_slice = \[0, /) {
+			print "not a slice of batch/" n ": " $1; bad = 1
+		}
+		cnt[o]++
+	}
+	END {
+		for (o in whole) { k++; if (cnt[o] != n) { print o ": " cnt[o] + 0 " replicas"; bad = 1 } }
+		printf "%d masks, each %d slices\n", k, n
+		exit bad || k == 0
+	}' tests/ctests/bert_tiny.gir "$t/ms.gir"
+}
+check "bert_tiny -O0 on 2 devices: every dropout mask drawn in 2 slices" \
+	masks_split 2 examples/clusters/homo-2gpu.yaml
+check "bert_tiny -O0 on 4 devices: every dropout mask drawn in 4 slices" \
+	masks_split 4 examples/clusters/hetero-4.yaml
+
 # ---- a plan with a known answer: implicit channels, a relay, events ----------
 sync() {
 	"$PCC" -passes= tests/ctests/sync.gir --cluster examples/clusters/hetero-4.yaml \

@@ -700,7 +700,10 @@ void k_matmul(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 /* RandomUniform: element i of the whole output is the top 24 bits of
  * pcc_seed_hash(origin, seed·2^32 + seed2, i) times 2^-24, a float in
  * [0, 1).  It depends on the original op, its seeds and the element's
- * index only: every replica and every plan computes the same tensor. */
+ * index only: every replica and every plan computes the same tensor.  A
+ * replica that draws a slice (rng_whole > 0: [rng_begin, + its size)
+ * along rng_dim of a tensor rng_whole long there, gir's @rng_slice)
+ * numbers each element by its index in the whole tensor. */
 void k_random(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	      int nout, pcc_buf *const *out)
 {
@@ -709,9 +712,33 @@ void k_random(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	k_f32(k, a, y);
 	const char *key = a->origin ? a->origin : a->op ? a->op : "";
 	uint64_t seed = ((uint64_t)a->seed << 32) ^ (uint64_t)a->seed2;
-	for (int64_t i = 0; i < y->numel; i++)
-		FP(y)[i] = (float)(pcc_seed_hash(key, seed, (uint64_t)i) >> 40) *
-			   0x1.0p-24f;
+	int64_t outer = 1, n = y->numel, inner = 1, begin = 0, whole = n;
+	if (a->rng_whole > 0) {
+		int d = a->rng_dim;
+		if (d < 0 || d >= y->rank || a->rng_begin < 0 ||
+		    a->rng_begin + y->dims[d] > a->rng_whole)
+			k_fail(k, a, "a slice [%lld, +%lld) along dimension %d "
+			       "of a whole %lld long there",
+			       (long long)a->rng_begin,
+			       (long long)(d >= 0 && d < y->rank ? y->dims[d] : 0),
+			       d, (long long)a->rng_whole);
+		for (int i = 0; i < d; i++)
+			outer *= y->dims[i];
+		for (int i = d + 1; i < y->rank; i++)
+			inner *= y->dims[i];
+		n = y->dims[d];
+		begin = a->rng_begin;
+		whole = a->rng_whole;
+	}
+	float *p = FP(y);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t j = 0; j < n; j++) {
+			uint64_t base = (uint64_t)((o * whole + begin + j) * inner);
+			for (int64_t t = 0; t < inner; t++)
+				*p++ = (float)(pcc_seed_hash(key, seed, base +
+							     (uint64_t)t) >> 40) *
+				       0x1.0p-24f;
+		}
 }
 
 /* ---- optimizer updates ------------------------------------------------- */

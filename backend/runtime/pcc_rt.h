@@ -128,6 +128,9 @@ typedef struct pcc_attrs {
 	int inference;            /* FusedBatchNorm*: is_training = false */
 	const char *origin;       /* RandomUniform: the original op's name */
 	int64_t seed, seed2;      /* RandomUniform: with origin, its stream */
+	int rng_dim;              /* RandomUniform, rng_whole > 0: the output */
+	int64_t rng_begin;        /* is [rng_begin, + its size) along rng_dim */
+	int64_t rng_whole;        /* of a whole tensor rng_whole long there */
 } pcc_attrs;
 
 /* Runs kernel k on device d: in[0..nin) are the op's non-static inputs in

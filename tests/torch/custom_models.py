@@ -160,3 +160,19 @@ class RelBias(nn.Module):
 
 def relbias(batch=2, **kw):
     return RelBias(), (torch.randn(batch, 16),)
+
+
+def swin_tiny(batch=2, **kw):
+    """torchvision's Swin Transformer at toy size: 20x20 images, 2x2
+    patches, 3x3 windows over 10x10, 5x5 and 3x3 maps, so that windows pad
+    (constant_pad_nd, and its negative-pad gradient), shifted windows roll
+    (roll) with their attention mask (ne, eq, masked_fill), patch merging
+    takes every other row and column (slice with step 2, an odd map padded
+    first), relative position bias indexes its table, and stochastic depth
+    draws keep masks."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    torch.manual_seed(0)
+    m = SwinTransformer(patch_size=[2, 2], embed_dim=8, depths=[2, 2, 2],
+                        num_heads=[1, 2, 2], window_size=[3, 3], num_classes=5,
+                        stochastic_depth_prob=0.2)
+    return m, (torch.randn(batch, 3, 20, 20),)

@@ -533,6 +533,7 @@ MODELS = {
     "native_dropout": ("custom_models:native_dropout", None, ()),
     "transformer_tiny": ("zoo_models:transformer_tiny", None, ()),
     "relbias": ("custom_models:relbias", None, ()),
+    "swin_tiny": ("custom_models:swin_tiny", None, ()),
     "resnet18": ("resnet18", None, ("--image-size", "32")),
 }
 
@@ -555,6 +556,8 @@ def model_of(key):
             return custom_models.native_dropout(2)
         if key == "relbias":
             return custom_models.relbias(2)
+        if key == "swin_tiny":
+            return custom_models.swin_tiny(2)
         if key == "transformer_tiny":
             sys.path.insert(0, os.path.join(ROOT, "tools"))
             import zoo_models
@@ -649,6 +652,18 @@ class TestLoweringNumerics(unittest.TestCase):
         types = [o["type"] for o in m["ops"]]
         self.assertEqual(types.count("GatherV2"), 2)
         self.assertEqual(types.count("UnsortedSegmentSum"), 2)
+
+    def test_swin(self):
+        """Swin's window ops from core ops: torch.roll as Slice+ConcatV2,
+        x[:, 0::2] as Pad/Slice/Reshape, negative pads as Slice, the
+        shifted-window mask's != 0 and == 0 as NotEqual/Equal."""
+        m = self.check("swin_tiny", tol=1e-4)
+        types = [o["type"] for o in m["ops"]]
+        for t in ("ConcatV2", "Pad", "Slice", "NotEqual", "Equal", "GatherV2"):
+            self.assertIn(t, types)
+        # stochastic depth: two keep masks (attention, MLP) in each block
+        # but the first (its probability is 0)
+        self.assertEqual(len(m["masks"]), 10)
 
     def test_native_dropout(self):
         m = self.check("native_dropout")
@@ -746,6 +761,9 @@ class TestLoweringTensorFlow(unittest.TestCase):
 
     def test_native_dropout(self):
         self.check("native_dropout")
+
+    def test_swin(self):
+        self.check("swin_tiny", tol=1e-4)
 
     def test_index(self):
         self.check("relbias")

@@ -35,12 +35,13 @@ def tool(spec, *args):
     return r.returncode, r.stderr, text
 
 
-def numerics(test, spec, tol=1e-5):
+def numerics(test, spec, tol=1e-5, vocab=2):
     """One SGD step of spec's graph in the C runtime against PyTorch's
-    gradients from the same initial values (test_torch2gir.prepared)."""
+    gradients from the same initial values (test_torch2gir.prepared);
+    integer inputs index vocab rows."""
     import user_models
     fn = getattr(user_models, spec.split(":")[1])
-    m = prepared(spec, lambda: (fn(2)[0], None))
+    m = prepared(spec, lambda: (fn(2)[0], None), vocab=vocab)
     test.assertEqual([o["type"] for o in m["ops"] if o["type"].startswith("aten.")], [])
     got = {}
     for name, w in m["grads"].items():
@@ -65,6 +66,16 @@ class TestUserModelNumerics(unittest.TestCase):
         # the causal mask keeps its values: row 0 masks keys 1..5
         self.assertIn("value = [false, true, true, true, true, true, false",
                       mask["attrs"])
+
+    def test_gpt(self):
+        """The GPT-style decoder (token embedding, learned positions,
+        causal masked attention, layer norm, GELU MLP, an LM head over 8
+        positions): the one-device step in C equals PyTorch's."""
+        m = numerics(self, "user_models:gpt", tol=1e-4, vocab=32)
+        types = [o["type"] for o in m["ops"]]
+        self.assertEqual(types.count("Softmax"), 2)
+        self.assertEqual(types.count("GatherV2"), 1)
+        self.assertEqual(types.count("UnsortedSegmentSum"), 1)
 
     def test_lstm_unrolled(self):
         m = numerics(self, "user_models:lstm")
