@@ -1037,7 +1037,8 @@ static int8_t *split_sources(Graph *g, BatchInfo *b, const uint32_t *topo,
 				if (b->replicable[v->id] && b->idim[vi] >= 0 &&
 				    !b->iview[vi])
 					wd = b->idim[vi];
-				else if (rule_of(v->opcode) == R_ELEMWISE &&
+				else if (op_info(v->opcode) &&
+					 op_info(v->opcode)->batch == BR_ELEMWISE &&
 					 v->nout == 1 &&
 					 type_known(&v->out[0]) &&
 					 same_dims(v->out[0].dims, v->out[0].rank,
