@@ -651,6 +651,8 @@ def main():
             'collective step %.3g MB/s + %.3g us' % (
                 m['flops'] / 1e9, m['mem_bw'] / 1e9, m['bandwidth'] / 1e6, m['latency'] * 1e6,
                 m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6))
+        for typ, (flops, bw) in list(m['types'].items())[1:]:
+            log('cluster: device type %s: %.3g GFLOP/s, %.3g GB/s memory' % (typ, flops / 1e9, bw / 1e9))
     return 0
 
 
