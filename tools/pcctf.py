@@ -763,8 +763,7 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=(),
         vals = s.run([reads[n] for n in names])
     for name, copies in zip(names, vals):
         res.values[name] = copies[0]
-        d = max((float(np.max(np.abs(c.astype(np.float64) - copies[0]))) if c.size else 0.0)
-                for c in copies)
+        d = max(max_difference(c, copies[0]) for c in copies)
         if d > 0:
             res.copies_differ[name] = d
     return res
@@ -774,9 +773,33 @@ def summary_lines(values):
     """NAME SUM L2NORM, as the C runtime prints them (%.9g, double sums)."""
     out = []
     for name in sorted(values):
-        v = values[name].astype(np.float64).ravel()
-        out.append('%s %.9g %.9g' % (name, float(np.sum(v)), math.sqrt(float(np.dot(v, v)))))
+        v = values[name].reshape(-1)
+        sm = sq = 0.0
+        for i in range(0, v.size, CHUNK):
+            c = v[i:i + CHUNK].astype(np.float64)
+            sm += float(np.sum(c))
+            sq += float(np.dot(c, c))
+        out.append('%s %.9g %.9g' % (name, sm, math.sqrt(sq)))
     return out
+
+
+CHUNK = 1 << 22   # elements compared at a time: VGG-19's 103 M-element weight
+#                  would need GBs of float64 temporaries at once
+
+
+def max_difference(x, y, relative=False):
+    """max |x - y| (over max(1, |y|) when relative) in float64, over
+    chunks of the flattened arrays (same shape), 0 when empty."""
+    x, y = x.reshape(-1), y.reshape(-1)
+    worst = 0.0
+    for i in range(0, x.size, CHUNK):
+        a = x[i:i + CHUNK].astype(np.float64)
+        b = y[i:i + CHUNK].astype(np.float64)
+        d = np.abs(a - b)
+        if relative:
+            d /= np.maximum(1.0, np.abs(b))
+        worst = max(worst, float(np.max(d)))
+    return worst
 
 
 def largest_difference(a, b):
@@ -784,12 +807,12 @@ def largest_difference(a, b):
     above 1 (as tests/run-ctests.sh): (difference, name)."""
     worst, where = 0.0, None
     for name in sorted(set(a) & set(b)):
-        x, y = a[name].astype(np.float64), b[name].astype(np.float64)
+        x, y = a[name], b[name]
         if x.shape != y.shape:
             return math.inf, name + ' (shapes differ)'
         if not x.size:
             continue
-        d = float(np.max(np.abs(x - y) / np.maximum(1.0, np.abs(y))))
+        d = max_difference(x, y, relative=True)
         if d > worst or where is None:
             worst, where = d, name
     return worst, where
