@@ -28,6 +28,7 @@
 # 1=HALF), each model profiled on a plain task and on a throttled one
 # (--merge: one profile, two types), each plan run with task 1 throttled.
 # Skipped, saying why, where no cgroup CPU controller is writable here.
+# PROCESS_PER_TASK=1: the homogeneous variant with a process per task too.
 #
 # Models: MODELS (default "mlp cnn resnet18 transformer"): the C tests'
 # MLP and CNN, ResNet-18 on 64x64 images (tests/ctests/resnet18.gir), a
@@ -183,7 +184,8 @@ variant() {
 for v in $VARIANTS; do
 	case $v in
 	homogeneous)
-		V= PPT= RUNX= CLX= PROF2=
+		V= RUNX= CLX= PROF2=
+		PPT=${PROCESS_PER_TASK:+--process-per-task}
 		variant homogeneous ;;
 	heterogeneous)
 		why=$($TF -c 'import sys; sys.path.insert(0, "tools"); import pcctf
