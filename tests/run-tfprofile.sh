@@ -53,14 +53,14 @@ check "cluster YAML: 2 machines of type CPU and a network" sh -c "
 # two device types: a profile of another type merged into the first
 # (--merge), a cluster whose task 1 has its own type (--task-type)
 tools/tfprofile "$M" -t CPUb --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" --merge "$t/prof.yaml" \
-	-o "$t/prof2.yaml" --cluster-out "$t/two.yaml" --task-type 1=CPUb --max-size-log2 14 --repeat 3 \
+	-o "$t/prof2.yaml" --cluster-out "$t/two.yaml" --task-type 0=CPU --task-type 1=CPUb --max-size-log2 14 --repeat 3 \
 	>/dev/null 2>"$t/err2"
 check "--merge: every op has a CPU and a CPUb entry; pcc reads it" sh -c "
 	n=\$(grep -c '^  [^ #]' '$t/prof.yaml') && [ \$n -gt 0 ] &&
 	[ \$(grep -c '^    CPU: \\[' '$t/prof2.yaml') -eq \$n ] &&
 	[ \$(grep -c '^    CPUb: \\[' '$t/prof2.yaml') -eq \$n ] &&
 	'$PCC' -O1 '$M' --cluster '$t/two.yaml' --profile '$t/prof2.yaml' -o /dev/null"
-check "--task-type 1=CPUb: two device types, t1 of type CPUb" sh -c "
+check "--task-type 0=CPU 1=CPUb: two device types, t1 of type CPUb" sh -c "
 	'$PCC' -passes= '$M' --cluster '$t/two.yaml' -o '$t/c2.gir' &&
 	grep -q '^  machine \"t0\" {type = \"CPU\", count = 1' '$t/c2.gir' &&
 	grep -q '^  machine \"t1\" {type = \"CPUb\", count = 1' '$t/c2.gir'"
