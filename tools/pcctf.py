@@ -36,6 +36,10 @@ class PlanError(Exception):
     """A plan tfrun cannot run (bad device strings, too few tasks...)."""
 
 
+class QuotaError(PlanError):
+    """No CPU quota possible here (no writable cgroup CPU controller)."""
+
+
 def _tf():
     import tensorflow as tf
     return tf
@@ -310,7 +314,7 @@ def cpu_cgroup_parent():
         with open('/proc/self/mountinfo') as f:
             mounts = [line.split() for line in f]
     except OSError as e:
-        raise PlanError('no cgroups here (%s)' % e)
+        raise QuotaError('no cgroups here (%s)' % e)
     why = 'no cgroup CPU controller is mounted'
     for m in mounts:
         sep = m.index('-')
@@ -341,7 +345,7 @@ def cpu_cgroup_parent():
                 why = 'cgroup v2 at %s is not writable (not root?)' % d
             else:
                 return 'v2', d
-    raise PlanError(why)
+    raise QuotaError(why)
 
 
 def _pid_alive(pid):
@@ -371,7 +375,7 @@ class CpuQuota:
         except FileExistsError:
             pass
         except OSError as e:
-            raise PlanError('cannot make cgroup %s: %s' % (self.path, e))
+            raise QuotaError('cannot make cgroup %s: %s' % (self.path, e))
         if fraction < 1:
             quota, period = QUOTA_US, min(1000000, int(round(QUOTA_US / fraction)))
         else:
@@ -385,7 +389,7 @@ class CpuQuota:
                 self._write('cpu.max', '%d %d' % (quota, period))
         except OSError as e:
             self.remove()
-            raise PlanError('cannot set the CPU quota of %s: %s' % (self.path, e))
+            raise QuotaError('cannot set the CPU quota of %s: %s' % (self.path, e))
         self.quota_us, self.period_us = quota, period
         self.fraction = quota / period
 

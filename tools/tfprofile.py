@@ -584,9 +584,12 @@ def main():
     try:
         throttle = pcctf.parse_throttle(a.throttle, ntasks)
         cluster = pcctf.Cluster(ntasks, 1, a.intra, a.inter, a.process_per_task, throttle)
-    except pcctf.PlanError as e:
+    except pcctf.QuotaError as e:
         log('error: %s' % e)
         return 4
+    except pcctf.PlanError as e:
+        log('error: %s' % e)
+        return 2
     a.quotas = cluster.quotas
     for t, q in sorted(a.quotas.items()):
         log('task %d: CPU quota %d us per %d us (%.3g CPU), cgroup %s'

@@ -66,9 +66,12 @@ def main():
         return 2
     try:
         cluster = pcctf.Cluster(ntasks, ncpu, a.intra, a.inter, a.process_per_task, throttle)
+    except pcctf.QuotaError as e:
+        log('error: %s' % e)
+        return 4
     except pcctf.PlanError as e:
         log('error: %s' % e)
-        return 4 if throttle else 2
+        return 2
     for t, q in sorted(cluster.quotas.items()):
         log('task %d: CPU quota %d us per %d us (%.3g CPU), cgroup %s'
             % (t, q.quota_us, q.period_us, q.fraction, q.path))
