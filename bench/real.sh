@@ -20,6 +20,16 @@
 #      of -O1 and -O2 over -O0; per model whether the plan pcc ranks
 #      fastest is the one measured fastest; the median |error| overall.
 #
+# The heterogeneous variant (VARIANTS, default "homogeneous heterogeneous"):
+# the same with task 1 throttled to THROTTLE (0.5) of one CPU by a cgroup
+# CPU quota and profiled as its own device type (HALF, "CPUhalf"): every
+# task a process of its own (tfrun/tfprofile --process-per-task), the
+# cluster of two types (tfprofile --throttle 1=THROTTLE --task-type
+# 1=HALF), each model profiled on a plain task and on a throttled one
+# (--merge: one profile, two types), each plan run with task 1 throttled.
+# Skipped, saying why, where no cgroup CPU controller is writable here.
+# PROCESS_PER_TASK=1: the homogeneous variant with a process per task too.
+#
 # Models: MODELS (default "mlp cnn resnet18 transformer"): the C tests'
 # MLP and CNN, ResNet-18 on 64x64 images (tests/ctests/resnet18.gir), a
 # small Transformer encoder (bench/real_models.py via tools/torch2gir;
@@ -37,6 +47,9 @@ TASKS=${TASKS:-2}
 PLANS=${PLANS:-"O0 O1 O2"}
 STAT=${STAT:-median}
 NETWORK=${NETWORK:-collective}
+VARIANTS=${VARIANTS:-"homogeneous heterogeneous"}
+THROTTLE=${THROTTLE:-0.5}
+HALF=${HALF:-CPUhalf}
 OUT=${OUT:-$B/bench-real}
 mkdir -p "$OUT"
 TF=tools/tfpython
@@ -49,7 +62,7 @@ fi
 quiet() { grep -v '^WARNING: All log\|^I0000\|oneDNN custom operations' || true; }
 
 echo "bench-real: pcc's simulator against TensorFlow $($TF -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null)"
-echo "bench-real: $TASKS local tasks, 1 intra-op and 1 inter-op thread each; $STEPS steps per plan; $STAT; network from $NETWORK"
+echo "bench-real: $TASKS local tasks, 1 intra-op and 1 inter-op thread each; $STEPS steps per plan; $STAT; network from $NETWORK; variants: $VARIANTS"
 echo "bench-real: load before: $(uptime)"
 
 model_file() { # model_file NAME: the .gir of a model, made when needed
@@ -68,78 +81,127 @@ model_file() { # model_file NAME: the .gir of a model, made when needed
 	esac
 }
 
-# 1. the cluster
-C=$OUT/local.yaml
-if ! tools/tfprofile --cluster-out "$C" --tasks "$TASKS" --network "$NETWORK" --pcc "$PCC" 2>"$OUT/cluster.log"; then
-	quiet <"$OUT/cluster.log"; echo "bench-real: measuring the cluster failed"; exit 0
-fi
-quiet <"$OUT/cluster.log"
-
 median() { sort -g | awk '{v[NR]=$1} END{if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
-table=$OUT/table.md
-{
-	echo "| model | plan | simulated ms | measured ms ($STAT) | error | measured speedup over -O0 | measured ms (min) |"
-	echo "|---|---|---:|---:|---:|---:|---:|"
-} >"$table"
-: >"$OUT/errors.txt"
-: >"$OUT/ranking.txt"
-for m in $MODELS; do
-	f=$(model_file "$m") || { echo "bench-real: $m: left out (could not generate it; $OUT/torch2gir.log)"; continue; }
-	[ -n "$f" ] || { echo "bench-real: $m: unknown model"; continue; }
-	P=$OUT/$m.profile.yaml
-	if ! tools/tfprofile "$f" -t CPU -o "$P" --pcc "$PCC" --stat "$STAT" 2>"$OUT/$m.profile.log"; then
-		quiet <"$OUT/$m.profile.log" | tail -n 3
-		echo "bench-real: $m: profiling failed"; continue
+# variant NAME: one run of the benchmark; V (the file prefix), PPT (the
+# process options of tfrun and tfprofile), RUNX (tfrun's throttle),
+# CLX (the cluster measurement's), PROF2 (a second profile's options:
+# throttled type) set by the caller
+variant() {
+	echo
+	echo "bench-real: $1 variant"
+	# 1. the cluster
+	C=$OUT/${V}local.yaml
+	# shellcheck disable=SC2086
+	if ! tools/tfprofile --cluster-out "$C" --tasks "$TASKS" --network "$NETWORK" --pcc "$PCC" \
+		$PPT $CLX 2>"$OUT/${V}cluster.log"; then
+		quiet <"$OUT/${V}cluster.log"; echo "bench-real: $1: measuring the cluster failed"; return
 	fi
-	quiet <"$OUT/$m.profile.log"
-	base=
-	for o in $PLANS; do
-		plan=$OUT/$m.$o.pbtxt
-		if ! "$PCC" -$o "$f" --cluster "$C" --profile "$P" --stats-json="$OUT/$m.$o.json" \
-			--emit=tf -o "$plan" 2>"$OUT/$m.$o.pcc.log"; then
-			echo "bench-real: $m -$o: pcc failed: $(tail -n 1 "$OUT/$m.$o.pcc.log")"; continue
+	quiet <"$OUT/${V}cluster.log"
+	table=$OUT/${V}table.md
+	{
+		echo "| model | plan | simulated ms | measured ms ($STAT) | error | measured speedup over -O0 | measured ms (min) | nodes on task 0/1/... |"
+		echo "|---|---|---:|---:|---:|---:|---:|---|"
+	} >"$table"
+	: >"$OUT/${V}errors.txt"
+	: >"$OUT/${V}ranking.txt"
+	for m in $MODELS; do
+		f=$(model_file "$m") || { echo "bench-real: $m: left out (could not generate it; $OUT/torch2gir.log)"; continue; }
+		[ -n "$f" ] || { echo "bench-real: $m: unknown model"; continue; }
+		P=$OUT/$V$m.profile.yaml
+		# shellcheck disable=SC2086
+		if ! tools/tfprofile "$f" -t CPU -o "$P" --pcc "$PCC" --stat "$STAT" $PPT 2>"$OUT/$V$m.profile.log"; then
+			quiet <"$OUT/$V$m.profile.log" | tail -n 3
+			echo "bench-real: $m: profiling failed"; continue
 		fi
-		sim=$(sed -n 's/.*"makespan_s": *\([0-9.eE+-]*\).*/\1/p' "$OUT/$m.$o.json" | head -n 1)
-		tools/tfrun "$plan" --tasks "$TASKS" --steps "$STEPS" >"$OUT/$m.$o.vars" 2>"$OUT/$m.$o.tfrun.log"
-		rc=$?
-		sed -n 's/^tfrun: step \([0-9]*\): \([0-9.eE+-]*\) s$/\1 \2/p' "$OUT/$m.$o.tfrun.log" |
-			awk '$1 > 1 {print $2}' >"$OUT/$m.$o.steps"
-		if [ "$STAT" = min ]; then meas=$(sort -g "$OUT/$m.$o.steps" | head -n 1); else meas=$(median <"$OUT/$m.$o.steps"); fi
-		[ -n "$meas" ] || meas=nan
-		mn=$(sort -g "$OUT/$m.$o.steps" | head -n 1)
-		if [ $rc -ne 0 ] || [ "$meas" = nan ]; then
-			echo "bench-real: $m -$o: tfrun failed (exit $rc): $(quiet <"$OUT/$m.$o.tfrun.log" | tail -n 1)"
-			printf '| %s | -%s | %.3f | failed | | | |\n' "$m" "$o" "$(awk -v s="$sim" 'BEGIN{print s * 1000}')" >>"$table"
+		quiet <"$OUT/$V$m.profile.log"
+		if [ -n "$PROF2" ]; then
+			# shellcheck disable=SC2086
+			if ! tools/tfprofile "$f" -o "$P.2" --pcc "$PCC" --stat "$STAT" $PPT $PROF2 --merge "$P" \
+				2>"$OUT/$V$m.profile2.log"; then
+				quiet <"$OUT/$V$m.profile2.log" | tail -n 3
+				echo "bench-real: $m: profiling the throttled task failed"; continue
+			fi
+			quiet <"$OUT/$V$m.profile2.log"
+			mv "$P.2" "$P"
+		fi
+		base=
+		for o in $PLANS; do
+			plan=$OUT/$V$m.$o.pbtxt
+			if ! "$PCC" -$o "$f" --cluster "$C" --profile "$P" --stats-json="$OUT/$V$m.$o.json" \
+				--emit=tf -o "$plan" 2>"$OUT/$V$m.$o.pcc.log"; then
+				echo "bench-real: $m -$o: pcc failed: $(tail -n 1 "$OUT/$V$m.$o.pcc.log")"; continue
+			fi
+			sim=$(sed -n 's/.*"makespan_s": *\([0-9.eE+-]*\).*/\1/p' "$OUT/$V$m.$o.json" | head -n 1)
+			# shellcheck disable=SC2086
+			tools/tfrun "$plan" --tasks "$TASKS" --steps "$STEPS" $PPT $RUNX >"$OUT/$V$m.$o.vars" 2>"$OUT/$V$m.$o.tfrun.log"
+			rc=$?
+			sed -n 's/^tfrun: step \([0-9]*\): \([0-9.eE+-]*\) s$/\1 \2/p' "$OUT/$V$m.$o.tfrun.log" |
+				awk '$1 > 1 {print $2}' >"$OUT/$V$m.$o.steps"
+			if [ "$STAT" = min ]; then meas=$(sort -g "$OUT/$V$m.$o.steps" | head -n 1); else meas=$(median <"$OUT/$V$m.$o.steps"); fi
+			[ -n "$meas" ] || meas=nan
+			mn=$(sort -g "$OUT/$V$m.$o.steps" | head -n 1)
+			if [ $rc -ne 0 ] || [ "$meas" = nan ]; then
+				echo "bench-real: $m -$o: tfrun failed (exit $rc): $(quiet <"$OUT/$V$m.$o.tfrun.log" | tail -n 1)"
+				printf '| %s | -%s | %.3f | failed | | | | |\n' "$m" "$o" "$(awk -v s="$sim" 'BEGIN{print s * 1000}')" >>"$table"
+				continue
+			fi
+			[ -n "$base" ] || { [ "$o" = O0 ] && base=$meas; }
+			err=$(awk -v s="$sim" -v t="$meas" 'BEGIN{printf "%+.1f", (s / t - 1) * 100}')
+			echo "$err" >>"$OUT/${V}errors.txt"
+			echo "$m $o $sim $meas" >>"$OUT/${V}ranking.txt"
+			sp=$(awk -v b="${base:-0}" -v t="$meas" 'BEGIN{if (b > 0) printf "%.2fx", b / t; else printf "-"}')
+			# the plan's GraphDef nodes per task (where the work went)
+			per=$(sed -n 's/^ *device: "\/job:[^/]*\/replica:0\/task:\([0-9]*\)\/.*/\1/p' "$plan" |
+				awk '{c[$1]++; if ($1 > n) n = $1} END{for (i = 0; i <= n; i++) printf "%s%d", i ? "/" : "", c[i]}')
+			printf '| %s | -%s | %.3f | %.3f | %s %% | %s | %.3f | %s |\n' "$m" "$o" \
+				"$(awk -v s="$sim" 'BEGIN{print s * 1000}')" "$(awk -v t="$meas" 'BEGIN{print t * 1000}')" \
+				"$err" "$sp" "$(awk -v t="$mn" 'BEGIN{print t * 1000}')" "$per" >>"$table"
+		done
+	done
+	echo
+	cat "$table"
+	echo
+	if [ -s "$OUT/${V}errors.txt" ]; then
+		med=$(awk '{x = $1 + 0; if (x < 0) x = -x; print x}' "$OUT/${V}errors.txt" | median)
+		echo "$1: median |error| over $(wc -l <"$OUT/${V}errors.txt") plans: $med % (target: <= 15 %)"
+	fi
+	# Plans within 1 % of the best simulated time tie (-O1 and -O2 are
+	# often the same plan): the ranking holds when the measured fastest is
+	# one of them.
+	awk '
+		{ k[$1] = k[$1] " " $2; sim[$1, $2] = $3; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+		{ if (!($1 in bs) || $3 < bs[$1]) bs[$1] = $3
+		  if (!($1 in bm) || $4 < bm[$1]) { bm[$1] = $4; bmp[$1] = $2 } }
+		END { for (i = 1; i <= n; i++) { m = order[i]; c = split(k[m], ps, " "); best = ""; hit = 0
+			for (j = 1; j <= c; j++) if (sim[m, ps[j]] <= bs[m] * 1.01) {
+				best = best (best == "" ? "" : "/") "-" ps[j]; if (ps[j] == bmp[m]) hit = 1 }
+			printf "%s: pcc ranks %s fastest (simulated), measured fastest: -%s%s\n", m, best, bmp[m],
+				hit ? "" : " (a miss)" } }' "$OUT/${V}ranking.txt"
+	echo "bench-real: $1: load after: $(uptime)"
+}
+
+for v in $VARIANTS; do
+	case $v in
+	homogeneous)
+		V= RUNX= CLX= PROF2=
+		PPT=${PROCESS_PER_TASK:+--process-per-task}
+		variant homogeneous ;;
+	heterogeneous)
+		why=$($TF -c 'import sys; sys.path.insert(0, "tools"); import pcctf
+try: pcctf.cpu_cgroup_parent()
+except pcctf.PlanError as e: print(e)' 2>/dev/null)
+		if [ -n "$why" ]; then
+			echo
+			echo "bench-real: heterogeneous variant SKIPPED: no CPU quota possible here: $why"
 			continue
 		fi
-		[ -n "$base" ] || { [ "$o" = O0 ] && base=$meas; }
-		err=$(awk -v s="$sim" -v t="$meas" 'BEGIN{printf "%+.1f", (s / t - 1) * 100}')
-		echo "$err" >>"$OUT/errors.txt"
-		echo "$m $o $sim $meas" >>"$OUT/ranking.txt"
-		sp=$(awk -v b="${base:-0}" -v t="$meas" 'BEGIN{if (b > 0) printf "%.2fx", b / t; else printf "-"}')
-		printf '| %s | -%s | %.3f | %.3f | %s %% | %s | %.3f |\n' "$m" "$o" \
-			"$(awk -v s="$sim" 'BEGIN{print s * 1000}')" "$(awk -v t="$meas" 'BEGIN{print t * 1000}')" \
-			"$err" "$sp" "$(awk -v t="$mn" 'BEGIN{print t * 1000}')" >>"$table"
-	done
+		V=het. PPT=--process-per-task RUNX="--throttle 1=$THROTTLE"
+		CLX="--throttle 1=$THROTTLE --task-type 1=$HALF" PROF2="-t $HALF --throttle 0=$THROTTLE"
+		echo
+		echo "bench-real: heterogeneous: task 1 throttled to $THROTTLE CPU (cgroup CPU quota), device type $HALF; every task a process of its own"
+		variant heterogeneous ;;
+	*) echo "bench-real: unknown variant $v" ;;
+	esac
 done
-echo
-cat "$table"
-echo
-if [ -s "$OUT/errors.txt" ]; then
-	med=$(awk '{x = $1 + 0; if (x < 0) x = -x; print x}' "$OUT/errors.txt" | median)
-	echo "median |error| over $(wc -l <"$OUT/errors.txt") plans: $med % (target: <= 15 %)"
-fi
-# Plans within 1 % of the best simulated time tie (-O1 and -O2 are often
-# the same plan): the ranking holds when the measured fastest is one of them.
-awk '
-	{ k[$1] = k[$1] " " $2; sim[$1, $2] = $3; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
-	{ if (!($1 in bs) || $3 < bs[$1]) bs[$1] = $3
-	  if (!($1 in bm) || $4 < bm[$1]) { bm[$1] = $4; bmp[$1] = $2 } }
-	END { for (i = 1; i <= n; i++) { m = order[i]; c = split(k[m], ps, " "); best = ""; hit = 0
-		for (j = 1; j <= c; j++) if (sim[m, ps[j]] <= bs[m] * 1.01) {
-			best = best (best == "" ? "" : "/") "-" ps[j]; if (ps[j] == bmp[m]) hit = 1 }
-		printf "%s: pcc ranks %s fastest (simulated), measured fastest: -%s%s\n", m, best, bmp[m],
-			hit ? "" : " (a miss)" } }' "$OUT/ranking.txt"
-echo "bench-real: load after: $(uptime)"
-echo "bench-real: files in $OUT (profiles, $C, plans, tfrun logs); all times measured except the simulated column"
+echo "bench-real: files in $OUT (profiles, cluster YAML, plans, tfrun logs; het.*: the heterogeneous variant); all times measured except the simulated column"

@@ -8,7 +8,10 @@
 #     check_profile.py), and differs from the table without the profile;
 #   - the cluster YAML parses in pcc, has two one-device machines of the
 #     named type and a network, and pcc plans the MLP on it (-O1) with
-#     the profile.
+#     the profile;
+#   - two device types: --merge adds a second type's entries to every op
+#     (pcc plans with it on a cluster whose task 1 has that type,
+#     --task-type), and refuses a profile at other batch sizes.
 # Without TensorFlow (tools/tfpython exits 77) the checks count as skipped.
 # Prints "tfprofile: N passed, N failed, N skipped".
 PCC=${1:-./pcc}
@@ -32,7 +35,7 @@ tools/tfprofile "$M" -t CPU --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" \
 rc=$?
 if [ $rc -eq 77 ]; then
 	echo "SKIPPED tfprofile: $(cat "$t/err")"
-	echo "tfprofile: 0 passed, 0 failed, 5 skipped"
+	echo "tfprofile: 0 passed, 0 failed, 8 skipped"
 	exit 0
 fi
 check "tfprofile exits 0" test $rc -eq 0 || { grep -v 'WARNING\|I0000' "$t/err" | tail -n 5; }
@@ -47,5 +50,24 @@ check "cluster YAML: 2 machines of type CPU and a network" sh -c "
 	[ \$(grep -c '^  machine \"t[01]\" {type = \"CPU\", count = 1' '$t/c.gir') -eq 2 ] &&
 	grep -q '^  network {bandwidth = ' '$t/c.gir' &&
 	'$PCC' -O1 '$M' --cluster '$t/local.yaml' --profile '$t/prof.yaml' -o /dev/null"
+# two device types: a profile of another type merged into the first
+# (--merge), a cluster whose task 1 has its own type (--task-type)
+tools/tfprofile "$M" -t CPUb --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" --merge "$t/prof.yaml" \
+	-o "$t/prof2.yaml" --cluster-out "$t/two.yaml" --task-type 0=CPU --task-type 1=CPUb --max-size-log2 14 --repeat 3 \
+	>/dev/null 2>"$t/err2"
+check "--merge: every op has a CPU and a CPUb entry; pcc reads it" sh -c "
+	n=\$(grep -c '^  [^ #]' '$t/prof.yaml') && [ \$n -gt 0 ] &&
+	[ \$(grep -c '^    CPU: \\[' '$t/prof2.yaml') -eq \$n ] &&
+	[ \$(grep -c '^    CPUb: \\[' '$t/prof2.yaml') -eq \$n ] &&
+	'$PCC' -O1 '$M' --cluster '$t/two.yaml' --profile '$t/prof2.yaml' -o /dev/null"
+check "--task-type 0=CPU 1=CPUb: two device types, t1 of type CPUb" sh -c "
+	'$PCC' -passes= '$M' --cluster '$t/two.yaml' -o '$t/c2.gir' &&
+	grep -q '^  machine \"t0\" {type = \"CPU\", count = 1' '$t/c2.gir' &&
+	grep -q '^  machine \"t1\" {type = \"CPUb\", count = 1' '$t/c2.gir'"
+check "--merge of a profile at other batch sizes: an error, exit 1" sh -c "
+	tools/tfprofile '$M' -t CPUc --batches 6 --steps 1 --warmup 1 --no-overhead --pcc '$PCC' \
+		--merge '$t/prof.yaml' -o '$t/prof3.yaml' 2>'$t/err3'; [ \$? -eq 1 ] &&
+	grep -q 'tfprofile: error: --merge .*: its batch_sizes: \\[6, 12\\], this run.s batch_sizes: \\[6\\]' '$t/err3' &&
+	[ ! -e '$t/prof3.yaml' ]"
 echo "tfprofile: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

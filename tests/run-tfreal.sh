@@ -27,13 +27,16 @@ if [ "$rc" -ne 0 ]; then
 	cat "$t/err"; echo "tfreal: 0 passed, 1 failed, 0 skipped"; exit 1
 fi
 # the zoo's models, small (docs/models.md): batch 2 on small images
-# (Inception-v3's smallest, 75x75), the Transformer and BERT at test size
+# (Inception-v3's smallest, 75x75; VGG-19 at batch 1: no batch norm), the
+# Transformer and BERT at test size
 zoo="$t/zoo"
 mkdir "$zoo"
 if [ "$B" = build ]; then
 	for m in "mobilenet_v2 mobilenet_v2 --batch 2 --image-size 32" \
 		 "resnet50 resnet50 --batch 2 --image-size 32" \
 		 "inception_v3 inception_v3 --batch 2 --image-size 75" \
+		 "vgg19 vgg19 --batch 1 --image-size 32" \
+		 "resnet101 resnet101 --batch 2 --image-size 32" \
 		 "transformer tests.tfreal.small_models:transformer --batch 4 --optimizer adam" \
 		 "bert tests.tfreal.small_models:bert --batch 4 --optimizer adam" \
 		 "transformer_dropout tests.tfreal.small_models:transformer_dropout --batch 4 --optimizer adam"; do
@@ -99,6 +102,43 @@ if [ "$B" = build ]; then
 	check "too few tasks: a clear error, exit 2" sh -c "tools/tfrun '$t/dp.pbtxt' --tasks 1 2>'$t/err' >/dev/null; [ \$? -eq 2 ] &&
 		grep -q 'tfrun: error: the plan places ops on 2 tasks (task:0 .. task:1) but the cluster has 1 (--tasks)' '$t/err'"
 	check "bad usage exits 2" sh -c "tools/tfrun '$t/dp.pbtxt' --steps 0 2>/dev/null >/dev/null; [ \$? -eq 2 ]"
+	# one process per task: the same numbers as the in-process cluster
+	tools/tfrun "$t/dp.pbtxt" --steps 2 >"$t/in.out" 2>/dev/null
+	check "--process-per-task: the same results as one process" sh -c "
+		tools/tfrun '$t/dp.pbtxt' --steps 2 --process-per-task >'$t/ppt.out' 2>'$t/ppt.err' &&
+		[ -s '$t/in.out' ] && cmp '$t/in.out' '$t/ppt.out'"
+	check "--throttle: bad TASK=FRACTION exits 2" sh -c "tools/tfrun '$t/dp.pbtxt' --throttle 2=0.5 2>'$t/err' >/dev/null;
+		[ \$? -eq 2 ] && grep -q \"throttle '2=0.5': the cluster has tasks 0 .. 1\" '$t/err'"
+	why=$(tools/tfpython -c 'import sys; sys.path.insert(0, "tools"); import pcctf
+try: pcctf.cpu_cgroup_parent()
+except pcctf.PlanError as e: print(e)' 2>/dev/null)
+	if [ -n "$why" ]; then
+		# no quota here: tfrun must say why and exit 4
+		echo "tfrun: --throttle impossible here ($why): checking its refusal only"
+		check "--throttle without a writable cgroup: the reason, exit 4" sh -c "
+			tools/tfrun '$t/dp.pbtxt' --throttle 1=0.5 >/dev/null 2>'$t/err'; [ \$? -eq 4 ] &&
+			grep -q 'tfrun: error: .*cgroup' '$t/err'"
+	else
+		cg=$(tools/tfpython -c 'import sys; sys.path.insert(0, "tools"); import pcctf
+print(pcctf.cpu_cgroup_parent()[1])' 2>/dev/null)
+		check "--throttle 1=0.5: same results, the quota named, its cgroup removed at exit" sh -c "
+			tools/tfrun '$t/dp.pbtxt' --steps 2 --throttle 1=0.5 >'$t/thr.out' 2>'$t/thr.err' &&
+			cmp '$t/in.out' '$t/thr.out' &&
+			grep -q '^tfrun: task 1: CPU quota 1000 us per 2000 us (0.5 CPU), cgroup $cg/pcc-tfrun\.[0-9]*\.1\$' '$t/thr.err' &&
+			d=\$(sed -n 's/^tfrun: task 1: .*, cgroup //p' '$t/thr.err') && [ -n \"\$d\" ] && [ ! -e \"\$d\" ]"
+		# SIGTERM while it runs: the task processes end, the cgroup goes
+		tools/tfrun "$t/dp.pbtxt" --steps 1000000 --throttle 0=0.5 >/dev/null 2>"$t/term.err" &
+		tp=$!
+		i=0
+		while [ $i -lt 600 ] && ! grep -q '^tfrun: step 1:' "$t/term.err"; do sleep 0.1; i=$((i+1)); done
+		d=$(sed -n 's/^tfrun: task 0: .*, cgroup //p' "$t/term.err")
+		procs=$(cat "$d/cgroup.procs" 2>/dev/null | tr '\n' ' ')
+		kill -TERM "$tp" 2>/dev/null
+		wait "$tp"
+		check "--throttle: SIGTERM ends the task processes and removes the cgroup" sh -c "
+			[ -n '$d' ] && [ -n '$procs' ] && [ ! -e '$d' ] &&
+			for p in $procs; do ! kill -0 \$p 2>/dev/null || exit 1; done"
+	fi
 fi
 
 # the summary line of the whole suite replaces the Python one

@@ -36,6 +36,10 @@ class PlanError(Exception):
     """A plan tfrun cannot run (bad device strings, too few tasks...)."""
 
 
+class QuotaError(PlanError):
+    """No CPU quota possible here (no writable cgroup CPU controller)."""
+
+
 def _tf():
     import tensorflow as tf
     return tf
@@ -238,7 +242,7 @@ def prepare(gd, ntasks_avail):
     return ntasks, ncpu
 
 
-# ---- the cluster -----------------------------------------------------------
+# ---- ports and the session config ---------------------------------------------
 
 def free_ports(n):
     socks, ports = [], []
@@ -264,21 +268,293 @@ def session_config(ncpu, intra=1, inter=1):
     return c
 
 
-class Cluster:
-    """ntasks tf.distribute.Servers of job worker in this process, each
-    with ncpu CPU devices.  Servers cannot be stopped: start one cluster
-    per process, as large as the largest plan."""
+# ---- CPU quotas (cgroups) -------------------------------------------------------
 
-    def __init__(self, ntasks, ncpu=1, intra=1, inter=1):
+# The CFS quota of a throttled task: QUOTA_US per period of QUOTA_US /
+# fraction (fraction < 1), the kernel's smallest quota (1 ms) in the
+# shortest period that gives the fraction, so that a step of a few
+# milliseconds already runs at the quota's pace instead of at full speed
+# until a long period's quota runs out; fraction >= 1: fraction * 1 ms
+# per 1 ms.
+QUOTA_US = 1000
+CGROUP_PREFIX = 'pcc-tfrun.'
+
+
+def parse_throttle(items, ntasks=None):
+    """['TASK=FRACTION', ...] -> {task: fraction of one CPU}."""
+    out = {}
+    for it in items or ():
+        task, eq, frac = it.partition('=')
+        try:
+            t, f = int(task), float(frac)
+        except ValueError:
+            t = f = None
+        if not eq or t is None or t < 0 or not 0 < f <= 64:
+            raise PlanError("--throttle '%s': want TASK=FRACTION, a task index and a "
+                            "fraction of one CPU in (0, 64]" % it)
+        if ntasks is not None and t >= ntasks:
+            raise PlanError("--throttle '%s': the cluster has tasks 0 .. %d" % (it, ntasks - 1))
+        out[t] = f
+    return out
+
+
+def cpu_cgroup_parent():
+    """The directory of this process's cgroup in the CPU controller where a
+    child cgroup with a quota can be made: ('v1', dir) for cgroup v1's cpu
+    controller (cpu.cfs_quota_us), ('v2', dir) for the unified hierarchy
+    with the cpu controller enabled below it (cpu.max).  Raises PlanError
+    saying why not (no such controller, not writable: not root)."""
+    mine = {}
+    try:
+        with open('/proc/self/cgroup') as f:
+            for line in f:
+                _, ctrls, path = line.rstrip('\n').split(':', 2)
+                for c in ctrls.split(',') if ctrls else ['']:
+                    mine[c] = path
+        with open('/proc/self/mountinfo') as f:
+            mounts = [line.split() for line in f]
+    except OSError as e:
+        raise QuotaError('no cgroups here (%s)' % e)
+    why = 'no cgroup CPU controller is mounted'
+    for m in mounts:
+        sep = m.index('-')
+        fstype, opts, mnt, root = m[sep + 1], m[sep + 3].split(','), m[4], m[3]
+        if fstype == 'cgroup' and 'cpu' in opts and 'cpu' in mine:
+            rel = mine['cpu']
+            d = os.path.join(mnt, os.path.relpath(rel, root) if rel.startswith(root) else '.')
+            d = os.path.normpath(d)
+            if not os.path.exists(os.path.join(d, 'cpu.cfs_quota_us')):
+                why = 'cgroup v1 cpu controller at %s has no cpu.cfs_quota_us' % d
+            elif not os.access(d, os.W_OK):
+                why = 'cgroup v1 cpu controller at %s is not writable (not root?)' % d
+            else:
+                return 'v1', d
+        elif fstype == 'cgroup2' and '' in mine:
+            rel = mine['']
+            d = os.path.normpath(os.path.join(mnt, os.path.relpath(rel, root)
+                                              if rel.startswith(root) else '.'))
+            try:
+                with open(os.path.join(d, 'cgroup.subtree_control')) as f:
+                    enabled = 'cpu' in f.read().split()
+            except OSError:
+                enabled = False
+            if not enabled:
+                why = why if why.startswith('cgroup v1') else \
+                    'cgroup v2 at %s has no cpu controller enabled for its children' % d
+            elif not os.access(d, os.W_OK):
+                why = 'cgroup v2 at %s is not writable (not root?)' % d
+            else:
+                return 'v2', d
+    raise QuotaError(why)
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class CpuQuota:
+    """A cgroup of its own with a CPU quota of fraction of one CPU (CFS
+    bandwidth control, QUOTA_US),
+    named pcc-tfrun.PID.TASK under this process's cgroup.  remove() deletes
+    it once its processes have ended; cgroups that a killed tfrun left
+    (their PID gone, no process inside) are removed when a new one is
+    made."""
+
+    def __init__(self, task, fraction):
+        self.version, parent = cpu_cgroup_parent()
+        self._sweep(parent)
+        self.path = os.path.join(parent, '%s%d.%d' % (CGROUP_PREFIX, os.getpid(), task))
+        try:
+            os.mkdir(self.path)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise QuotaError('cannot make cgroup %s: %s' % (self.path, e))
+        if fraction < 1:
+            quota, period = QUOTA_US, min(1000000, int(round(QUOTA_US / fraction)))
+        else:
+            quota, period = int(round(fraction * QUOTA_US)), QUOTA_US
+        try:
+            if self.version == 'v1':
+                self._write('cpu.cfs_quota_us', -1)   # any period is then allowed
+                self._write('cpu.cfs_period_us', period)
+                self._write('cpu.cfs_quota_us', quota)
+            else:
+                self._write('cpu.max', '%d %d' % (quota, period))
+        except OSError as e:
+            self.remove()
+            raise QuotaError('cannot set the CPU quota of %s: %s' % (self.path, e))
+        self.quota_us, self.period_us = quota, period
+        self.fraction = quota / period
+
+    def _write(self, name, value):
+        with open(os.path.join(self.path, name), 'w') as f:
+            f.write('%s\n' % value)
+
+    @staticmethod
+    def _sweep(parent):
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            return
+        for n in names:
+            if not n.startswith(CGROUP_PREFIX):
+                continue
+            try:
+                pid = int(n[len(CGROUP_PREFIX):].split('.')[0])
+            except ValueError:
+                continue
+            if pid != os.getpid() and not _pid_alive(pid):
+                try:
+                    os.rmdir(os.path.join(parent, n))
+                except OSError:
+                    pass
+
+    def enter(self):
+        """Moves the calling process (and the threads it starts later)
+        into the cgroup: for a child between fork and exec."""
+        with open(os.path.join(self.path, 'cgroup.procs'), 'w') as f:
+            f.write('%d\n' % os.getpid())
+
+    def remove(self):
+        if not self.path:
+            return
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.02)   # its last process still exiting
+        else:
+            print('pcctf: warning: could not remove cgroup %s' % self.path, file=sys.stderr)
+        self.path = None
+
+
+# ---- the cluster -----------------------------------------------------------------
+
+def _set_pdeathsig():
+    """In a child before exec: SIGKILL when the parent dies (Linux), so a
+    killed tfrun leaves no servers behind."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)   # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
+def serve(argv):
+    """The body of one task's process: pcctf.py --serve HOSTS TASK NCPU
+    INTRA INTER.  Starts the server, prints 'ready', serves until killed."""
+    hosts, task, ncpu, intra, inter = argv[0].split(','), int(argv[1]), *map(int, argv[2:5])
+    tf = _tf()
+    spec = tf.train.ClusterSpec({'worker': hosts})
+    server = tf.distribute.Server(spec, job_name='worker', task_index=task,
+                                  config=session_config(ncpu, intra, inter), start=True)
+    print('ready %s' % server.target, flush=True)
+    server.join()
+
+
+class Cluster:
+    """ntasks tf.distribute.Servers of job worker, each with ncpu CPU
+    devices: by default all in this process (servers cannot be stopped:
+    start one cluster per process, as large as the largest plan); with
+    processes=True (or a throttle) one process per task, each started by
+    this one with the same interpreter, the ones in throttle
+    ({task: fraction}) in a cgroup of their own with that CPU quota
+    (CpuQuota).  close() (also at exit, on SIGTERM and SIGHUP) ends the
+    processes and removes the cgroups."""
+
+    def __init__(self, ntasks, ncpu=1, intra=1, inter=1, processes=False, throttle=None):
         tf = _tf()
+        throttle = throttle or {}
+        if throttle and max(throttle) >= ntasks:
+            raise PlanError('--throttle names task %d; the cluster has tasks 0 .. %d'
+                            % (max(throttle), ntasks - 1))
         ports = free_ports(ntasks)
-        self.spec = tf.train.ClusterSpec({'worker': ['127.0.0.1:%d' % p for p in ports]})
+        hosts = ['127.0.0.1:%d' % p for p in ports]
+        self.spec = tf.train.ClusterSpec({'worker': hosts})
         self.ntasks, self.ncpu = ntasks, ncpu
         self.config = session_config(ncpu, intra, inter)
-        self.servers = [tf.distribute.Server(self.spec, job_name='worker', task_index=i,
-                                             config=self.config, start=True)
-                        for i in range(ntasks)]
-        self.target = self.servers[0].target
+        self.procs, self.quotas, self.servers = [], {}, []
+        self.processes = bool(processes or throttle)
+        if not self.processes:
+            self.servers = [tf.distribute.Server(self.spec, job_name='worker', task_index=i,
+                                                 config=self.config, start=True)
+                            for i in range(ntasks)]
+            self.target = self.servers[0].target
+            return
+        import atexit
+        import signal
+        atexit.register(self.close)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, _exit_on_signal)
+        try:
+            for t, f in sorted(throttle.items()):
+                self.quotas[t] = CpuQuota(t, f)
+            self._start(hosts, ncpu, intra, inter)
+        except BaseException:
+            self.close()
+            raise
+        self.target = 'grpc://' + hosts[0]
+
+    def _start(self, hosts, ncpu, intra, inter):
+        import subprocess
+        import tempfile
+        me = os.path.abspath(__file__)
+        for i in range(self.ntasks):
+            q = self.quotas.get(i)
+
+            def pre(q=q):
+                _set_pdeathsig()
+                if q is not None:
+                    q.enter()
+            err = tempfile.TemporaryFile()
+            p = subprocess.Popen([sys.executable, me, '--serve', ','.join(hosts), str(i),
+                                  str(ncpu), str(intra), str(inter)],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                                 preexec_fn=pre)
+            p.errfile = err
+            self.procs.append(p)
+        for i, p in enumerate(self.procs):
+            line = p.stdout.readline()
+            if not line.startswith(b'ready'):
+                p.wait()
+                p.errfile.seek(0)
+                last = [x for x in p.errfile.read().decode('utf-8', 'replace').split('\n')
+                        if x.strip()]
+                raise PlanError('task %d did not start (exit %s): %s'
+                                % (i, p.returncode, last[-1] if last else 'no message'))
+
+    def close(self):
+        """Ends the task processes and removes the cgroups (idempotent)."""
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except Exception:
+                p.kill()
+                p.wait()
+            p.errfile.close()
+            p.stdout.close()
+        self.procs = []
+        for q in self.quotas.values():
+            q.remove()
+        self.quotas = {}
+
+
+def _exit_on_signal(sig, frame):
+    raise SystemExit(128 + sig)
 
 
 # ---- running a plan --------------------------------------------------------
@@ -491,8 +767,7 @@ def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=(),
         vals = s.run([reads[n] for n in names])
     for name, copies in zip(names, vals):
         res.values[name] = copies[0]
-        d = max((float(np.max(np.abs(c.astype(np.float64) - copies[0]))) if c.size else 0.0)
-                for c in copies)
+        d = max(max_difference(c, copies[0]) for c in copies)
         if d > 0:
             res.copies_differ[name] = d
     return res
@@ -502,9 +777,33 @@ def summary_lines(values):
     """NAME SUM L2NORM, as the C runtime prints them (%.9g, double sums)."""
     out = []
     for name in sorted(values):
-        v = values[name].astype(np.float64).ravel()
-        out.append('%s %.9g %.9g' % (name, float(np.sum(v)), math.sqrt(float(np.dot(v, v)))))
+        v = values[name].reshape(-1)
+        sm = sq = 0.0
+        for i in range(0, v.size, CHUNK):
+            c = v[i:i + CHUNK].astype(np.float64)
+            sm += float(np.sum(c))
+            sq += float(np.dot(c, c))
+        out.append('%s %.9g %.9g' % (name, sm, math.sqrt(sq)))
     return out
+
+
+CHUNK = 1 << 22   # elements compared at a time: VGG-19's 103 M-element weight
+#                  would need GBs of float64 temporaries at once
+
+
+def max_difference(x, y, relative=False):
+    """max |x - y| (over max(1, |y|) when relative) in float64, over
+    chunks of the flattened arrays (same shape), 0 when empty."""
+    x, y = x.reshape(-1), y.reshape(-1)
+    worst = 0.0
+    for i in range(0, x.size, CHUNK):
+        a = x[i:i + CHUNK].astype(np.float64)
+        b = y[i:i + CHUNK].astype(np.float64)
+        d = np.abs(a - b)
+        if relative:
+            d /= np.maximum(1.0, np.abs(b))
+        worst = max(worst, float(np.max(d)))
+    return worst
 
 
 def largest_difference(a, b):
@@ -512,12 +811,12 @@ def largest_difference(a, b):
     above 1 (as tests/run-ctests.sh): (difference, name)."""
     worst, where = 0.0, None
     for name in sorted(set(a) & set(b)):
-        x, y = a[name].astype(np.float64), b[name].astype(np.float64)
+        x, y = a[name], b[name]
         if x.shape != y.shape:
             return math.inf, name + ' (shapes differ)'
         if not x.size:
             continue
-        d = float(np.max(np.abs(x - y) / np.maximum(1.0, np.abs(y))))
+        d = max_difference(x, y, relative=True)
         if d > worst or where is None:
             worst, where = d, name
     return worst, where
@@ -534,3 +833,7 @@ def error_line(e):
         if re.match(r'^\w+Error|^[A-Z][a-z]+.*: ', x) or 'node' in x:
             return x
     return lines[0] if lines else type(e).__name__
+
+
+if __name__ == '__main__' and sys.argv[1:2] == ['--serve']:
+    serve(sys.argv[2:])

@@ -245,6 +245,10 @@ def write_profile(out, a, ops, batches, res, model):
         '# device type %s: one task, %d intra-op and %d inter-op thread(s); '
         '%s of %d traced steps' % (a.type, a.intra, a.inter, a.stat, a.steps),
         '# load average at the start: %s' % a.load]
+    for t, q in sorted(a.quotas.items()):
+        if t == 0:
+            lines.append('# device type %s: a CPU quota of %d us per %d us (%.3g CPU)' % (
+                a.type, q.quota_us, q.period_us, q.fraction))
     for b in batches:
         r = res[b]
         lines.append('# batch %d: traced span %s, step wall time %s (%s)' % (
@@ -263,12 +267,53 @@ def write_profile(out, a, ops, batches, res, model):
             note = '  # no node of its own ran (fused into another, or nothing to run)'
         lines.append('  %s:%s' % (yaml_key(name), note))
         lines.append('    %s: [%s]' % (yaml_key(a.type), ', '.join(fmt_time(t) for t in pts)))
+    if a.merge:
+        lines = merge_profile(a.merge, lines)
     text = '\n'.join(lines) + '\n'
     if out in (None, '-'):
         sys.stdout.write(text)
     else:
         with open(out, 'w') as f:
             f.write(text)
+
+
+def _blocks(lines):
+    """A profile tfprofile wrote: (comments, batch_sizes line, {op key:
+    [its lines]}, [op keys in order])."""
+    head, batches, ops, order, cur = [], None, {}, [], None
+    for x in lines:
+        if x.startswith('batch_sizes:'):
+            batches = x
+        elif x.startswith('#') or x == 'ops:' or not x.strip():
+            if x.startswith('#'):
+                head.append(x)
+        elif x.startswith('    ') and cur is not None:
+            ops[cur].append(x)
+        elif x.startswith('  ') and not x.startswith('    '):
+            cur = x.strip().split(':')[0] if not x.strip().startswith('"') else \
+                x.strip()[:x.strip().index('":') + 1]
+            ops[cur] = [x]
+            order.append(cur)
+        else:
+            raise ValueError('not a profile tfprofile wrote: %r' % x)
+    return head, batches, ops, order
+
+
+def merge_profile(path, lines):
+    """The lines of the profile at path (tfprofile's, other device types)
+    with this run's entries added: the same model and batch sizes."""
+    with open(path) as f:
+        old = f.read().split('\n')
+    h0, b0, ops0, order0 = _blocks(old)
+    h1, b1, ops1, order1 = _blocks(lines)
+    if b0 != b1:
+        raise ValueError('its %s, this run\'s %s' % (b0, b1))
+    if set(order0) != set(order1):
+        raise ValueError('another graph (%d ops, this one %d)' % (len(order0), len(order1)))
+    out = h0 + h1 + [b1, 'ops:']
+    for k in order0:
+        out += ops0[k] + ops1[k][1:]
+    return out
 
 
 # ---- this machine as a cluster ------------------------------------------------
@@ -292,6 +337,21 @@ def kernel_time(sess, fetch, node, n):
     return median(ts)
 
 
+CHAIN = 64   # MatMuls (and CHAIN/4 adds) timed together on a throttled task
+
+
+def traced_span(sess, fetch, n):
+    """Median over n traced runs of the span of the run's nodes."""
+    tf = pcctf._tf()
+    ts = []
+    for _ in range(n):
+        meta = tf.compat.v1.RunMetadata()
+        sess.run(fetch, options=tf.compat.v1.RunOptions(
+            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=meta)
+        ts.append(step_times(meta, False)[1])
+    return median(ts)
+
+
 def paired_difference(sess, a, b, n):
     """Median of wall(a) - wall(b) over n back-to-back pairs."""
     ds = []
@@ -310,17 +370,34 @@ def measure_cluster(cluster, a):
     dev = ['/job:worker/replica:0/task:%d/device:CPU:0' % i for i in range(cluster.ntasks)]
     res = {}
     g = tf.Graph()
+    # the device throughput of each type on its first task
+    firsts = {}
+    for i in range(cluster.ntasks):
+        firsts.setdefault(a.task_types[i], i)
+    speed = {}
     with g.as_default():
         n = a.matmul
-        with tf.device(dev[0]):
-            x = tf.Variable(tf.random.uniform([n, n], seed=1), name='mm_x')
-            mm_op = tf.linalg.matmul(x, x)
-            mm = tf.reduce_sum(mm_op)
-            m = a.bw_elems
-            u = tf.Variable(tf.random.uniform([m], seed=2), name='bw_u')
-            v = tf.Variable(tf.random.uniform([m], seed=3), name='bw_v')
-            add_op = u + v
-            add = tf.reduce_sum(add_op)
+        m = a.bw_elems
+        for typ, i in firsts.items():
+            with tf.device(dev[i]):
+                x = tf.Variable(tf.random.uniform([n, n], seed=1), name='mm_x%d' % i)
+                mm_op = tf.linalg.matmul(x, x)
+                u = tf.Variable(tf.random.uniform([m], seed=2), name='bw_u%d' % i)
+                v = tf.Variable(tf.random.uniform([m], seed=3), name='bw_v%d' % i)
+                add_op = u + v
+                speed[typ] = (tf.reduce_sum(mm_op), mm_op.op.name,
+                              tf.reduce_sum(add_op), add_op.op.name)
+                if i in cluster.quotas:
+                    # one kernel fits in a quota's period and runs at full
+                    # speed; a chain of them lasting many periods runs at
+                    # the quota's pace: its traced span per link
+                    y, w = x, x
+                    for k in range(CHAIN):
+                        y = tf.linalg.matmul(y, w) * (1.0 / n)
+                    z = u
+                    for k in range(CHAIN // 4):
+                        z = z + v
+                    speed[typ] = (tf.reduce_sum(y), tf.reduce_sum(z))
         sizes = [1024 * 2 ** k for k in range(a.max_size_log2 - 9)]
         xfer, local = {}, {}
         for s in sizes:
@@ -346,10 +423,19 @@ def measure_cluster(cluster, a):
         init = tf.compat.v1.global_variables_initializer()
     with tf.compat.v1.Session(cluster.target, graph=g, config=cluster.config) as s:
         s.run(init)
-        for f in (mm, add):
-            s.run(f)
-        t_mm = kernel_time(s, mm, mm_op.op.name, a.repeat)
-        t_add = kernel_time(s, add, add_op.op.name, a.repeat)
+        res['types'] = {}
+        for typ, f in speed.items():
+            for x in f[::2] if len(f) == 4 else f:
+                s.run(x)
+            if len(f) == 4:
+                # kernel times from the trace: MatMul 2n^3 FLOPs; the add
+                # reads two vectors and writes one
+                t_mm = kernel_time(s, f[0], f[1], a.repeat)
+                t_add = kernel_time(s, f[2], f[3], a.repeat)
+            else:
+                t_mm = traced_span(s, f[0], a.repeat) / CHAIN
+                t_add = traced_span(s, f[1], a.repeat) / (CHAIN // 4)
+            res['types'][typ] = (2.0 * n ** 3 / max(t_mm, 1e-9), 3 * 4.0 * m / max(t_add, 1e-9))
         pts = []
         for sz in sizes:
             s.run(xfer[sz])
@@ -360,10 +446,7 @@ def measure_cluster(cluster, a):
             s.run(coll[sz])
             s.run(cloc[sz])
             cpts.append((sz, paired_difference(s, coll[sz], cloc[sz], a.repeat)))
-    # kernel times from the trace: MatMul 2n^3 FLOPs; the add reads two
-    # vectors and writes one
-    res['flops'] = 2.0 * n ** 3 / max(t_mm, 1e-9)
-    res['mem_bw'] = 3 * 4.0 * a.bw_elems / max(t_add, 1e-9)
+    res['flops'], res['mem_bw'] = res['types'][a.task_types[0]]
     lat, inv_bw = rel_fit(pts)
     if inv_bw <= 0:
         inv_bw = 1e-12
@@ -393,8 +476,16 @@ def write_cluster(out, a, m):
         '# tools/tfprofile (TensorFlow %s, %d intra-op / %d inter-op thread(s) per task)' % (
             pcctf._tf().__version__, a.intra, a.inter),
         '# on %s; load average at the start: %s.' % (os.uname().nodename, a.load),
-        '# flops: a %dx%d float32 MatMul; mem_bw: a %d-element add;' % (
-            a.matmul, a.matmul, a.bw_elems),
+        '# flops: a %dx%d float32 MatMul; mem_bw: a %d-element add%s;' % (
+            a.matmul, a.matmul, a.bw_elems,
+            ' (on the first task of each type)' if len(m['types']) > 1 else ''),
+        '# on a throttled task the traced span of a chain of %d MatMuls and %d adds'
+        % (CHAIN, CHAIN // 4) if a.quotas else '# (kernel times from the trace)',
+    ]
+    for t, q in sorted(a.quotas.items()):
+        lines.append('# task %d (%s): a CPU quota of %d us per %d us (%.3g CPU)' % (
+            t, a.task_types[t], q.quota_us, q.period_us, q.fraction))
+    lines += [
         '# network: t = latency + bytes/bandwidth fitted to transfers between task 0 and 1:',
     ]
     for sz, t in m['points']:
@@ -408,12 +499,13 @@ def write_cluster(out, a, m):
     lines += [
         'name: %s' % yaml_key(a.cluster_name),
         'device_types:',
-        '  %s: {flops: %.6g GFLOPS, memory: %d B, mem_bw: %.6g GB/s}' % (
-            yaml_key(a.type), m['flops'] / 1e9, mem, m['mem_bw'] / 1e9),
-        'machines:',
     ]
+    for typ, (flops, bw) in m['types'].items():
+        lines.append('  %s: {flops: %.6g GFLOPS, memory: %d B, mem_bw: %.6g GB/s}' % (
+            yaml_key(typ), flops / 1e9, mem, bw / 1e9))
+    lines.append('machines:')
     for i in range(a.tasks):
-        lines.append('  - {name: t%d, type: %s, count: 1}' % (i, yaml_key(a.type)))
+        lines.append('  - {name: t%d, type: %s, count: 1}' % (i, yaml_key(a.task_types[i])))
     key = 'coll_' if a.network == 'collective' else ''
     lines.append('network: {bandwidth: %.6g MB/s, latency: %.6g us}' % (
         m[key + 'bandwidth'] / 1e6, m[key + 'latency'] * 1e6))
@@ -460,6 +552,17 @@ def main():
     ap.add_argument('--max-size-log2', type=int, default=24,
                     help='largest transfer: 2^N bytes (24 = 16 MiB; from 1 KiB)')
     ap.add_argument('--repeat', type=positive, default=21, help='runs per measured point (21)')
+    ap.add_argument('--task-type', action='append', metavar='TASK=TYPE', default=[],
+                    help="the device type of task TASK in the cluster YAML (default: -t's); "
+                    "each type's throughput is measured on its first task (repeatable)")
+    ap.add_argument('--process-per-task', action='store_true',
+                    help='each task a process of its own (default: all in this one)')
+    ap.add_argument('--throttle', action='append', metavar='TASK=FRACTION',
+                    help="run task TASK in a cgroup with a CPU quota of FRACTION of one CPU "
+                    "(as tools/tfrun; a model is profiled on task 0; repeatable)")
+    ap.add_argument('--merge', metavar='PROFILE.yaml',
+                    help="a profile tfprofile wrote for other device types (same model and "
+                    "batch sizes): the output holds its entries and this run's")
     a = ap.parse_args()
     if not a.model and not a.cluster_out:
         ap.error('give a model to profile, --cluster-out, or both')
@@ -470,7 +573,27 @@ def main():
     a.load = ' '.join(open('/proc/loadavg').read().split()[:3]) if os.path.exists('/proc/loadavg') else '?'
     a.pcc = os.path.normpath(a.pcc)
     ntasks = max(a.tasks if a.cluster_out else 1, 1)
-    cluster = pcctf.Cluster(ntasks, 1, a.intra, a.inter)
+    a.task_types = [a.type] * ntasks
+    for it in a.task_type:
+        task, eq, typ = it.partition('=')
+        if not eq or not task.isdigit() or int(task) >= ntasks or not typ:
+            ap.error("--task-type '%s': want TASK=TYPE with TASK in 0 .. %d" % (it, ntasks - 1))
+        a.task_types[int(task)] = typ
+    if a.merge and not a.model:
+        ap.error('--merge needs a model to profile')
+    try:
+        throttle = pcctf.parse_throttle(a.throttle, ntasks)
+        cluster = pcctf.Cluster(ntasks, 1, a.intra, a.inter, a.process_per_task, throttle)
+    except pcctf.QuotaError as e:
+        log('error: %s' % e)
+        return 4
+    except pcctf.PlanError as e:
+        log('error: %s' % e)
+        return 2
+    a.quotas = cluster.quotas
+    for t, q in sorted(a.quotas.items()):
+        log('task %d: CPU quota %d us per %d us (%.3g CPU), cgroup %s'
+            % (t, q.quota_us, q.period_us, q.fraction, q.path))
     tf = pcctf._tf()
     if a.model:
         with tempfile.TemporaryDirectory() as d:
@@ -519,7 +642,11 @@ def main():
                          not x.startswith(('Graph execution error', 'Detected at', '\t'))]
                 log('error: TensorFlow: %s' % ' | '.join(lines[-2:]))
                 return 3
-        write_profile(a.output, a, ops, batches, res, os.path.basename(a.model))
+        try:
+            write_profile(a.output, a, ops, batches, res, os.path.basename(a.model))
+        except ValueError as e:
+            log('error: --merge %s: %s' % (a.merge, e))
+            return 1
     if a.cluster_out:
         m = measure_cluster(cluster, a)
         write_cluster(a.cluster_out, a, m)
@@ -527,6 +654,8 @@ def main():
             'collective step %.3g MB/s + %.3g us' % (
                 m['flops'] / 1e9, m['mem_bw'] / 1e9, m['bandwidth'] / 1e6, m['latency'] * 1e6,
                 m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6))
+        for typ, (flops, bw) in list(m['types'].items())[1:]:
+            log('cluster: device type %s: %.3g GFLOP/s, %.3g GB/s memory' % (typ, flops / 1e9, bw / 1e9))
     return 0
 
 

@@ -3,7 +3,8 @@ docs/backends.md.  stdout: NAME SUM L2NORM per original variable after the
 steps; stderr: tfrun: step K: X.XXXXXX s, and with --compare the largest
 difference.  Exit status: 0; 1 a difference above --tol (or a plan whose
 replicas of a variable differ); 2 bad usage or a plan tfrun cannot run;
-3 TensorFlow failed running it."""
+3 TensorFlow failed running it; 4 --throttle impossible here (no writable
+cgroup CPU controller: the message says why)."""
 import argparse
 import os
 import sys
@@ -38,6 +39,12 @@ def main():
     ap.add_argument('--tol', type=float, default=1e-4,
                     help='--compare fails above this (relative above 1; default 1e-4)')
     ap.add_argument('--timeline', metavar='FILE', help="Chrome trace of the last step")
+    ap.add_argument('--process-per-task', action='store_true',
+                    help='each task a process of its own (default: all tasks in this one)')
+    ap.add_argument('--throttle', action='append', metavar='TASK=FRACTION',
+                    help="run task TASK's process in a cgroup with a CPU quota of FRACTION "
+                    "of one CPU (implies --process-per-task; root, cgroup cpu controller; "
+                    "repeatable)")
     a = ap.parse_args()
     if a.seed < 0 or a.seed >= 2 ** 64:
         ap.error('--seed must be in [0, 2^64)')
@@ -50,13 +57,24 @@ def main():
         ncpu = max(n[2] for n in need)
         for gd in plans:
             pcctf.prepare(gd, ntasks)
+        throttle = pcctf.parse_throttle(a.throttle, ntasks)
     except (OSError, pcctf.PlanError) as e:
         log('error: %s' % e)
         return 2
     except Exception as e:  # a malformed GraphDef
         log('error: %s: %s' % (a.plan, e))
         return 2
-    cluster = pcctf.Cluster(ntasks, ncpu, a.intra, a.inter)
+    try:
+        cluster = pcctf.Cluster(ntasks, ncpu, a.intra, a.inter, a.process_per_task, throttle)
+    except pcctf.QuotaError as e:
+        log('error: %s' % e)
+        return 4
+    except pcctf.PlanError as e:
+        log('error: %s' % e)
+        return 2
+    for t, q in sorted(cluster.quotas.items()):
+        log('task %d: CPU quota %d us per %d us (%.3g CPU), cgroup %s'
+            % (t, q.quota_us, q.period_us, q.fraction, q.path))
     import tensorflow as tf
     try:
         r = pcctf.run_plan(cluster, plans[0], a.steps, a.seed, a.timeline, log)

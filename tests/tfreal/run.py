@@ -77,8 +77,8 @@ def main():
                 sd = (rate * (1 - rate) / n) ** 0.5
                 check(0 < rate < 1 and abs(frac - (1 - rate)) <= 5 * sd,
                       '%s: dropout %s keeps %.3f of %d (rate %g)' % (what, m, frac, n, rate))
-            moved = max((float(np.max(np.abs(r.values[k].astype(np.float64) - init.values[k])))
-                         for k in init.values if r.values[k].size and k in r.values), default=None)
+            moved = max((pcctf.max_difference(r.values[k], init.values[k])
+                         for k in init.values if k in r.values and r.values[k].size), default=None)
             if not any(n.op.startswith(('Apply', 'ResourceApply')) for n in gd.node):
                 # an inference graph: its outputs must not be all zeros
                 big = max((float(np.max(np.abs(v))) for v in r.values.values() if v.size), default=0)
