@@ -709,12 +709,22 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 			.search_work = o->search_work, .seed = o->seed,
 			.report = o->verbose ? out : NULL,
 			.progress = &prog, .judged = o->judged,
+			.later = p->steps + i + 1, .nlater = p->n - i - 1,
+			.eval = eval_cache_new(g),
 		};
 		d->pass = st->pass->name;
 		double t0 = pcc_now();
 		progress_pass_begin(&prog, st->pass->name);
 		rc = st->pass->run(&ctx);
 		progress_pass_end(&prog);
+		long hits, misses;
+		eval_cache_stats(ctx.eval, &hits, &misses);
+		if (ctx.report && hits + misses)
+			fprintf(ctx.report, "%s: %ld plans judged with the pipeline's "
+				"comm and order options; batch analysis computed %ld "
+				"time%s\n", st->pass->name, hits + misses, misses,
+				misses == 1 ? "" : "s");
+		eval_cache_free(ctx.eval);
 		double dt = pcc_now() - t0;
 		total += dt;
 		d->pass = NULL;

@@ -10,6 +10,9 @@ typedef struct PassArg {
 } PassArg;
 
 typedef struct Progress Progress;
+struct PipeStep;
+struct BatchInfo;
+typedef struct EvalCache EvalCache;
 
 typedef struct PassCtx {
 	Graph *g;
@@ -27,6 +30,16 @@ typedef struct PassCtx {
 	Progress *progress;      /* pass_progress's state, or NULL */
 	SimJudged *judged;       /* plans a placer judged, for the summary's
 				  * headline (may be NULL) */
+	/* For plan_evaluate (passes/evaluate.c): the pipeline's steps after
+	 * this pass, whose options (comm's, order's) judge candidate plans
+	 * as the pipeline will really materialise them; NULL/0 when the
+	 * pass runs alone (their defaults then). */
+	const struct PipeStep *later;
+	int nlater;
+	EvalCache *eval;         /* plan_evaluate's cache for this pass run
+				  * (the manager's), or NULL: none */
+	const struct BatchInfo *batch;   /* comm: the batch analysis of g,
+				  * computed already (borrowed), or NULL */
 } PassCtx;
 
 /* A pass returns EXIT_OK, or EXIT_BADINPUT / EXIT_INFEASIBLE after
@@ -56,6 +69,14 @@ typedef struct PassInfo {
 /* passes.def expands to one prototype per pass. */
 #define PASS(name, fn, desc) int fn(PassCtx *ctx);
 #include "passes.def"
+
+/* ---- evaluate.c: the cache plan_evaluate keeps for one pass run ------- */
+/* A cache bound to g (the pass's graph); freed when the pass ends. */
+EvalCache *eval_cache_new(const Graph *g);
+void eval_cache_free(EvalCache *e);
+/* How often plan_evaluate lent the cached batch analysis (hits) and
+ * how often it had to compute it (misses). */
+void eval_cache_stats(const EvalCache *e, long *hits, long *misses);
 
 /* ---- manager.c --------------------------------------------------------- */
 const PassInfo *pass_find(const char *name);

@@ -335,24 +335,15 @@ static double judge(Judge *j, const char *name, const Split *s, bool keep)
 {
 	PassCtx *ctx = j->ctx;
 	Graph *h = graph_clone(ctx->g);
-	double span = INFINITY;
 	j->evals++;
 	if (s)
 		apply_split(h, graph_lookup(h, name, NULL), s);
-	PassCtx c = *ctx;
-	c.g = h;
-	c.report = NULL;
-	c.pass = "comm";
-	CostModel m = *ctx->cost;
-	m.g = h;
-	c.cost = &m;
-	Diag d;
-	diag_init(&d, stderr, "split", NULL, 0);
 	SimResult r;
-	bool ok = pass_comm(&c) == EXIT_OK;
-	j->work += SPLIT_UNITS * (double)h->nops;
-	if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
-		span = r.oom ? INFINITY : r.makespan;
+	PlanEval e = {.sim = &r};
+	plan_evaluate(ctx, h, &e);
+	j->work += SPLIT_UNITS * (double)e.nops;
+	double span = e.oom ? INFINITY : e.span;
+	if (isfinite(e.span)) {
 		if (keep) {
 			j->last = r;
 			j->lastg = h;
