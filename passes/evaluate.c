@@ -4,8 +4,12 @@
  * pipeline strategies, split) judges a candidate the same way: its
  * strategy annotations are written on a graph_clone of the pass's graph,
  * which is materialised by the comm pass, ordered as the order pass
- * orders it (1F1B for a pipelined plan; else ready order), and simulated
- * by ir/sim.c.  comm and order run with the options the pipeline gives
+ * orders it (1F1B for a pipelined plan; else the faster of its list
+ * schedule and ready order) and simulated by ir/sim.c, so its time and
+ * peak memory are the ones the pipeline's plan will have.  A pipeline
+ * that materialises the plan (comm) but does not order it runs it in
+ * ready order, and it is judged so; one that stops before comm (a
+ * strategy to resume later) is judged as comm,order would run it.  comm and order run with the options the pipeline gives
  * them later on (PassCtx.later, set by the pass manager): a candidate of
  * "place,comm<sfb=true>,order" is judged with sufficient-factor
  * broadcasting, as it will run.  A pass run on its own (a unit test, a
@@ -129,17 +133,22 @@ double plan_evaluate(PassCtx *ctx, Graph *h, PlanEval *e)
 	c.batch = cached_batch(ctx, h);
 	bool ok = pass_comm(&c) == EXIT_OK;
 	e->nops = h->nops;
-	if (ok) {
-		/* A pipelined plan runs in order's 1F1B schedule, not in
-		 * ready order (order_1f1b returns -1 on any other plan). */
-		int S, M;
+	/* Ordered and simulated as the order pass will: 1F1B for a
+	 * pipelined plan, else the faster of its list schedule and ready
+	 * order, whose peak memory is the plan's.  A pipeline that runs
+	 * comm but not order runs the plan in ready order. */
+	SimResult r;
+	if (ok && (!later_step(ctx, "comm") || later_step(ctx, "order"))) {
 		c = as_pass(ctx, h, "order");
 		c.cost = &m;
 		c.diag = &d;
-		ok = order_1f1b(&c, &m, &S, &M) <= EXIT_OK;
+		cost_memo_init(&m);
+		ok = order_simulate(&c, &m, &r) == EXIT_OK;
+		cost_memo_free(&m);
+	} else if (ok) {
+		ok = sim_run(h, &m, &r, &d) == EXIT_OK;
 	}
-	SimResult r;
-	if (!ok || sim_run(h, &m, &r, &d) != EXIT_OK)
+	if (!ok)
 		return e->span;
 	e->span = r.makespan;
 	e->oom = r.oom;

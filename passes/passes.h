@@ -207,5 +207,10 @@ void pipeline_1f1b(int S, int m, double tf, double tb, double *fstart,
  * @microbatch; docs/passes.md, order), without simulating it: EXIT_OK
  * with its stage and micro-batch counts, -1 when ctx->g is not one. */
 int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro);
+/* The schedule the order pass keeps for the materialised plan on ctx->g,
+ * simulated into *r (a pipelined plan: 1F1B; else the faster of the list
+ * schedule and ready order); only a pipelined plan's @order is written.
+ * EXIT_OK or an error (reported). */
+int order_simulate(PassCtx *ctx, const CostModel *m, SimResult *r);
 
 #endif

@@ -139,9 +139,10 @@ typedef struct PlanEval {
 	SimResult *sim;
 } PlanEval;
 /* Judges the strategy annotated on h, a graph_clone of ctx->g: comm
- * materialises it and order orders it, each with the options the
- * pipeline gives it after ctx's pass (PassCtx.later; defaults when
- * none), and the simulator runs it.  h is left materialised.  Returns
+ * materialises it and order's schedule (order_simulate) runs it, each
+ * with the options the pipeline gives it after ctx's pass
+ * (PassCtx.later; defaults when none; ready order when the pipeline
+ * runs comm but not order).  h is left materialised.  Returns
  * e->span.  docs/passes.md, "Judging plans". */
 double plan_evaluate(PassCtx *ctx, Graph *h, PlanEval *e);
 /* The same for callers that need only the figures. */
