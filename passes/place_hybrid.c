@@ -51,6 +51,10 @@
 #include <string.h>
 #include <time.h>
 
+/* Above place<portfolio>, up to this many times it, the final judge
+ * still simulates the cheap candidates (place_hybrid). */
+#define CHEAP_JUDGE 10
+
 PlacerFn placer_find(const char *name);
 
 typedef struct RepSet {
@@ -1108,6 +1112,46 @@ static int candidates(PassCtx *ctx, const TaskGraph *t, const TaskGraph *ops,
 	return nc;
 }
 
+/* Work units of judging candidate k of a plan of size ops x devices:
+ * split's SPLIT_UNITS (10) per materialised op; dp-best simulates each
+ * device set at most twice, then its winner with buckets. */
+static double judge_units(const Cand *k, double size, int nsets)
+{
+	return 10 * size * (k->sf == place_dp_best ? 2.0 * nsets + 1 : 1);
+}
+
+/* Above place<portfolio>: the cheap candidates of cands[0..nc), in
+ * place — the search's plan first, then the strategies (the baselines),
+ * then its other plans — as many as --search-work's units allow (the
+ * search's plan always).  Returns their count. */
+static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
+			    int nc, double size)
+{
+	int nsets;
+	DevSet *ds = plan_devsets(t, ctx->scratch, &nsets);
+	plan_devsets_free(ds, nsets);
+	Cand *v = xmalloc(sizeof(Cand) * ((size_t)nc + 1));
+	int kept = 0;
+	double units = 0;
+	for (int pass = 0; pass < 3; pass++)
+		for (int k = 0; k < nc; k++) {
+			int cat = k == 0 ? 0 : cands[k].sf ? 1 : 2;
+			double u = judge_units(&cands[k], size, nsets);
+			if (cat != pass || (!cands[k].st && !cands[k].sf) ||
+			    (kept && units + u > ctx->search_work))
+				continue;
+			units += u;
+			v[kept++] = cands[k];
+		}
+	if (ctx->report)
+		fprintf(ctx->report, "place<algo=hybrid>: %.6g ops x devices > "
+			"portfolio=%g: judging %d of %d candidates (%.3g work units)\n",
+			size, pass_opt_num(ctx, "portfolio"), kept, nc, units);
+	memcpy(cands, v, sizeof(Cand) * (size_t)kept);
+	free(v);
+	return kept;
+}
+
 int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 {
 	Graph *g = ctx->g;
@@ -1213,22 +1257,30 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 					(double)max_local * work);
 	}
 
-	/* The final judge: the full simulator on materialised plans. */
-	TaskGraph *ops = NULL;
-	if (o2 && t->nops && t->n < t->nops) {
-		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
-	}
-	Cand *cands;
-	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
-	/* Materialised size: data parallelism replicates (nearly) every op
-	 * on every device. */
+	/* The final judge: the full simulator on materialised plans.
+	 * Materialised size: data parallelism replicates (nearly) every op
+	 * on every device.  Up to `portfolio`, every candidate is judged;
+	 * up to CHEAP_JUDGE times that, the cheap ones: the search's plans,
+	 * its model-parallel start and the data-parallel strategies (the
+	 * baselines -O2 must never lose to), within --search-work
+	 * (cheap_candidates); beyond, the strategy simulator alone
+	 * decides. */
 	double size = 0;
 	for (uint32_t i = 0; i < g->nops; i++)
 		size += !g->ops[i]->dead;
 	size *= t->ndev;
-	int chosen = 0;
 	double limit = pass_opt_num(ctx, "portfolio");
-	if (o2 && size <= limit) {
+	bool full = size <= limit, cheap = size <= CHEAP_JUDGE * limit;
+	TaskGraph *ops = NULL;
+	if (o2 && full && t->nops && t->n < t->nops) {
+		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
+	}
+	Cand *cands;
+	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
+	if (!full && cheap)
+		nc = cheap_candidates(ctx, t, cands, nc, size);
+	int chosen = 0;
+	if (o2 && full) {
 		/* Pipeline parallelism (place_pipeline.c): its own search, once,
 		 * on a copy of the graph; judged here like every other
 		 * candidate. */
@@ -1245,7 +1297,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	if (ctx->judged)
 		sim_judged_free(ctx->judged);
 	double hsim = NAN;       /* the hybrid's own plan, simulated */
-	if (size <= limit) {
+	if (cheap) {
 		double bspan = INFINITY, bover = INFINITY;
 		simulated = true;
 		for (int k = 0; k < nc; k++) {
@@ -1274,7 +1326,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		}
 		infeasible = bover > 1;
 	} else {
-		/* Too large to materialise every candidate: the strategy
+		/* Too large to materialise any candidate: the strategy
 		 * simulator's memory estimate decides. */
 		bool oom2;
 		ps_eval(ps, st, &oom2);

@@ -312,11 +312,11 @@ typedef struct Judge {
 	bool cut;                /* the wall-clock cap stopped it */
 } Judge;
 
-/* Work units per op of a materialised plan simulated: cloning, comm and
- * the event simulator cost about ten steps of the hybrid's strategy
- * simulator per op, so one --search-work budget means about the same
- * time in both searches. */
-#define SPLIT_UNITS 10
+/* Work units per op of a materialised plan judged: cloning, comm and
+ * the order pass's two schedules (plan_evaluate) cost about twenty steps
+ * of the hybrid's strategy simulator per op, so one --search-work budget
+ * means about the same time in both searches. */
+#define SPLIT_UNITS 20
 
 /* May the search go on?  Its work budget, then the wall-clock cap. */
 static bool more(Judge *j)
