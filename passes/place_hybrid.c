@@ -1197,17 +1197,6 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	int *mp = xcalloc((size_t)n + 1, sizeof(int));
 	PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
 	mpf(t, &po, mp);
-	int fastest = 0;
-	double ft = INFINITY;
-	for (int d = 0; d < t->ndev; d++) {
-		double s = 0;
-		for (uint32_t v = 0; v < n; v++)
-			s += tg_cost(t, v, d);
-		if (s < ft) {
-			ft = s;
-			fastest = d;
-		}
-	}
 	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
 	int *trial = xmalloc(sizeof(int) * ((size_t)n + 1));
 	double best = INFINITY;
@@ -1238,7 +1227,6 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		}
 	}
 	free(trial);
-	(void)fastest;
 	double xmp = ps_eval(ps, mp, &oom);
 	if (xmp < best) {
 		best = xmp;
