@@ -45,6 +45,7 @@
  * own measure.  Graphs too large for that (options `portfolio`) skip it. */
 #include "plan.h"
 #include "taskgraph.h"
+#include "../ir/simroute.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -108,7 +109,7 @@ typedef struct PlanSim {
 	int nsets;
 	/* links */
 	int nres, r_pair, r_out, r_in;
-	int *pairbase, *local, *mcount;
+	RouteTab rt;             /* the cluster's routes (ir/simroute.h) */
 	int *single;             /* [ndev]: d, the replica list of "on d" */
 	uint32_t *out_start;     /* [n + 1] CSR of outgoing edge indices */
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
@@ -133,42 +134,26 @@ typedef struct PlanSim {
 
 /* ---- links ------------------------------------------------------------- */
 
+/* Link resources of a transfer a -> b: the event simulator's route
+ * (cluster_route), numbered override links, pairs, NICs out, NICs in. */
 static void ps_route(const PlanSim *ps, int a, int b, int *res, int *n)
 {
-	const Cluster *c = ps->c;
-	*n = 0;
-	if (a == b)
-		return;
-	int l = cluster_find_link(c, a, b);
-	if (l >= 0) {
-		res[(*n)++] = 2 * l + (c->links[l].a == a ? 0 : 1);
-		return;
-	}
-	int ma = c->devs[a].machine, mb = c->devs[b].machine;
-	if (ma == mb) {
-		res[(*n)++] = ps->r_pair + ps->pairbase[ma] +
-			      ps->local[a] * ps->mcount[ma] + ps->local[b];
-	} else {
-		res[(*n)++] = ps->r_out + ma;
-		res[(*n)++] = ps->r_in + mb;
+	Hop hop[2];
+	*n = cluster_route(ps->c, &ps->rt, a, b, hop);
+	for (int i = 0; i < *n; i++) {
+		int x = (int)hop[i].idx;
+		res[i] = hop[i].kind == HOP_LINK ? x
+		       : hop[i].kind == HOP_PAIR ? ps->r_pair + x
+		       : hop[i].kind == HOP_OUT ? ps->r_out + x : ps->r_in + x;
 	}
 }
 
 static void ps_links(PlanSim *ps)
 {
 	const Cluster *c = ps->c;
-	ps->pairbase = xcalloc((size_t)c->nmachines + 1, sizeof(int));
-	ps->local = xcalloc((size_t)c->ndevs + 1, sizeof(int));
-	ps->mcount = xcalloc((size_t)c->nmachines + 1, sizeof(int));
-	for (int d = 0; d < c->ndevs; d++)
-		ps->local[d] = ps->mcount[c->devs[d].machine]++;
-	int pairs = 0;
-	for (int mi = 0; mi < c->nmachines; mi++) {
-		ps->pairbase[mi] = pairs;
-		pairs += ps->mcount[mi] * ps->mcount[mi];
-	}
+	route_tab_init(&ps->rt, c);
 	ps->r_pair = 2 * c->nlinks;
-	ps->r_out = ps->r_pair + pairs;
+	ps->r_out = ps->r_pair + (int)ps->rt.npairs;
 	ps->r_in = ps->r_out + c->nmachines;
 	ps->nres = ps->r_in + c->nmachines;
 }
@@ -824,9 +809,7 @@ static void ps_free(PlanSim *ps)
 	free(ps->in);
 	free(ps->pin_start);
 	free(ps->pin);
-	free(ps->pairbase);
-	free(ps->local);
-	free(ps->mcount);
+	route_tab_free(&ps->rt);
 	free(ps->dev_free);
 	free(ps->res);
 	free(ps->res_used);
