@@ -1135,59 +1135,34 @@ static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
 	return kept;
 }
 
-int place_hybrid(PassCtx *ctx, const TaskGraph *t)
+/* The model-parallel start: adjusting's placement (else dpos's, else
+ * single's) in mp; its name. */
+static const char *mp_start(PassCtx *ctx, const TaskGraph *t, int *mp)
 {
-	Graph *g = ctx->g;
-	BatchInfo b;
-	batch_analyze(g, &b);
-	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
-	ps->ctx = ctx;
-	uint32_t n = t->n;
-	/* evals=auto: about 4e6 node-replica steps of search, whatever the
-	 * size (a few hundred ms here), at least 300 evaluations. */
-	const char *ev = pass_opt(ctx, "evals");
-	long max_evals = (long)pass_opt_int(ctx, "evals");
-	/* Work units of one evaluation: its edges and group replicas. */
-	double work = (double)ps->in_start[n] + 1;
-	for (uint32_t v = 0; v < n; v++)
-		work += ps->splittable[v] ? ps->maxrep : 1;
-	/* The local search's evaluations: --search-work's units, or ten
-	 * times an explicit evals=N. */
-	long max_local = (long)fmin(ctx->search_work / work, 1e9);
-	if (strcmp(ev, "auto") == 0) {
-		max_evals = (long)(4e6 / work);
-		max_evals = max_evals < 300 ? 300 : max_evals > 20000 ? 20000 : max_evals;
-	} else {
-		max_local = 10 * max_evals;
+	static const char *const names[] = {"adjusting", "dpos", "single"};
+	for (int i = 0; i < 3; i++) {
+		PlacerFn f = placer_find(names[i]);
+		if (f) {
+			PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
+			f(t, &po, mp);
+			return names[i];
+		}
 	}
-	const char *search = pass_opt(ctx, "search");
-	bool o2 = strcmp(search, "local") == 0;
-	double t0 = pcc_now();
+	return "single";
+}
 
-	/* Starting points: a model-parallel placement, and data parallelism
-	 * (every splittable group over all devices, equal or by speed; the
-	 * others on the device where the model runs fastest). */
-	PlacerFn mpf = placer_find("adjusting");
-	const char *mpname = "adjusting";
-	if (!mpf) {
-		mpf = placer_find("dpos");
-		mpname = "dpos";
-	}
-	if (!mpf) {
-		mpf = placer_find("single");
-		mpname = "single";
-	}
-	int *mp = xcalloc((size_t)n + 1, sizeof(int));
-	PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
-	mpf(t, &po, mp);
-	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
+/* The search's start in st: the best by the strategy simulator of every
+ * replica set as a whole-model start (data parallelism over all devices,
+ * by speed, over one machine, one type: TAG's partial replication; groups
+ * that cannot be split run on the set's fastest device) and the
+ * model-parallel start mp.  Returns its estimate. */
+static double whole_model_start(PlanSim *ps, const TaskGraph *t,
+				const int *mp, int *st)
+{
+	uint32_t n = t->n;
 	int *trial = xmalloc(sizeof(int) * ((size_t)n + 1));
 	double best = INFINITY;
 	bool oom;
-	/* Every replica set as a whole-model start (data parallelism over
-	 * all devices, by speed, over one machine, one type: TAG's partial
-	 * replication); groups that cannot be split run on the set's
-	 * fastest device. */
 	for (int k = 0; k < ps->nsets; k++) {
 		const RepSet *rs = &ps->sets[k];
 		int home = rs->dev[0];
@@ -1215,8 +1190,92 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		best = xmp;
 		memcpy(st, mp, sizeof(int) * n);
 	}
-	double start = best;
-	best = greedy(ps, st, best, max_evals);
+	return best;
+}
+
+/* Judges cands[0..nc) by plan_evaluate (-v: each one's simulated time)
+ * and returns the best (plan_better); *bover its overflow (1: fits),
+ * bpeaks its per-device peaks, *hsim the search's own plan's time. */
+static int judge_all(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
+		     const Cand *cands, int nc, double *bpeaks, double *bover,
+		     double *hsim)
+{
+	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	double bspan = INFINITY;
+	int chosen = 0;
+	*bover = INFINITY;
+	for (int k = 0; k < nc; k++) {
+		bool koom;
+		double over;
+		double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
+		if (ctx->judged && isfinite(x))
+			sim_judged_add(ctx->judged, cands[k].name, x, koom);
+		if (ctx->report) {
+			pass_progress_clear(ctx);
+			fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
+				cands[k].name, x, koom ? ", out of memory" : "");
+		}
+		if (k == 0)
+			*hsim = x;
+		if (plan_better(x, koom, over, bspan, *bover)) {
+			if (ctx->judged)
+				ctx->judged->chosen = ctx->judged->n - 1;
+			chosen = k;
+			bspan = x;
+			*bover = koom ? over : 1;
+			memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
+		}
+		pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
+			      nc, bspan);
+	}
+	free(peaks);
+	return chosen;
+}
+
+/* The greedy phase's evaluation budget (evals) and the local search's
+ * (--search-work, or ten times an explicit evals=N); *work: the units
+ * of one evaluation, its edges and group replicas. */
+static void budgets(const PassCtx *ctx, const PlanSim *ps, uint32_t n,
+		    long *max_evals, long *max_local, double *work)
+{
+	*work = (double)ps->in_start[n] + 1;
+	for (uint32_t v = 0; v < n; v++)
+		*work += ps->splittable[v] ? ps->maxrep : 1;
+	*max_local = (long)fmin(ctx->search_work / *work, 1e9);
+	*max_evals = (long)pass_opt_int(ctx, "evals");
+	if (strcmp(pass_opt(ctx, "evals"), "auto") == 0) {
+		/* about 4e6 node-replica steps of search, whatever the size
+		 * (a few hundred ms here), at least 300 evaluations */
+		*max_evals = (long)(4e6 / *work);
+		*max_evals = *max_evals < 300 ? 300 : *max_evals > 20000 ? 20000
+			   : *max_evals;
+	} else {
+		*max_local = 10 * *max_evals;
+	}
+}
+
+int place_hybrid(PassCtx *ctx, const TaskGraph *t)
+{
+	Graph *g = ctx->g;
+	BatchInfo b;
+	batch_analyze(g, &b);
+	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
+	ps->ctx = ctx;
+	uint32_t n = t->n;
+	long max_evals, max_local;
+	double work;
+	budgets(ctx, ps, n, &max_evals, &max_local, &work);
+	bool o2 = strcmp(pass_opt(ctx, "search"), "local") == 0;
+	double t0 = pcc_now();
+
+	/* Starting points: a model-parallel placement, and data parallelism
+	 * over each replica set; then greedy improvement and (-O2) the
+	 * local search. */
+	int *mp = xcalloc((size_t)n + 1, sizeof(int));
+	const char *mpname = mp_start(ctx, t, mp);
+	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
+	double start = whole_model_start(ps, t, mp, st);
+	double best = greedy(ps, st, start, max_evals);
 	double after_greedy = best;
 	if (o2) {
 		bool cut;
@@ -1262,39 +1321,14 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		if (place_pipeline(&pc, t) == EXIT_OK)
 			cands[nc++] = (Cand){"pipeline", NULL, NULL, NULL, NULL, false};
 	}
-	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
-	bool infeasible = false, simulated = false;
+	bool infeasible = false;
 	if (ctx->judged)
 		sim_judged_free(ctx->judged);
 	double hsim = NAN;       /* the hybrid's own plan, simulated */
 	if (cheap) {
-		double bspan = INFINITY, bover = INFINITY;
-		simulated = true;
-		for (int k = 0; k < nc; k++) {
-			bool koom;
-			double over;
-			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
-			if (ctx->judged && isfinite(x))
-				sim_judged_add(ctx->judged, cands[k].name, x, koom);
-			if (ctx->report) {
-				pass_progress_clear(ctx);
-				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
-					cands[k].name, x, koom ? ", out of memory" : "");
-			}
-			if (k == 0)
-				hsim = x;
-			if (plan_better(x, koom, over, bspan, bover)) {
-				if (ctx->judged)
-					ctx->judged->chosen = ctx->judged->n - 1;
-				chosen = k;
-				bspan = x;
-				bover = koom ? over : 1;
-				memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
-			}
-			pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
-				      nc, bspan);
-		}
+		double bover;
+		chosen = judge_all(ctx, t, ps, cands, nc, bpeaks, &bover, &hsim);
 		infeasible = bover > 1;
 	} else {
 		/* Too large to materialise any candidate: the strategy
@@ -1305,37 +1339,30 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		for (int d = 0; d < t->ndev; d++)
 			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
 	}
+	int rc;
 	if (infeasible && !ctx->best_effort) {
 		fprintf(stderr,
 			"pcc: error: place<algo=hybrid>: no plan fits in the memory of "
 			"cluster '%s'\n", t->c->name);
-		mem_report(t, bpeaks, cands[chosen].name, simulated);
+		mem_report(t, bpeaks, cands[chosen].name, cheap);
 		fputs("pcc: note: --best-effort places it anyway\n", stderr);
-		free(peaks);
-		free(bpeaks);
-		free(cands);
-		if (ops)
-			tg_free(ops);
-		free(mp);
-		free(st);
-		ps_free(ps);
-		batch_free(&b);
-		return EXIT_INFEASIBLE;
+		rc = EXIT_INFEASIBLE;
+	} else {
+		rc = apply(ctx, g, t, ps, &cands[chosen]);
+		/* How well the strategy simulator tracked the full
+		 * simulation. */
+		if (ctx->report && isfinite(hsim) && hsim > 0)
+			fprintf(ctx->report, "place<algo=hybrid>: estimate error "
+				"%+.1f%% (estimated %.6g s, simulated %.6g s)\n",
+				100 * (best - hsim) / hsim, best, hsim);
+		if (ctx->report)
+			fprintf(ctx->report,
+				"place<algo=hybrid>: %u groups, %d replica sets, %ld "
+				"evaluations; estimated %.6g s from %.6g s (greedy "
+				"%.6g s); chose %s\n", n, ps->nsets, ps->evals, best,
+				start, after_greedy, cands[chosen].name);
 	}
-	free(peaks);
 	free(bpeaks);
-	int rc = apply(ctx, g, t, ps, &cands[chosen]);
-	/* How well the strategy simulator tracked the full simulation. */
-	if (ctx->report && isfinite(hsim) && hsim > 0)
-		fprintf(ctx->report, "place<algo=hybrid>: estimate error %+.1f%% "
-			"(estimated %.6g s, simulated %.6g s)\n",
-			100 * (best - hsim) / hsim, best, hsim);
-	if (ctx->report)
-		fprintf(ctx->report,
-			"place<algo=hybrid>: %u groups, %d replica sets, %ld "
-			"evaluations; estimated %.6g s from %.6g s (greedy %.6g s); "
-			"chose %s\n", n, ps->nsets, ps->evals, best, start,
-			after_greedy, cands[chosen].name);
 	free(cands);
 	if (ops)
 		tg_free(ops);
