@@ -37,7 +37,7 @@ struct EvalCache {
 	uint64_t gen;            /* its Graph.gen when analysed */
 	bool have;
 	BatchInfo b;
-	long hits, misses;
+	long judged, hits, misses;
 };
 
 EvalCache *eval_cache_new(const Graph *g)
@@ -56,8 +56,10 @@ void eval_cache_free(EvalCache *e)
 	free(e);
 }
 
-void eval_cache_stats(const EvalCache *e, long *hits, long *misses)
+void eval_cache_stats(const EvalCache *e, long *judged, long *hits,
+		      long *misses)
 {
+	*judged = e ? e->judged : 0;
 	*hits = e ? e->hits : 0;
 	*misses = e ? e->misses : 0;
 }
@@ -110,7 +112,7 @@ static PassCtx as_pass(const PassCtx *ctx, Graph *h, const char *name)
 	c.nargs = st ? st->nargs : 0;
 	c.later = NULL;
 	c.nlater = 0;
-	c.eval = NULL;
+	c.eval = NULL;           /* comm and order judge nothing */
 	c.batch = NULL;
 	return c;
 }
@@ -127,6 +129,8 @@ double plan_evaluate(PassCtx *ctx, Graph *h, PlanEval *e)
 	e->oom = true;
 	e->peak_over = INFINITY;
 	e->nops = h->nops;
+	if (ctx->eval)
+		ctx->eval->judged++;
 	PassCtx c = as_pass(ctx, h, "comm");
 	c.cost = &m;
 	c.diag = &d;             /* a candidate's failure is no user error */

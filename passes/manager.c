@@ -717,13 +717,13 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 		progress_pass_begin(&prog, st->pass->name);
 		rc = st->pass->run(&ctx);
 		progress_pass_end(&prog);
-		long hits, misses;
-		eval_cache_stats(ctx.eval, &hits, &misses);
-		if (ctx.report && hits + misses)
+		long judged, hits, misses;
+		eval_cache_stats(ctx.eval, &judged, &hits, &misses);
+		if (ctx.report && judged)
 			fprintf(ctx.report, "%s: %ld plans judged with the pipeline's "
 				"comm and order options; batch analysis computed %ld "
-				"time%s\n", st->pass->name, hits + misses, misses,
-				misses == 1 ? "" : "s");
+				"time%s, reused %ld\n", st->pass->name, judged, misses,
+				misses == 1 ? "" : "s", hits);
 		eval_cache_free(ctx.eval);
 		double dt = pcc_now() - t0;
 		total += dt;

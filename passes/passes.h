@@ -74,9 +74,11 @@ typedef struct PassInfo {
 /* A cache bound to g (the pass's graph); freed when the pass ends. */
 EvalCache *eval_cache_new(const Graph *g);
 void eval_cache_free(EvalCache *e);
-/* How often plan_evaluate lent the cached batch analysis (hits) and
- * how often it had to compute it (misses). */
-void eval_cache_stats(const EvalCache *e, long *hits, long *misses);
+/* How many plans the pass judged (plan_evaluate, on its graph or on a
+ * copy of it), how often the cached batch analysis was lent (hits) and
+ * how often it was computed (misses). */
+void eval_cache_stats(const EvalCache *e, long *judged, long *hits,
+		      long *misses);
 
 /* ---- manager.c --------------------------------------------------------- */
 const PassInfo *pass_find(const char *name);

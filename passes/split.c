@@ -377,6 +377,11 @@ static int by_dev_start(const void *pa, const void *pb)
 		return sort_r->dev[a] < sort_r->dev[b] ? -1 : 1;
 	if (sort_r->start[a] != sort_r->start[b])
 		return sort_r->start[a] < sort_r->start[b] ? -1 : 1;
+	/* Ties (ops of no duration) in dispatch order, a linear extension
+	 * of the graph: so every step of the walk below goes to an op
+	 * dispatched earlier, and it ends. */
+	if (sort_r->seq[a] != sort_r->seq[b])
+		return sort_r->seq[a] < sort_r->seq[b] ? -1 : 1;
 	return a < b ? -1 : a > b;
 }
 
@@ -409,7 +414,9 @@ static CandOp *critical_ops(Judge *j, int *n)
 			prev[ids[k]] = ids[k - 1];
 	CandOp *out = NULL;
 	int m = 0;
-	while (cur != UINT32_MAX) {
+	bool *visited = xcalloc((size_t)h->nops + 1, sizeof(bool));
+	while (cur != UINT32_MAX && !visited[cur]) {
+		visited[cur] = true;
 		const Op *op = h->ops[cur];
 		const char *org = op_ann_str(h, op, ANN_ORIGIN);
 		Op *o = graph_lookup(g, org ? org : op->name, NULL);
@@ -436,6 +443,7 @@ static CandOp *critical_ops(Judge *j, int *n)
 	}
 	free(ids);
 	free(prev);
+	free(visited);
 	if (m > 1)
 		qsort(out, (size_t)m, sizeof(CandOp), candop_cmp);
 	*n = m;

@@ -130,16 +130,17 @@ static void test_cache(void)
 	Graph *g = placed();
 	double fresh = judged(g, "comm<sfb=true>", NULL);
 	EvalCache *c = eval_cache_new(g);
-	long hits, misses;
+	long n, hits, misses;
 	CU_ASSERT_EQUAL(judged(g, "comm<sfb=true>", c), fresh);
 	CU_ASSERT_EQUAL(judged(g, "comm<sfb=true>", c), fresh);
-	eval_cache_stats(c, &hits, &misses);
+	eval_cache_stats(c, &n, &hits, &misses);
+	CU_ASSERT_EQUAL(n, 2);
 	CU_ASSERT_EQUAL(hits, 1);
 	CU_ASSERT_EQUAL(misses, 1);
 	/* A change to the graph (an attribute set) invalidates it. */
 	op_set(g, tu_op(g, "h1"), "transpose_a", val_bool(g->arena, false));
 	CU_ASSERT_EQUAL(judged(g, "comm<sfb=true>", c), fresh);
-	eval_cache_stats(c, &hits, &misses);
+	eval_cache_stats(c, &n, &hits, &misses);
 	CU_ASSERT_EQUAL(hits, 1);
 	CU_ASSERT_EQUAL(misses, 2);
 	eval_cache_free(c);
@@ -147,7 +148,8 @@ static void test_cache(void)
 	Graph *other = placed();
 	c = eval_cache_new(other);
 	CU_ASSERT_EQUAL(judged(g, "comm<sfb=true>", c), fresh);
-	eval_cache_stats(c, &hits, &misses);
+	eval_cache_stats(c, &n, &hits, &misses);
+	CU_ASSERT_EQUAL(n, 1);
 	CU_ASSERT_EQUAL(hits + misses, 0);
 	eval_cache_free(c);
 	graph_free(other);
