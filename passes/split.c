@@ -313,10 +313,12 @@ typedef struct Judge {
 } Judge;
 
 /* Work units per op of a materialised plan judged: cloning, comm and
- * the order pass's two schedules (plan_evaluate) cost about twenty steps
- * of the hybrid's strategy simulator per op, so one --search-work budget
- * means about the same time in both searches. */
-#define SPLIT_UNITS 20
+ * the order pass's two schedules (plan_evaluate) cost about 9 us per
+ * op, a few hundred steps of the hybrid's strategy simulator (about
+ * 0.03 us each; measured at 100k ops on 16 devices), so one
+ * --search-work budget means about the same time in both searches (a
+ * conservative 100). */
+#define SPLIT_UNITS 100
 
 /* May the search go on?  Its work budget, then the wall-clock cap. */
 static bool more(Judge *j)
@@ -353,6 +355,24 @@ static double judge(Judge *j, const char *name, const Split *s, bool keep)
 	}
 	graph_free(h);
 	return span;
+}
+
+/* Can --search-work pay for the current plan's judge and one try?  Each
+ * costs SPLIT_UNITS per op of the materialised plan, about one per
+ * replica of each op; if not, the search would judge the plan and stop,
+ * so it does not start (a 100k-op graph on 16 devices). */
+static bool affordable(const PassCtx *ctx)
+{
+	const Graph *g = ctx->g;
+	double ops = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		const Value *r = op_ann(g, op, ANN_REPLICAS);
+		ops += r && r->kind == V_LIST && r->list.n ? r->list.n : 1;
+	}
+	return 2 * SPLIT_UNITS * ops <= ctx->search_work;
 }
 
 typedef struct CandOp {
@@ -488,6 +508,12 @@ int pass_split(PassCtx *ctx)
 	memset(&j, 0, sizeof j);
 	j.ctx = ctx;
 	j.t0 = pcc_now();
+	if (!affordable(ctx)) {
+		if (ctx->report)
+			fputs("split: --search-work cannot pay for two judged plans "
+			      "of this size; nothing tried\n", ctx->report);
+		return EXIT_OK;
+	}
 	j.best = judge(&j, NULL, NULL, true);
 	pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0, j.best);
 	double start = j.best;
