@@ -23,6 +23,7 @@ Graph *graph_new(const char *name)
 
 void graph_invalidate(Graph *g)
 {
+	g->gen++;
 	if (g->uses) {
 		free(g->uses->start);
 		free(g->uses->use);
@@ -420,6 +421,7 @@ Value *op_ann(const Graph *g, const Op *op, AnnKey k)
 void op_set(Graph *g, Op *op, const char *key, Value *v)
 {
 	attr_set(g, &op->attrs, &op->nattr, &op->capattr, key, v);
+	g->gen++;
 }
 
 void op_set_ann(Graph *g, Op *op, AnnKey k, Value *v)
@@ -462,6 +464,7 @@ bool op_unset(Graph *g, Op *op, const char *key)
 			memmove(&op->attrs[i], &op->attrs[i + 1],
 				sizeof(Attr) * (op->nattr - i - 1));
 			op->nattr--;
+			g->gen++;
 			return true;
 		}
 	return false;
@@ -475,6 +478,7 @@ Value *graph_attr(const Graph *g, const char *key)
 void graph_set_attr(Graph *g, const char *key, Value *v)
 {
 	attr_set(g, &g->attrs, &g->nattr, &g->capattr, key, v);
+	g->gen++;
 }
 
 int64_t op_get_int(const Graph *g, const Op *op, const char *key, int64_t dflt)

@@ -372,6 +372,13 @@ struct Graph {
 	const char *ann[ANN_COUNT];         /* interned annotation keys */
 	Uses *uses;                         /* cached analysis, or NULL */
 	uint32_t *topo;                     /* cached analysis, or NULL */
+	/* Mutation counter: bumped by graph_invalidate (so by adding,
+	 * removing and rewiring ops) and by op_set, op_unset and
+	 * graph_set_attr.  Analyses cached outside the graph (the plan
+	 * evaluator's batch analysis, passes/evaluate.c) are valid while it
+	 * is unchanged.  Code that rewrites an op's inputs or types in place
+	 * calls graph_invalidate, as the topological order needs anyway. */
+	uint64_t gen;
 	const char **comments;              /* header comments, printed back */
 	uint32_t ncomments;
 	/* graph_fresh_name: the next suffix to try per (interned) base */
@@ -411,7 +418,7 @@ void graph_prefetch_name(const Graph *g, uint32_t h);
 void graph_remove_op(Graph *g, Op *op);
 /* Drops dead ops and renumbers ids in order.  Invalidates analyses. */
 void graph_compact(Graph *g);
-/* Structure changed: drops cached analyses (uses, topo). */
+/* Structure changed: drops cached analyses (uses, topo), bumps gen. */
 void graph_invalidate(Graph *g);
 const Uses *graph_uses(Graph *g);
 /* Topological order of live op ids counting control edges, ties broken by

@@ -16,6 +16,7 @@
  * processed in time order from a binary heap: O((V + E) log V), no
  * recursion. */
 #include "ir.h"
+#include "simroute.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -121,8 +122,7 @@ typedef struct Sim {
 	uint32_t *seq, *seq_start, *seq_pos;
 	bool *ready;
 	int r_ovr, r_pair, r_out, r_in;   /* link layout, relative to rl */
-	int64_t *pairbase, npairs_dense;  /* dense pair keys per machine */
-	int *local, *mcount;
+	RouteTab rt;             /* the cluster's routes (simroute.h) */
 	/* the pairs in use: dense key -> r_pair + index (open addressing) */
 	int64_t *pair_key;       /* [npairs]: dense key of each */
 	struct PairSlot { int64_t key; int idx; } *pair_tab;
@@ -183,7 +183,6 @@ static void mem_sub(Sim *s, int d, double b)
 	s->mem[d] -= b;
 }
 
-/* Link resources (absolute ids) of a transfer a -> b. */
 /* The resource of the pair with dense key k (numbered on first use). */
 static int pair_res(Sim *s, int64_t k)
 {
@@ -219,27 +218,65 @@ static int pair_res(Sim *s, int64_t k)
 	}
 }
 
-static void route(Sim *s, int a, int b, int *res, int *n)
+void route_tab_init(RouteTab *t, const Cluster *c)
 {
-	const Cluster *c = s->c;
-	*n = 0;
+	t->pairbase = xmalloc(sizeof(int64_t) * (size_t)(c->nmachines + 1));
+	t->local = xmalloc(sizeof(int) * (size_t)(c->ndevs ? c->ndevs : 1));
+	int *cnt = xcalloc((size_t)c->nmachines + 1, sizeof(int));
+	t->mcount = xcalloc((size_t)c->nmachines + 1, sizeof(int));
+	for (int d = 0; d < c->ndevs; d++)
+		t->local[d] = cnt[c->devs[d].machine]++;
+	int64_t pairs = 0;
+	for (int mi = 0; mi < c->nmachines; mi++) {
+		t->pairbase[mi] = pairs;
+		int n = c->machines[mi].count > cnt[mi] ? c->machines[mi].count
+							: cnt[mi];
+		t->mcount[mi] = n;
+		pairs += (int64_t)n * n;
+	}
+	free(cnt);
+	t->npairs = pairs;
+}
+
+void route_tab_free(RouteTab *t)
+{
+	free(t->pairbase);
+	free(t->local);
+	free(t->mcount);
+}
+
+int cluster_route(const Cluster *c, const RouteTab *t, int a, int b,
+		  Hop hop[2])
+{
 	if (a == b)
-		return;
+		return 0;
 	int l = cluster_find_link(c, a, b);
 	if (l >= 0) {
-		res[0] = s->rl + s->r_ovr + 2 * l + (c->links[l].a == a ? 0 : 1);
-		*n = 1;
-		return;
+		hop[0] = (Hop){HOP_LINK, 2 * l + (c->links[l].a == a ? 0 : 1)};
+		return 1;
 	}
 	int ma = c->devs[a].machine, mb = c->devs[b].machine;
 	if (ma == mb) {
-		res[0] = s->rl + pair_res(s, s->pairbase[ma] +
-				       (int64_t)s->local[a] * s->mcount[ma] + s->local[b]);
-		*n = 1;
-	} else {
-		res[0] = s->rl + s->r_out + ma;
-		res[1] = s->rl + s->r_in + mb;
-		*n = 2;
+		hop[0] = (Hop){HOP_PAIR, t->pairbase[ma] +
+				(int64_t)t->local[a] * t->mcount[ma] + t->local[b]};
+		return 1;
+	}
+	hop[0] = (Hop){HOP_OUT, ma};
+	hop[1] = (Hop){HOP_IN, mb};
+	return 2;
+}
+
+/* Link resources (absolute ids) of a transfer a -> b. */
+static void route(Sim *s, int a, int b, int *res, int *n)
+{
+	Hop hop[2];
+	*n = cluster_route(s->c, &s->rt, a, b, hop);
+	for (int i = 0; i < *n; i++) {
+		int64_t x = hop[i].idx;
+		res[i] = s->rl + (hop[i].kind == HOP_LINK ? s->r_ovr + (int)x
+				  : hop[i].kind == HOP_PAIR ? pair_res(s, x)
+				  : hop[i].kind == HOP_OUT ? s->r_out + (int)x
+				  : s->r_in + (int)x);
 	}
 }
 
@@ -476,22 +513,7 @@ static int check_placement(Sim *s, Diag *d)
 static void setup_resources(Sim *s)
 {
 	const Cluster *c = s->c;
-	s->pairbase = xmalloc(sizeof(int64_t) * (size_t)(c->nmachines + 1));
-	s->local = xmalloc(sizeof(int) * (size_t)(c->ndevs ? c->ndevs : 1));
-	int *cnt = xcalloc((size_t)c->nmachines + 1, sizeof(int));
-	s->mcount = xcalloc((size_t)c->nmachines + 1, sizeof(int));
-	for (int d = 0; d < c->ndevs; d++)
-		s->local[d] = cnt[c->devs[d].machine]++;
-	int64_t pairs = 0;
-	for (int mi = 0; mi < c->nmachines; mi++) {
-		s->pairbase[mi] = pairs;
-		int n = c->machines[mi].count > cnt[mi] ? c->machines[mi].count
-							: cnt[mi];
-		s->mcount[mi] = n;
-		pairs += (int64_t)n * n;
-	}
-	free(cnt);
-	s->npairs_dense = pairs;
+	route_tab_init(&s->rt, c);
 	s->rl = 2 * s->ndev;
 	s->r_ovr = 0;
 	s->r_out = 2 * c->nlinks;
@@ -519,7 +541,7 @@ static int64_t res_dense(const Sim *s, int r)
 		return r;
 	if (r >= s->r_pair)
 		return s->r_out + s->pair_key[r - s->r_pair];
-	return s->r_out + s->npairs_dense + (r - s->r_out);
+	return s->r_out + s->rt.npairs + (r - s->r_out);
 }
 
 /* Name of link resource r (absolute id); malloc'd. */
@@ -536,16 +558,16 @@ static char *res_name(const Sim *s, int r)
 	} else if (r >= s->r_pair) {
 		int64_t key = s->pair_key[r - s->r_pair];
 		int mi = 0;
-		while (mi + 1 < c->nmachines && s->pairbase[mi + 1] <= key)
+		while (mi + 1 < c->nmachines && s->rt.pairbase[mi + 1] <= key)
 			mi++;
-		int n = s->mcount[mi];
-		int64_t off = key - s->pairbase[mi];
+		int n = s->rt.mcount[mi];
+		int64_t off = key - s->rt.pairbase[mi];
 		int la = (int)(off / n), lb = (int)(off % n), a = -1, b = -1;
 		for (int d = 0; d < c->ndevs; d++)
 			if (c->devs[d].machine == mi) {
-				if (s->local[d] == la)
+				if (s->rt.local[d] == la)
 					a = d;
-				if (s->local[d] == lb)
+				if (s->rt.local[d] == lb)
 					b = d;
 			}
 		snprintf(buf, sizeof buf, "%s->%s", a >= 0 ? c->devs[a].name : "?",
@@ -997,11 +1019,9 @@ static void sim_cleanup(Sim *s)
 	free(s->res_busy);
 	free(s->res_bytes);
 	free(s->res_used);
-	free(s->pairbase);
+	route_tab_free(&s->rt);
 	free(s->pair_key);
 	free(s->pair_tab);
-	free(s->local);
-	free(s->mcount);
 	heap_free(&s->h);
 	for (int d = 0; s->rq && d < s->ndev; d++)
 		heap_free(&s->rq[d]);

@@ -709,12 +709,22 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 			.search_work = o->search_work, .seed = o->seed,
 			.report = o->verbose ? out : NULL,
 			.progress = &prog, .judged = o->judged,
+			.later = p->steps + i + 1, .nlater = p->n - i - 1,
+			.eval = eval_cache_new(g),
 		};
 		d->pass = st->pass->name;
 		double t0 = pcc_now();
 		progress_pass_begin(&prog, st->pass->name);
 		rc = st->pass->run(&ctx);
 		progress_pass_end(&prog);
+		long judged, hits, misses;
+		eval_cache_stats(ctx.eval, &judged, &hits, &misses);
+		if (ctx.report && judged)
+			fprintf(ctx.report, "%s: %ld plans judged with the pipeline's "
+				"comm and order options; batch analysis computed %ld "
+				"time%s, reused %ld\n", st->pass->name, judged, misses,
+				misses == 1 ? "" : "s", hits);
+		eval_cache_free(ctx.eval);
 		double dt = pcc_now() - t0;
 		total += dt;
 		d->pass = NULL;

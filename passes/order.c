@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int order(PassCtx *ctx, const CostModel *m);
+static int order(PassCtx *ctx, const CostModel *m, SimResult *kept);
 static int order_pipeline(PassCtx *ctx, const CostModel *m);
 
 /* Seconds op i takes on its resource. */
@@ -123,12 +123,15 @@ int pass_order(PassCtx *ctx)
 	cost_memo_init(&memo);
 	int rc = order_pipeline(ctx, &memo);
 	if (rc < 0)
-		rc = order(ctx, &memo);
+		rc = order(ctx, &memo, NULL);
 	cost_memo_free(&memo);
 	return rc;
 }
 
-static int order(PassCtx *ctx, const CostModel *m)
+/* The list schedule and ready order of a materialised plan; the faster
+ * is kept: written as @order, @start, @finish unless kept is given, in
+ * which case it is returned there instead (plan_evaluate's judge). */
+static int order(PassCtx *ctx, const CostModel *m, SimResult *kept)
 {
 	Graph *g = ctx->g;
 	const Cluster *c = m->c ? m->c : g->cluster;
@@ -158,7 +161,7 @@ static int order(PassCtx *ctx, const CostModel *m)
 	}
 	bool use_fifo = fifo.makespan < lst.makespan;
 	SimResult *r = use_fifo ? &fifo : &lst;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; !kept && i < n; i++) {
 		Op *op = g->ops[i];
 		if (op->dead)
 			continue;
@@ -171,11 +174,27 @@ static int order(PassCtx *ctx, const CostModel *m)
 			"order: simulated iteration %.6g s with the list schedule, "
 			"%.6g s in ready order; kept %s\n", lst.makespan,
 			fifo.makespan, use_fifo ? "ready order" : "the list schedule");
-	sim_free(&lst);
-	sim_free(&fifo);
+	if (kept) {
+		*kept = *r;
+		sim_free(use_fifo ? &lst : &fifo);
+	} else {
+		sim_free(&lst);
+		sim_free(&fifo);
+	}
 	free(rank);
 	free(dev);
 	return EXIT_OK;
+}
+
+int order_simulate(PassCtx *ctx, const CostModel *m, SimResult *r)
+{
+	int S, M;
+	int rc = order_1f1b(ctx, m, &S, &M);
+	if (rc > 0)
+		return rc;
+	if (rc == 0)
+		return sim_run(ctx->g, m, r, ctx->diag);
+	return order(ctx, m, r);
 }
 
 /* ---- 1F1B ----------------------------------------------------------------- */

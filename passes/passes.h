@@ -10,6 +10,9 @@ typedef struct PassArg {
 } PassArg;
 
 typedef struct Progress Progress;
+struct PipeStep;
+struct BatchInfo;
+typedef struct EvalCache EvalCache;
 
 typedef struct PassCtx {
 	Graph *g;
@@ -27,6 +30,16 @@ typedef struct PassCtx {
 	Progress *progress;      /* pass_progress's state, or NULL */
 	SimJudged *judged;       /* plans a placer judged, for the summary's
 				  * headline (may be NULL) */
+	/* For plan_evaluate (passes/evaluate.c): the pipeline's steps after
+	 * this pass, whose options (comm's, order's) judge candidate plans
+	 * as the pipeline will really materialise them; NULL/0 when the
+	 * pass runs alone (their defaults then). */
+	const struct PipeStep *later;
+	int nlater;
+	EvalCache *eval;         /* plan_evaluate's cache for this pass run
+				  * (the manager's), or NULL: none */
+	const struct BatchInfo *batch;   /* comm: the batch analysis of g,
+				  * computed already (borrowed), or NULL */
 } PassCtx;
 
 /* A pass returns EXIT_OK, or EXIT_BADINPUT / EXIT_INFEASIBLE after
@@ -56,6 +69,16 @@ typedef struct PassInfo {
 /* passes.def expands to one prototype per pass. */
 #define PASS(name, fn, desc) int fn(PassCtx *ctx);
 #include "passes.def"
+
+/* ---- evaluate.c: the cache plan_evaluate keeps for one pass run ------- */
+/* A cache bound to g (the pass's graph); freed when the pass ends. */
+EvalCache *eval_cache_new(const Graph *g);
+void eval_cache_free(EvalCache *e);
+/* How many plans the pass judged (plan_evaluate, on its graph or on a
+ * copy of it), how often the cached batch analysis was lent (hits) and
+ * how often it was computed (misses). */
+void eval_cache_stats(const EvalCache *e, long *judged, long *hits,
+		      long *misses);
 
 /* ---- manager.c --------------------------------------------------------- */
 const PassInfo *pass_find(const char *name);
@@ -186,5 +209,10 @@ void pipeline_1f1b(int S, int m, double tf, double tb, double *fstart,
  * @microbatch; docs/passes.md, order), without simulating it: EXIT_OK
  * with its stage and micro-batch counts, -1 when ctx->g is not one. */
 int order_1f1b(PassCtx *ctx, const CostModel *m, int *stages, int *micro);
+/* The schedule the order pass keeps for the materialised plan on ctx->g,
+ * simulated into *r (a pipelined plan: 1F1B; else the faster of the list
+ * schedule and ready order); only a pipelined plan's @order is written.
+ * EXIT_OK or an error (reported). */
+int order_simulate(PassCtx *ctx, const CostModel *m, SimResult *r);
 
 #endif

@@ -31,50 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-double plan_simulate(PassCtx *ctx, Graph *h, bool *oom, double *peak_over,
-		     double *peaks)
-{
-	PassCtx c = *ctx;
-	c.g = h;
-	c.report = NULL;
-	c.pass = "comm";
-	c.args = NULL;
-	c.nargs = 0;
-	CostModel m = *ctx->cost;
-	m.g = h;
-	m.memo = NULL;
-	m.nmemo = 0;
-	c.cost = &m;
-	SimResult r;
-	Diag d;
-	diag_init(&d, stderr, "place", NULL, 0);
-	*oom = true;
-	*peak_over = INFINITY;
-	double span = INFINITY;
-	/* A pipelined plan runs in order's 1F1B schedule, not in ready
-	 * order (order_1f1b returns -1 on any other plan). */
-	bool ok = pass_comm(&c) == EXIT_OK;
-	if (ok) {
-		int S, M;
-		c.pass = "order";
-		ok = order_1f1b(&c, &m, &S, &M) <= EXIT_OK;
-	}
-	if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
-		span = r.makespan;
-		*oom = r.oom;
-		*peak_over = 0;
-		const Cluster *cl = m.c;
-		for (int dv = 0; dv < r.ndevs; dv++) {
-			double cap = cl->types[cl->devs[dv].type].memory;
-			*peak_over = fmax(*peak_over, r.peak_mem[dv] / cap);
-			if (peaks)
-				peaks[dv] = r.peak_mem[dv];
-		}
-		sim_free(&r);
-	}
-	return span;
-}
-
 bool plan_better(double span, bool oom, double over, double bspan,
 		 double bover)
 {

@@ -45,11 +45,16 @@
  * own measure.  Graphs too large for that (options `portfolio`) skip it. */
 #include "plan.h"
 #include "taskgraph.h"
+#include "../ir/simroute.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Above place<portfolio>, up to this many times it, the final judge
+ * still simulates the cheap candidates (place_hybrid). */
+#define CHEAP_JUDGE 10
 
 PlacerFn placer_find(const char *name);
 
@@ -104,7 +109,7 @@ typedef struct PlanSim {
 	int nsets;
 	/* links */
 	int nres, r_pair, r_out, r_in;
-	int *pairbase, *local, *mcount;
+	RouteTab rt;             /* the cluster's routes (ir/simroute.h) */
 	int *single;             /* [ndev]: d, the replica list of "on d" */
 	uint32_t *out_start;     /* [n + 1] CSR of outgoing edge indices */
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
@@ -129,42 +134,26 @@ typedef struct PlanSim {
 
 /* ---- links ------------------------------------------------------------- */
 
+/* Link resources of a transfer a -> b: the event simulator's route
+ * (cluster_route), numbered override links, pairs, NICs out, NICs in. */
 static void ps_route(const PlanSim *ps, int a, int b, int *res, int *n)
 {
-	const Cluster *c = ps->c;
-	*n = 0;
-	if (a == b)
-		return;
-	int l = cluster_find_link(c, a, b);
-	if (l >= 0) {
-		res[(*n)++] = 2 * l + (c->links[l].a == a ? 0 : 1);
-		return;
-	}
-	int ma = c->devs[a].machine, mb = c->devs[b].machine;
-	if (ma == mb) {
-		res[(*n)++] = ps->r_pair + ps->pairbase[ma] +
-			      ps->local[a] * ps->mcount[ma] + ps->local[b];
-	} else {
-		res[(*n)++] = ps->r_out + ma;
-		res[(*n)++] = ps->r_in + mb;
+	Hop hop[2];
+	*n = cluster_route(ps->c, &ps->rt, a, b, hop);
+	for (int i = 0; i < *n; i++) {
+		int x = (int)hop[i].idx;
+		res[i] = hop[i].kind == HOP_LINK ? x
+		       : hop[i].kind == HOP_PAIR ? ps->r_pair + x
+		       : hop[i].kind == HOP_OUT ? ps->r_out + x : ps->r_in + x;
 	}
 }
 
 static void ps_links(PlanSim *ps)
 {
 	const Cluster *c = ps->c;
-	ps->pairbase = xcalloc((size_t)c->nmachines + 1, sizeof(int));
-	ps->local = xcalloc((size_t)c->ndevs + 1, sizeof(int));
-	ps->mcount = xcalloc((size_t)c->nmachines + 1, sizeof(int));
-	for (int d = 0; d < c->ndevs; d++)
-		ps->local[d] = ps->mcount[c->devs[d].machine]++;
-	int pairs = 0;
-	for (int mi = 0; mi < c->nmachines; mi++) {
-		ps->pairbase[mi] = pairs;
-		pairs += ps->mcount[mi] * ps->mcount[mi];
-	}
+	route_tab_init(&ps->rt, c);
 	ps->r_pair = 2 * c->nlinks;
-	ps->r_out = ps->r_pair + pairs;
+	ps->r_out = ps->r_pair + (int)ps->rt.npairs;
 	ps->r_in = ps->r_out + c->nmachines;
 	ps->nres = ps->r_in + c->nmachines;
 }
@@ -820,9 +809,7 @@ static void ps_free(PlanSim *ps)
 	free(ps->in);
 	free(ps->pin_start);
 	free(ps->pin);
-	free(ps->pairbase);
-	free(ps->local);
-	free(ps->mcount);
+	route_tab_free(&ps->rt);
 	free(ps->dev_free);
 	free(ps->res);
 	free(ps->res_used);
@@ -1108,70 +1095,74 @@ static int candidates(PassCtx *ctx, const TaskGraph *t, const TaskGraph *ops,
 	return nc;
 }
 
-int place_hybrid(PassCtx *ctx, const TaskGraph *t)
+/* Work units of judging candidate k of a plan of size ops x devices:
+ * split's SPLIT_UNITS (10) per materialised op; dp-best simulates each
+ * device set at most twice, then its winner with buckets. */
+static double judge_units(const Cand *k, double size, int nsets)
 {
-	Graph *g = ctx->g;
-	BatchInfo b;
-	batch_analyze(g, &b);
-	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
-	ps->ctx = ctx;
-	uint32_t n = t->n;
-	/* evals=auto: about 4e6 node-replica steps of search, whatever the
-	 * size (a few hundred ms here), at least 300 evaluations. */
-	const char *ev = pass_opt(ctx, "evals");
-	long max_evals = (long)pass_opt_int(ctx, "evals");
-	/* Work units of one evaluation: its edges and group replicas. */
-	double work = (double)ps->in_start[n] + 1;
-	for (uint32_t v = 0; v < n; v++)
-		work += ps->splittable[v] ? ps->maxrep : 1;
-	/* The local search's evaluations: --search-work's units, or ten
-	 * times an explicit evals=N. */
-	long max_local = (long)fmin(ctx->search_work / work, 1e9);
-	if (strcmp(ev, "auto") == 0) {
-		max_evals = (long)(4e6 / work);
-		max_evals = max_evals < 300 ? 300 : max_evals > 20000 ? 20000 : max_evals;
-	} else {
-		max_local = 10 * max_evals;
-	}
-	const char *search = pass_opt(ctx, "search");
-	bool o2 = strcmp(search, "local") == 0;
-	double t0 = pcc_now();
+	return 10 * size * (k->sf == place_dp_best ? 2.0 * nsets + 1 : 1);
+}
 
-	/* Starting points: a model-parallel placement, and data parallelism
-	 * (every splittable group over all devices, equal or by speed; the
-	 * others on the device where the model runs fastest). */
-	PlacerFn mpf = placer_find("adjusting");
-	const char *mpname = "adjusting";
-	if (!mpf) {
-		mpf = placer_find("dpos");
-		mpname = "dpos";
-	}
-	if (!mpf) {
-		mpf = placer_find("single");
-		mpname = "single";
-	}
-	int *mp = xcalloc((size_t)n + 1, sizeof(int));
-	PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
-	mpf(t, &po, mp);
-	int fastest = 0;
-	double ft = INFINITY;
-	for (int d = 0; d < t->ndev; d++) {
-		double s = 0;
-		for (uint32_t v = 0; v < n; v++)
-			s += tg_cost(t, v, d);
-		if (s < ft) {
-			ft = s;
-			fastest = d;
+/* Above place<portfolio>: the cheap candidates of cands[0..nc), in
+ * place — the search's plan first, then the strategies (the baselines),
+ * then its other plans — as many as --search-work's units allow (the
+ * search's plan always).  Returns their count. */
+static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
+			    int nc, double size)
+{
+	int nsets;
+	DevSet *ds = plan_devsets(t, ctx->scratch, &nsets);
+	plan_devsets_free(ds, nsets);
+	Cand *v = xmalloc(sizeof(Cand) * ((size_t)nc + 1));
+	int kept = 0;
+	double units = 0;
+	for (int pass = 0; pass < 3; pass++)
+		for (int k = 0; k < nc; k++) {
+			int cat = k == 0 ? 0 : cands[k].sf ? 1 : 2;
+			double u = judge_units(&cands[k], size, nsets);
+			if (cat != pass || (!cands[k].st && !cands[k].sf) ||
+			    (kept && units + u > ctx->search_work))
+				continue;
+			units += u;
+			v[kept++] = cands[k];
+		}
+	if (ctx->report)
+		fprintf(ctx->report, "place<algo=hybrid>: %.6g ops x devices > "
+			"portfolio=%g: judging %d of %d candidates (%.3g work units)\n",
+			size, pass_opt_num(ctx, "portfolio"), kept, nc, units);
+	memcpy(cands, v, sizeof(Cand) * (size_t)kept);
+	free(v);
+	return kept;
+}
+
+/* The model-parallel start: adjusting's placement (else dpos's, else
+ * single's) in mp; its name. */
+static const char *mp_start(PassCtx *ctx, const TaskGraph *t, int *mp)
+{
+	static const char *const names[] = {"adjusting", "dpos", "single"};
+	for (int i = 0; i < 3; i++) {
+		PlacerFn f = placer_find(names[i]);
+		if (f) {
+			PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
+			f(t, &po, mp);
+			return names[i];
 		}
 	}
-	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
+	return "single";
+}
+
+/* The search's start in st: the best by the strategy simulator of every
+ * replica set as a whole-model start (data parallelism over all devices,
+ * by speed, over one machine, one type: TAG's partial replication; groups
+ * that cannot be split run on the set's fastest device) and the
+ * model-parallel start mp.  Returns its estimate. */
+static double whole_model_start(PlanSim *ps, const TaskGraph *t,
+				const int *mp, int *st)
+{
+	uint32_t n = t->n;
 	int *trial = xmalloc(sizeof(int) * ((size_t)n + 1));
 	double best = INFINITY;
 	bool oom;
-	/* Every replica set as a whole-model start (data parallelism over
-	 * all devices, by speed, over one machine, one type: TAG's partial
-	 * replication); groups that cannot be split run on the set's
-	 * fastest device. */
 	for (int k = 0; k < ps->nsets; k++) {
 		const RepSet *rs = &ps->sets[k];
 		int home = rs->dev[0];
@@ -1194,14 +1185,97 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		}
 	}
 	free(trial);
-	(void)fastest;
 	double xmp = ps_eval(ps, mp, &oom);
 	if (xmp < best) {
 		best = xmp;
 		memcpy(st, mp, sizeof(int) * n);
 	}
-	double start = best;
-	best = greedy(ps, st, best, max_evals);
+	return best;
+}
+
+/* Judges cands[0..nc) by plan_evaluate (-v: each one's simulated time)
+ * and returns the best (plan_better); *bover its overflow (1: fits),
+ * bpeaks its per-device peaks, *hsim the search's own plan's time. */
+static int judge_all(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
+		     const Cand *cands, int nc, double *bpeaks, double *bover,
+		     double *hsim)
+{
+	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
+	double bspan = INFINITY;
+	int chosen = 0;
+	*bover = INFINITY;
+	for (int k = 0; k < nc; k++) {
+		bool koom;
+		double over;
+		double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
+		if (ctx->judged && isfinite(x))
+			sim_judged_add(ctx->judged, cands[k].name, x, koom);
+		if (ctx->report) {
+			pass_progress_clear(ctx);
+			fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
+				cands[k].name, x, koom ? ", out of memory" : "");
+		}
+		if (k == 0)
+			*hsim = x;
+		if (plan_better(x, koom, over, bspan, *bover)) {
+			if (ctx->judged)
+				ctx->judged->chosen = ctx->judged->n - 1;
+			chosen = k;
+			bspan = x;
+			*bover = koom ? over : 1;
+			memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
+		}
+		pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
+			      nc, bspan);
+	}
+	free(peaks);
+	return chosen;
+}
+
+/* The greedy phase's evaluation budget (evals) and the local search's
+ * (--search-work, or ten times an explicit evals=N); *work: the units
+ * of one evaluation, its edges and group replicas. */
+static void budgets(const PassCtx *ctx, const PlanSim *ps, uint32_t n,
+		    long *max_evals, long *max_local, double *work)
+{
+	*work = (double)ps->in_start[n] + 1;
+	for (uint32_t v = 0; v < n; v++)
+		*work += ps->splittable[v] ? ps->maxrep : 1;
+	*max_local = (long)fmin(ctx->search_work / *work, 1e9);
+	*max_evals = (long)pass_opt_int(ctx, "evals");
+	if (strcmp(pass_opt(ctx, "evals"), "auto") == 0) {
+		/* about 4e6 node-replica steps of search, whatever the size
+		 * (a few hundred ms here), at least 300 evaluations */
+		*max_evals = (long)(4e6 / *work);
+		*max_evals = *max_evals < 300 ? 300 : *max_evals > 20000 ? 20000
+			   : *max_evals;
+	} else {
+		*max_local = 10 * *max_evals;
+	}
+}
+
+int place_hybrid(PassCtx *ctx, const TaskGraph *t)
+{
+	Graph *g = ctx->g;
+	BatchInfo b;
+	batch_analyze(g, &b);
+	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
+	ps->ctx = ctx;
+	uint32_t n = t->n;
+	long max_evals, max_local;
+	double work;
+	budgets(ctx, ps, n, &max_evals, &max_local, &work);
+	bool o2 = strcmp(pass_opt(ctx, "search"), "local") == 0;
+	double t0 = pcc_now();
+
+	/* Starting points: a model-parallel placement, and data parallelism
+	 * over each replica set; then greedy improvement and (-O2) the
+	 * local search. */
+	int *mp = xcalloc((size_t)n + 1, sizeof(int));
+	const char *mpname = mp_start(ctx, t, mp);
+	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
+	double start = whole_model_start(ps, t, mp, st);
+	double best = greedy(ps, st, start, max_evals);
 	double after_greedy = best;
 	if (o2) {
 		bool cut;
@@ -1213,22 +1287,30 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 					(double)max_local * work);
 	}
 
-	/* The final judge: the full simulator on materialised plans. */
-	TaskGraph *ops = NULL;
-	if (o2 && t->nops && t->n < t->nops) {
-		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
-	}
-	Cand *cands;
-	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
-	/* Materialised size: data parallelism replicates (nearly) every op
-	 * on every device. */
+	/* The final judge: the full simulator on materialised plans.
+	 * Materialised size: data parallelism replicates (nearly) every op
+	 * on every device.  Up to `portfolio`, every candidate is judged;
+	 * up to CHEAP_JUDGE times that, the cheap ones: the search's plans,
+	 * its model-parallel start and the data-parallel strategies (the
+	 * baselines -O2 must never lose to), within --search-work
+	 * (cheap_candidates); beyond, the strategy simulator alone
+	 * decides. */
 	double size = 0;
 	for (uint32_t i = 0; i < g->nops; i++)
 		size += !g->ops[i]->dead;
 	size *= t->ndev;
-	int chosen = 0;
 	double limit = pass_opt_num(ctx, "portfolio");
-	if (o2 && size <= limit) {
+	bool full = size <= limit, cheap = size <= CHEAP_JUDGE * limit;
+	TaskGraph *ops = NULL;
+	if (o2 && full && t->nops && t->n < t->nops) {
+		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
+	}
+	Cand *cands;
+	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
+	if (!full && cheap)
+		nc = cheap_candidates(ctx, t, cands, nc, size);
+	int chosen = 0;
+	if (o2 && full) {
 		/* Pipeline parallelism (place_pipeline.c): its own search, once,
 		 * on a copy of the graph; judged here like every other
 		 * candidate. */
@@ -1239,42 +1321,17 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		if (place_pipeline(&pc, t) == EXIT_OK)
 			cands[nc++] = (Cand){"pipeline", NULL, NULL, NULL, NULL, false};
 	}
-	double *peaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));
-	bool infeasible = false, simulated = false;
+	bool infeasible = false;
 	if (ctx->judged)
 		sim_judged_free(ctx->judged);
 	double hsim = NAN;       /* the hybrid's own plan, simulated */
-	if (size <= limit) {
-		double bspan = INFINITY, bover = INFINITY;
-		simulated = true;
-		for (int k = 0; k < nc; k++) {
-			bool koom;
-			double over;
-			double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
-			if (ctx->judged && isfinite(x))
-				sim_judged_add(ctx->judged, cands[k].name, x, koom);
-			if (ctx->report) {
-				pass_progress_clear(ctx);
-				fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
-					cands[k].name, x, koom ? ", out of memory" : "");
-			}
-			if (k == 0)
-				hsim = x;
-			if (plan_better(x, koom, over, bspan, bover)) {
-				if (ctx->judged)
-					ctx->judged->chosen = ctx->judged->n - 1;
-				chosen = k;
-				bspan = x;
-				bover = koom ? over : 1;
-				memcpy(bpeaks, peaks, sizeof(double) * (size_t)t->ndev);
-			}
-			pass_progress(ctx, "judging candidate plans", "simulated", k + 1,
-				      nc, bspan);
-		}
+	if (cheap) {
+		double bover;
+		chosen = judge_all(ctx, t, ps, cands, nc, bpeaks, &bover, &hsim);
 		infeasible = bover > 1;
 	} else {
-		/* Too large to materialise every candidate: the strategy
+		/* Too large to materialise any candidate: the strategy
 		 * simulator's memory estimate decides. */
 		bool oom2;
 		ps_eval(ps, st, &oom2);
@@ -1282,37 +1339,30 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		for (int d = 0; d < t->ndev; d++)
 			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
 	}
+	int rc;
 	if (infeasible && !ctx->best_effort) {
 		fprintf(stderr,
 			"pcc: error: place<algo=hybrid>: no plan fits in the memory of "
 			"cluster '%s'\n", t->c->name);
-		mem_report(t, bpeaks, cands[chosen].name, simulated);
+		mem_report(t, bpeaks, cands[chosen].name, cheap);
 		fputs("pcc: note: --best-effort places it anyway\n", stderr);
-		free(peaks);
-		free(bpeaks);
-		free(cands);
-		if (ops)
-			tg_free(ops);
-		free(mp);
-		free(st);
-		ps_free(ps);
-		batch_free(&b);
-		return EXIT_INFEASIBLE;
+		rc = EXIT_INFEASIBLE;
+	} else {
+		rc = apply(ctx, g, t, ps, &cands[chosen]);
+		/* How well the strategy simulator tracked the full
+		 * simulation. */
+		if (ctx->report && isfinite(hsim) && hsim > 0)
+			fprintf(ctx->report, "place<algo=hybrid>: estimate error "
+				"%+.1f%% (estimated %.6g s, simulated %.6g s)\n",
+				100 * (best - hsim) / hsim, best, hsim);
+		if (ctx->report)
+			fprintf(ctx->report,
+				"place<algo=hybrid>: %u groups, %d replica sets, %ld "
+				"evaluations; estimated %.6g s from %.6g s (greedy "
+				"%.6g s); chose %s\n", n, ps->nsets, ps->evals, best,
+				start, after_greedy, cands[chosen].name);
 	}
-	free(peaks);
 	free(bpeaks);
-	int rc = apply(ctx, g, t, ps, &cands[chosen]);
-	/* How well the strategy simulator tracked the full simulation. */
-	if (ctx->report && isfinite(hsim) && hsim > 0)
-		fprintf(ctx->report, "place<algo=hybrid>: estimate error %+.1f%% "
-			"(estimated %.6g s, simulated %.6g s)\n",
-			100 * (best - hsim) / hsim, best, hsim);
-	if (ctx->report)
-		fprintf(ctx->report,
-			"place<algo=hybrid>: %u groups, %d replica sets, %ld "
-			"evaluations; estimated %.6g s from %.6g s (greedy %.6g s); "
-			"chose %s\n", n, ps->nsets, ps->evals, best, start,
-			after_greedy, cands[chosen].name);
 	free(cands);
 	if (ops)
 		tg_free(ops);

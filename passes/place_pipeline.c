@@ -579,29 +579,7 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 {
 	Graph *h = graph_clone(ctx->g);
 	write_pipeline(h, t, pm, pl);
-	PassCtx c = *ctx;
-	c.g = h;
-	c.report = NULL;
-	CostModel m = *ctx->cost;
-	m.g = h;
-	c.cost = &m;
-	Diag d;
-	diag_init(&d, stderr, "place", NULL, 0);
-	c.diag = &d;
-	double span = INFINITY;
-	*oom = true;
-	SimResult r;
-	c.pass = "comm";
-	if (pass_comm(&c) == EXIT_OK) {
-		c.pass = "order";
-		int S, M;
-		if (order_1f1b(&c, &m, &S, &M) <= EXIT_OK &&
-		    sim_run(h, &m, &r, &d) == EXIT_OK) {
-			span = r.makespan;
-			*oom = r.oom;
-			sim_free(&r);
-		}
-	}
+	double over, span = plan_simulate(ctx, h, oom, &over, NULL);
 	graph_free(h);
 	return span;
 }

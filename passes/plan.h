@@ -124,13 +124,31 @@ typedef struct StrategyInfo {
 const StrategyInfo *strategy_table(int *n);
 StrategyFn strategy_find(const char *name);
 
-/* ---- place_best.c: judging plans --------------------------------------- */
-/* Materialises the strategy annotated on h (a graph_clone of ctx->g) with
- * the comm pass and simulates it: the simulated iteration time (INFINITY
- * when it cannot be materialised), *oom, *peak_over = the largest peak
- * memory / capacity over the devices, peaks[dev] (or NULL). */
+/* ---- evaluate.c: the one plan evaluator -------------------------------- */
+/* What plan_evaluate found.  peaks and sim are inputs: where to write
+ * each device's peak memory ([ndevs]) and the simulation (the caller
+ * sim_free's it when span is finite), or NULL. */
+typedef struct PlanEval {
+	double span;             /* simulated iteration time; INFINITY when
+				  * the plan cannot be materialised */
+	bool oom;
+	double peak_over;        /* the largest peak memory / capacity over
+				  * the devices (INFINITY on failure) */
+	uint32_t nops;           /* ops of the materialised plan */
+	double *peaks;
+	SimResult *sim;
+} PlanEval;
+/* Judges the strategy annotated on h, a graph_clone of ctx->g: comm
+ * materialises it and order's schedule (order_simulate) runs it, each
+ * with the options the pipeline gives it after ctx's pass
+ * (PassCtx.later; defaults when none; ready order when the pipeline
+ * runs comm but not order).  h is left materialised.  Returns
+ * e->span.  docs/passes.md, "Judging plans". */
+double plan_evaluate(PassCtx *ctx, Graph *h, PlanEval *e);
+/* The same for callers that need only the figures. */
 double plan_simulate(PassCtx *ctx, Graph *h, bool *oom, double *peak_over,
 		     double *peaks);
+
 /* dp-best's device subsets (place_best.c): every set of machines (at
  * most 4 machines; else the fastest-first prefixes and each machine),
  * every set of device types (at most 3; else each type); devs in

@@ -200,11 +200,13 @@ typedef struct Judge {
 	bool cut;                /* the wall-clock cap stopped it */
 } Judge;
 
-/* Work units per op of a materialised plan simulated: cloning, comm and
- * the event simulator cost about ten steps of the hybrid's strategy
- * simulator per op, so one --search-work budget means about the same
- * time in both searches. */
-#define SPLIT_UNITS 10
+/* Work units per op of a materialised plan judged: cloning, comm and
+ * the order pass's two schedules (plan_evaluate) cost about 9 us per
+ * op, a few hundred steps of the hybrid's strategy simulator (about
+ * 0.03 us each; measured at 100k ops on 16 devices), so one
+ * --search-work budget means about the same time in both searches (a
+ * conservative 100). */
+#define SPLIT_UNITS 100
 
 /* May the search go on?  Its work budget, then the wall-clock cap. */
 static bool more(Judge *j)
@@ -223,24 +225,15 @@ static double judge(Judge *j, const char *name, const Split *s, bool keep)
 {
 	PassCtx *ctx = j->ctx;
 	Graph *h = graph_clone(ctx->g);
-	double span = INFINITY;
 	j->evals++;
 	if (s)
 		apply_split(h, graph_lookup(h, name, NULL), s);
-	PassCtx c = *ctx;
-	c.g = h;
-	c.report = NULL;
-	c.pass = "comm";
-	CostModel m = *ctx->cost;
-	m.g = h;
-	c.cost = &m;
-	Diag d;
-	diag_init(&d, stderr, "split", NULL, 0);
 	SimResult r;
-	bool ok = pass_comm(&c) == EXIT_OK;
-	j->work += SPLIT_UNITS * (double)h->nops;
-	if (ok && sim_run(h, &m, &r, &d) == EXIT_OK) {
-		span = r.oom ? INFINITY : r.makespan;
+	PlanEval e = {.sim = &r};
+	plan_evaluate(ctx, h, &e);
+	j->work += SPLIT_UNITS * (double)e.nops;
+	double span = e.oom ? INFINITY : e.span;
+	if (isfinite(e.span)) {
 		if (keep) {
 			j->last = r;
 			j->lastg = h;
@@ -250,6 +243,24 @@ static double judge(Judge *j, const char *name, const Split *s, bool keep)
 	}
 	graph_free(h);
 	return span;
+}
+
+/* Can --search-work pay for the current plan's judge and one try?  Each
+ * costs SPLIT_UNITS per op of the materialised plan, about one per
+ * replica of each op; if not, the search would judge the plan and stop,
+ * so it does not start (a 100k-op graph on 16 devices). */
+static bool affordable(const PassCtx *ctx)
+{
+	const Graph *g = ctx->g;
+	double ops = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		const Value *r = op_ann(g, op, ANN_REPLICAS);
+		ops += r && r->kind == V_LIST && r->list.n ? r->list.n : 1;
+	}
+	return 2 * SPLIT_UNITS * ops <= ctx->search_work;
 }
 
 typedef struct CandOp {
@@ -274,6 +285,11 @@ static int by_dev_start(const void *pa, const void *pb)
 		return sort_r->dev[a] < sort_r->dev[b] ? -1 : 1;
 	if (sort_r->start[a] != sort_r->start[b])
 		return sort_r->start[a] < sort_r->start[b] ? -1 : 1;
+	/* Ties (ops of no duration) in dispatch order, a linear extension
+	 * of the graph: so every step of the walk below goes to an op
+	 * dispatched earlier, and it ends. */
+	if (sort_r->seq[a] != sort_r->seq[b])
+		return sort_r->seq[a] < sort_r->seq[b] ? -1 : 1;
 	return a < b ? -1 : a > b;
 }
 
@@ -306,7 +322,9 @@ static CandOp *critical_ops(Judge *j, int *n)
 			prev[ids[k]] = ids[k - 1];
 	CandOp *out = NULL;
 	int m = 0;
-	while (cur != UINT32_MAX) {
+	bool *visited = xcalloc((size_t)h->nops + 1, sizeof(bool));
+	while (cur != UINT32_MAX && !visited[cur]) {
+		visited[cur] = true;
 		const Op *op = h->ops[cur];
 		const char *org = op_ann_str(h, op, ANN_ORIGIN);
 		Op *o = graph_lookup(g, org ? org : op->name, NULL);
@@ -333,6 +351,7 @@ static CandOp *critical_ops(Judge *j, int *n)
 	}
 	free(ids);
 	free(prev);
+	free(visited);
 	if (m > 1)
 		qsort(out, (size_t)m, sizeof(CandOp), candop_cmp);
 	*n = m;
@@ -377,6 +396,12 @@ int pass_split(PassCtx *ctx)
 	memset(&j, 0, sizeof j);
 	j.ctx = ctx;
 	j.t0 = pcc_now();
+	if (!affordable(ctx)) {
+		if (ctx->report)
+			fputs("split: --search-work cannot pay for two judged plans "
+			      "of this size; nothing tried\n", ctx->report);
+		return EXIT_OK;
+	}
 	j.best = judge(&j, NULL, NULL, true);
 	pass_progress(ctx, "splitting critical ops", "simulated", j.evals, 0, j.best);
 	double start = j.best;
