@@ -245,24 +245,25 @@ void route_tab_free(RouteTab *t)
 	free(t->mcount);
 }
 
-int cluster_route(const Cluster *c, const RouteTab *t, int a, int b,
-		  Hop hop[2])
+int route_hops(const Cluster *c, const RouteTab *t, int a, int b,
+	       Hop hop[2])
 {
-	if (a == b)
+	Route r = cluster_route(c, a, b);
+	switch (r.kind) {
+	case ROUTE_LOCAL:
 		return 0;
-	int l = cluster_find_link(c, a, b);
-	if (l >= 0) {
-		hop[0] = (Hop){HOP_LINK, 2 * l + (c->links[l].a == a ? 0 : 1)};
+	case ROUTE_LINK:
+		hop[0] = (Hop){HOP_LINK, 2 * r.link + r.dir};
 		return 1;
-	}
-	int ma = c->devs[a].machine, mb = c->devs[b].machine;
-	if (ma == mb) {
-		hop[0] = (Hop){HOP_PAIR, t->pairbase[ma] +
-				(int64_t)t->local[a] * t->mcount[ma] + t->local[b]};
+	case ROUTE_PAIR:
+		hop[0] = (Hop){HOP_PAIR, t->pairbase[r.ma] +
+				(int64_t)t->local[a] * t->mcount[r.ma] + t->local[b]};
 		return 1;
+	case ROUTE_NET:
+		break;
 	}
-	hop[0] = (Hop){HOP_OUT, ma};
-	hop[1] = (Hop){HOP_IN, mb};
+	hop[0] = (Hop){HOP_OUT, r.ma};
+	hop[1] = (Hop){HOP_IN, r.mb};
 	return 2;
 }
 
@@ -270,7 +271,7 @@ int cluster_route(const Cluster *c, const RouteTab *t, int a, int b,
 static void route(Sim *s, int a, int b, int *res, int *n)
 {
 	Hop hop[2];
-	*n = cluster_route(s->c, &s->rt, a, b, hop);
+	*n = route_hops(s->c, &s->rt, a, b, hop);
 	for (int i = 0; i < *n; i++) {
 		int64_t x = hop[i].idx;
 		res[i] = s->rl + (hop[i].kind == HOP_LINK ? s->r_ovr + (int)x

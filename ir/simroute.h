@@ -1,10 +1,11 @@
-/* simroute.h — one route through a cluster, for both simulators: the
+/* simroute.h — the link resources of a route, for both simulators: the
  * event simulator (ir/sim.c) and the hybrid placer's strategy simulator
- * (passes/place_hybrid.c) (issue 13: one cluster route).  A transfer
- * a -> b takes an override link of the cluster (one hop), else the pair
- * channel of two devices of one machine (one hop, keyed densely per
- * machine), else machine a's NIC out and machine b's NIC in (two hops).
- * Each simulator numbers the hops as resources of its own. */
+ * (passes/place_hybrid.c) (issue 13: one cluster route).  The route is
+ * cluster_route's (ir/cluster.c): an override link of the cluster (one
+ * hop), else the pair channel of two devices of one machine (one hop,
+ * keyed densely per machine), else machine a's NIC out and machine b's
+ * NIC in (two hops).  Each simulator numbers the hops as resources of
+ * its own. */
 #ifndef PCC_SIMROUTE_H
 #define PCC_SIMROUTE_H
 
@@ -27,7 +28,7 @@ typedef struct Hop {
 void route_tab_init(RouteTab *t, const Cluster *c);
 void route_tab_free(RouteTab *t);
 /* The hops of a transfer a -> b (0 when a == b, else 1 or 2). */
-int cluster_route(const Cluster *c, const RouteTab *t, int a, int b,
-		  Hop hop[2]);
+int route_hops(const Cluster *c, const RouteTab *t, int a, int b,
+	       Hop hop[2]);
 
 #endif

@@ -135,11 +135,11 @@ typedef struct PlanSim {
 /* ---- links ------------------------------------------------------------- */
 
 /* Link resources of a transfer a -> b: the event simulator's route
- * (cluster_route), numbered override links, pairs, NICs out, NICs in. */
+ * (cluster_route, via route_hops), numbered override links, pairs, NICs out, NICs in. */
 static void ps_route(const PlanSim *ps, int a, int b, int *res, int *n)
 {
 	Hop hop[2];
-	*n = cluster_route(ps->c, &ps->rt, a, b, hop);
+	*n = route_hops(ps->c, &ps->rt, a, b, hop);
 	for (int i = 0; i < *n; i++) {
 		int x = (int)hop[i].idx;
 		res[i] = hop[i].kind == HOP_LINK ? x
