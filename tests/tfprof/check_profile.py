@@ -8,7 +8,8 @@ facts only (tests/run-tfprofile.sh):
   - every time is a number of microseconds >= 0;
   - pcc's time for each op (COSTS.csv, the graph at BATCH) is the least
     squares line a + b*batch through the entry's points, evaluated at
-    BATCH and clamped at 0 (docs/cost-model.md), to 1e-6 relative;
+    BATCH, or the smallest measured time where that line is not positive
+    (a noisy fit; docs/cost-model.md), to 1e-6 relative;
   - an op whose profiled times differ from the roofline changes the table:
     at least one row of COSTS.csv differs from COSTS0.csv.
 Prints one line per failure and "profile: N passed, N failed"."""
@@ -87,7 +88,9 @@ for r in rows:
     mx, my = sum(bs) / n, sum(ts) / n
     sxx = sum((x - mx) ** 2 for x in bs)
     b = sum((x - mx) * (y - my) for x, y in zip(bs, ts)) / sxx
-    want = max(my - b * mx + b * batch, 0.0)
+    want = my - b * mx + b * batch
+    if want <= 0:
+        want = min(ts)   # pcc's floor for a fit that goes negative (noise)
     got = float(r['time_s'])
     ok(abs(got - want) <= 1e-6 * max(abs(want), 1e-9) + 1e-12,
        'op %s: pcc costs %.9g s, the fit at batch %g gives %.9g s' % (r['op'], got, batch, want))
