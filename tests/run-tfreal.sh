@@ -130,7 +130,7 @@ print(pcctf.cpu_cgroup_parent()[1])' 2>/dev/null)
 		tools/tfrun "$t/dp.pbtxt" --steps 1000000 --throttle 0=0.5 >/dev/null 2>"$t/term.err" &
 		tp=$!
 		i=0
-		while [ $i -lt 600 ] && ! grep -q '^tfrun: step 1:' "$t/term.err"; do sleep 0.1; i=$((i+1)); done
+		while [ $i -lt 3000 ] && ! grep -q '^tfrun: step 1:' "$t/term.err"; do sleep 0.1; i=$((i+1)); done
 		d=$(sed -n 's/^tfrun: task 0: .*, cgroup //p' "$t/term.err")
 		procs=$(cat "$d/cgroup.procs" 2>/dev/null | tr '\n' ' ')
 		kill -TERM "$tp" 2>/dev/null
