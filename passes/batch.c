@@ -103,7 +103,8 @@ static bool batch_sized(const Type *t, int d, int64_t B)
 
 static bool same_dims(const int64_t *a, int ra, const int64_t *b, int rb)
 {
-	return ra == rb && memcmp(a, b, sizeof(int64_t) * (size_t)ra) == 0;
+	/* a scalar's dims may be NULL: memcmp must not see it */
+	return ra == rb && (ra == 0 || memcmp(a, b, sizeof(int64_t) * (size_t)ra) == 0);
 }
 
 static bool same_view(const View *a, const View *b)
