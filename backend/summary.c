@@ -369,11 +369,194 @@ static const char *short_name(Sum *s, const char *name)
 	return arena_printf(s->a, "%.*s\xe2\x80\xa6%s", (int)head, name, name + skip);
 }
 
+/* Adds op i to its group's row w and to the group's per-device on (the
+ * devices that compute it), mem (bytes) and share (batch shares). */
+static void tally_op(const Sum *s, GRow *w, uint32_t i, bool *on, double *mem,
+		     int64_t *share)
+{
+	const Graph *g = s->g;
+	const SimResult *r = s->r;
+	const Op *op = g->ops[i];
+	int nd = r->ndevs;
+	int d = r->dev[i];
+	VizCat cat = viz_category(g, op);
+	if (d >= 0 && d < nd) {
+		/* the devices that compute the group, not those its
+		 * transfers, collectives and constant copies (comm's
+		 * "x/on/DEV", with @origin) deliver to */
+		bool glue = cat == VC_COMM || cat == VC_TRANSFER ||
+			    cat == VC_COLLECTIVE ||
+			    (cat == VC_OTHER && op_ann(g, op, ANN_ORIGIN));
+		if (!glue)
+			on[d] = true;
+		double b = cost_op_mem(s->ctx->cost, op);
+		for (uint32_t o = 0; o < op->nout; o++)
+			b += fmax(0, cost_out_bytes(g, op, o));
+		mem[d] += b;
+	}
+	int64_t st = viz_stage_of(g, op);
+	if (st >= 0 && (w->stage < 0 || st < w->stage))
+		w->stage = st;
+	int64_t mj, mm;
+	bool micro = pair_of(g, op, ANN_MICROBATCH, &mj, &mm) && mm > 1;
+	if (micro && mm > w->micro)
+		w->micro = mm;
+	if (cat == VC_COLLECTIVE) {
+		const Value *dl = op_get(g, op, "devices");
+		double members = dl && dl->kind == V_LIST && dl->list.n ? dl->list.n : 1;
+		const char *algo = op_get_str(g, op, "algo");
+		if (algo && strcmp(algo, "hier") == 0)
+			w->hier += 1 / members;
+		else
+			w->ring += 1 / members;
+		return;
+	}
+	if (cat == VC_COMM && strcmp(op->type, "AddN") == 0) {
+		/* a pipeline's gradient accumulation sums the
+		 * micro-batches on the stage's own device; a parameter
+		 * server sums replicas from other devices */
+		bool local = true;
+		for (uint32_t q = 0; q < op->nin && local; q++) {
+			const Op *p = op->in[q].src;
+			local = p && p->id < r->nops && r->dev[p->id] == d;
+		}
+		if (local && w->stage >= 0)
+			w->accum++;
+		else
+			w->ps++;
+	}
+	if (cat == VC_COMM || cat == VC_TRANSFER)
+		return;
+	int64_t ri = 0, rn = 1, pi = 0, pn = 1, b0, bs;
+	bool rep = pair_of(g, op, ANN_REPLICA, &ri, &rn);
+	bool part = pair_of(g, op, ANN_PART, &pi, &pn);
+	bool shard = pair_of(g, op, ANN_SHARD, &b0, &bs);
+	if (rep && micro && rn % mm == 0)
+		rn /= mm;        /* @replicas lists the stage's devices m times */
+	if (rep && rn > w->reps)
+		w->reps = (int)rn;
+	if (part && pn > w->parts)
+		w->parts = (int)pn;
+	if (rep && shard && d >= 0 && d < nd && !share[d])
+		share[d] = bs;
+	/* comm's sufficient-factor broadcast: a replicated weight
+	 * gradient MatMul(x, dy, transpose_a) each replica computes
+	 * whole (no @shard) */
+	if (rep && !shard && ri == 0 && op->opcode == O_MatMul &&
+	    op_role(g, op) == ROLE_BWD &&
+	    op_get_bool(g, op, "transpose_a", false))
+		w->sfb++;
+	double fl = op_flops(g, op);
+	if (fl > 0)
+		w->flops += fl;
+	if (ri != 0 || pi != 0)
+		return;          /* the original op counts once */
+	w->nops++;
+	if (w->first == UINT32_MAX)
+		w->first = i;
+	w->last = i;
+	if (op_role(g, op) == ROLE_PARAM) {
+		int64_t e = op->nout ? type_numel(&op->out[0]) : -1;
+		if (e > 0)
+			w->params += (double)e;
+	}
+}
+
+/* The strategy column: "stage S, R replicas (shares), split into P
+ * parts, M micro-batches", or "one device". */
+static const char *strategy_text(Sum *s, const GRow *w, const int64_t *share, int nd)
+{
+	StrBuf b = {0};
+	if (w->stage >= 0)
+		sb_printf(&b, "stage %lld, ", (long long)w->stage);
+	if (w->reps > 1) {
+		sb_printf(&b, "%d replicas", w->reps);
+		bool equal = true, any = false;
+		int64_t first = 0;
+		for (int d = 0; d < nd; d++) {
+			int64_t x = share[d];
+			if (!x)
+				continue;
+			equal &= !any || x == first;
+			if (!any)
+				first = x;
+			any = true;
+		}
+		if (any && equal)
+			sb_printf(&b, " (equal shares of %lld)", (long long)first);
+		else if (any) {
+			sb_puts(&b, " (shares");
+			const char *sep = " ";
+			for (int d = 0; d < nd; d++)
+				if (share[d]) {
+					sb_printf(&b, "%s%lld", sep, (long long)share[d]);
+					sep = "/";
+				}
+			sb_putc(&b, ')');
+		}
+	}
+	if (w->parts > 1)
+		sb_printf(&b, "%ssplit into %d parts", w->reps > 1 ? ", " : "",
+			  w->parts);
+	if (w->reps <= 1 && w->parts <= 1)
+		sb_puts(&b, "one device");
+	if (w->micro > 1)
+		sb_printf(&b, ", %lld micro-batches", (long long)w->micro);
+	sb_putc(&b, 0);
+	const char *str = arena_strdup(s->a, b.s);
+	sb_free(&b);
+	return str;
+}
+
+/* The devices column: the devices in on[], the first 4 and a count of
+ * the rest in text output. */
+static const char *devices_text(Sum *s, const bool *on, int nd)
+{
+	StrBuf b = {0};
+	int ndv = 0;
+	for (int d = 0; d < nd; d++)
+		if (on[d]) {
+			if (ndv < 4 || strcmp(s->fmt, "text") != 0)
+				sb_printf(&b, "%s%s", ndv ? " " : "", s->c->devs[d].name);
+			ndv++;
+		}
+	if (ndv > 4 && strcmp(s->fmt, "text") == 0)
+		sb_printf(&b, " +%d more", ndv - 4);
+	sb_putc(&b, 0);
+	const char *str = arena_strdup(s->a, b.s);
+	sb_free(&b);
+	return str;
+}
+
+/* The gradient sync column: the group's collectives, AddNs and
+ * sufficient-factor broadcasts by kind, "-" if none. */
+static const char *sync_text(Sum *s, const GRow *w)
+{
+	StrBuf b = {0};
+	if (w->ring >= 0.5)
+		sb_printf(&b, "ring x%.0f", w->ring);
+	if (w->hier >= 0.5)
+		sb_printf(&b, "%shierarchical x%.0f", b.n ? ", " : "", w->hier);
+	if (w->ps)
+		sb_printf(&b, "%sPS x%u", b.n ? ", " : "", w->ps);
+	if (w->accum)
+		sb_printf(&b, "%saccumulate x%u", b.n ? ", " : "", w->accum);
+	if (w->sfb)
+		sb_printf(&b, "%sSFB x%u", b.n ? ", " : "", w->sfb);
+	/* bucketing: pcc does not fuse AllReduces into buckets (yet);
+	 * a bucketed collective would be counted here. */
+	if (!b.n)
+		sb_puts(&b, "-");
+	sb_putc(&b, 0);
+	const char *str = arena_strdup(s->a, b.s);
+	sb_free(&b);
+	return str;
+}
+
 static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 {
 	const Graph *g = s->g;
 	const SimResult *r = s->r;
-	const CostModel *cm = s->ctx->cost;
 	int nd = r->ndevs, ng = vg->n;
 	/* rows[ng]: the ops in no group */
 	GRow *rows = xcalloc((size_t)ng + 1, sizeof(GRow));
@@ -384,93 +567,10 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 		rows[k] = (GRow){UINT32_MAX, UINT32_MAX, 0, 0, 0, 1, 1, -1, 1, 0, 0, 0, 0, 0, 0};
 	uint32_t n = g->nops < r->nops ? g->nops : r->nops;
 	for (uint32_t i = 0; i < n; i++) {
-		const Op *op = g->ops[i];
 		int k = vg->of[i] >= 0 ? vg->of[i] : ng;
-		if (op->dead)
-			continue;
-		GRow *w = &rows[k];
-		int d = r->dev[i];
-		VizCat cat = viz_category(g, op);
-		if (d >= 0 && d < nd) {
-			/* the devices that compute the group, not those its
-			 * transfers, collectives and constant copies (comm's
-			 * "x/on/DEV", with @origin) deliver to */
-			bool glue = cat == VC_COMM || cat == VC_TRANSFER ||
-				    cat == VC_COLLECTIVE ||
-				    (cat == VC_OTHER && op_ann(g, op, ANN_ORIGIN));
-			if (!glue)
-				on[(size_t)k * nd + d] = true;
-			double b = cost_op_mem(cm, op);
-			for (uint32_t o = 0; o < op->nout; o++)
-				b += fmax(0, cost_out_bytes(g, op, o));
-			mem[(size_t)k * nd + d] += b;
-		}
-		int64_t st = viz_stage_of(g, op);
-		if (st >= 0 && (w->stage < 0 || st < w->stage))
-			w->stage = st;
-		int64_t mj, mm;
-		bool micro = pair_of(g, op, ANN_MICROBATCH, &mj, &mm) && mm > 1;
-		if (micro && mm > w->micro)
-			w->micro = mm;
-		if (cat == VC_COLLECTIVE) {
-			const Value *dl = op_get(g, op, "devices");
-			double members = dl && dl->kind == V_LIST && dl->list.n ? dl->list.n : 1;
-			const char *algo = op_get_str(g, op, "algo");
-			if (algo && strcmp(algo, "hier") == 0)
-				w->hier += 1 / members;
-			else
-				w->ring += 1 / members;
-			continue;
-		}
-		if (cat == VC_COMM && strcmp(op->type, "AddN") == 0) {
-			/* a pipeline's gradient accumulation sums the
-			 * micro-batches on the stage's own device; a parameter
-			 * server sums replicas from other devices */
-			bool local = true;
-			for (uint32_t q = 0; q < op->nin && local; q++) {
-				const Op *p = op->in[q].src;
-				local = p && p->id < r->nops && r->dev[p->id] == d;
-			}
-			if (local && w->stage >= 0)
-				w->accum++;
-			else
-				w->ps++;
-		}
-		if (cat == VC_COMM || cat == VC_TRANSFER)
-			continue;
-		int64_t ri = 0, rn = 1, pi = 0, pn = 1, b0, bs;
-		bool rep = pair_of(g, op, ANN_REPLICA, &ri, &rn);
-		bool part = pair_of(g, op, ANN_PART, &pi, &pn);
-		bool shard = pair_of(g, op, ANN_SHARD, &b0, &bs);
-		if (rep && micro && rn % mm == 0)
-			rn /= mm;        /* @replicas lists the stage's devices m times */
-		if (rep && rn > w->reps)
-			w->reps = (int)rn;
-		if (part && pn > w->parts)
-			w->parts = (int)pn;
-		if (rep && shard && d >= 0 && d < nd && !share[(size_t)k * nd + d])
-			share[(size_t)k * nd + d] = bs;
-		/* comm's sufficient-factor broadcast: a replicated weight
-		 * gradient MatMul(x, dy, transpose_a) each replica computes
-		 * whole (no @shard) */
-		if (rep && !shard && ri == 0 && op->opcode == O_MatMul &&
-		    op_role(g, op) == ROLE_BWD &&
-		    op_get_bool(g, op, "transpose_a", false))
-			w->sfb++;
-		double fl = op_flops(g, op);
-		if (fl > 0)
-			w->flops += fl;
-		if (ri != 0 || pi != 0)
-			continue;        /* the original op counts once */
-		w->nops++;
-		if (w->first == UINT32_MAX)
-			w->first = i;
-		w->last = i;
-		if (op_role(g, op) == ROLE_PARAM) {
-			int64_t e = op->nout ? type_numel(&op->out[0]) : -1;
-			if (e > 0)
-				w->params += (double)e;
-		}
+		if (!g->ops[i]->dead)
+			tally_op(s, &rows[k], i, on + (size_t)k * nd,
+				 mem + (size_t)k * nd, share + (size_t)k * nd);
 	}
 	double wait = critical_path(s, vg, rows);
 	for (int k = 0; k <= ng; k++) {
@@ -487,75 +587,9 @@ static void groups_table(Sum *s, Table *t, const VizGroups *vg)
 		row[3] = cnum(s, w->nops, NULL);
 		row[4] = ccount(s, w->flops);
 		row[5] = ccount(s, w->params);
-		StrBuf b = {0};
-		if (w->stage >= 0)
-			sb_printf(&b, "stage %lld, ", (long long)w->stage);
-		if (w->reps > 1) {
-			sb_printf(&b, "%d replicas", w->reps);
-			bool equal = true, any = false;
-			int64_t first = 0;
-			for (int d = 0; d < nd; d++) {
-				int64_t x = share[(size_t)k * nd + d];
-				if (!x)
-					continue;
-				equal &= !any || x == first;
-				if (!any)
-					first = x;
-				any = true;
-			}
-			if (any && equal)
-				sb_printf(&b, " (equal shares of %lld)", (long long)first);
-			else if (any) {
-				sb_puts(&b, " (shares");
-				const char *sep = " ";
-				for (int d = 0; d < nd; d++)
-					if (share[(size_t)k * nd + d]) {
-						sb_printf(&b, "%s%lld", sep,
-							  (long long)share[(size_t)k * nd + d]);
-						sep = "/";
-					}
-				sb_putc(&b, ')');
-			}
-		}
-		if (w->parts > 1)
-			sb_printf(&b, "%ssplit into %d parts", w->reps > 1 ? ", " : "",
-				  w->parts);
-		if (w->reps <= 1 && w->parts <= 1)
-			sb_puts(&b, "one device");
-		if (w->micro > 1)
-			sb_printf(&b, ", %lld micro-batches", (long long)w->micro);
-		sb_putc(&b, 0);
-		row[6] = cstr(arena_strdup(s->a, b.s));
-		b.n = 0;
-		int ndv = 0;
-		for (int d = 0; d < nd; d++)
-			if (on[(size_t)k * nd + d]) {
-				if (ndv < 4 || strcmp(s->fmt, "text") != 0)
-					sb_printf(&b, "%s%s", ndv ? " " : "", s->c->devs[d].name);
-				ndv++;
-			}
-		if (ndv > 4 && strcmp(s->fmt, "text") == 0)
-			sb_printf(&b, " +%d more", ndv - 4);
-		sb_putc(&b, 0);
-		row[7] = cstr(arena_strdup(s->a, b.s));
-		b.n = 0;
-		if (w->ring >= 0.5)
-			sb_printf(&b, "ring x%.0f", w->ring);
-		if (w->hier >= 0.5)
-			sb_printf(&b, "%shierarchical x%.0f", b.n ? ", " : "", w->hier);
-		if (w->ps)
-			sb_printf(&b, "%sPS x%u", b.n ? ", " : "", w->ps);
-		if (w->accum)
-			sb_printf(&b, "%saccumulate x%u", b.n ? ", " : "", w->accum);
-		if (w->sfb)
-			sb_printf(&b, "%sSFB x%u", b.n ? ", " : "", w->sfb);
-		/* bucketing: pcc does not fuse AllReduces into buckets (yet);
-		 * a bucketed collective would be counted here. */
-		if (!b.n)
-			sb_puts(&b, "-");
-		sb_putc(&b, 0);
-		row[8] = cstr(arena_strdup(s->a, b.s));
-		sb_free(&b);
+		row[6] = cstr(strategy_text(s, w, share + (size_t)k * nd, nd));
+		row[7] = cstr(devices_text(s, on + (size_t)k * nd, nd));
+		row[8] = cstr(sync_text(s, w));
 		row[9] = csecs(s, w->crit);
 		double mx = 0;
 		for (int d = 0; d < nd; d++)
