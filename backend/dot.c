@@ -380,105 +380,65 @@ static void group_runs(Dot *d, const VizGroups *vg, int max_nodes, int *run,
 	free(on);
 }
 
-static void dot_groups(Dot *d, const VizGroups *vg, double min_edge, int max_nodes)
+/* Writes node k's label text: its group (or stages, or "ops in no
+ * group") and the names of its first and last ops. */
+static void group_label(Dot *d, const VizGroups *vg, const int *runend, int k,
+			uint32_t first, uint32_t last)
 {
 	FILE *f = d->f;
 	const Graph *g = d->g;
-	int ng = vg->n, ndev = d->dev.n, nn = ng + ndev + 1;
-	int *run = xmalloc(sizeof(int) * (size_t)(nn + 1));
-	int *runend = xmalloc(sizeof(int) * (size_t)(nn + 1));
-	group_runs(d, vg, max_nodes, run, runend);
-	/* per node: ops, FLOPs, first/last op, devices (bitset over ndev) */
-	uint32_t *nops = xcalloc((size_t)nn, sizeof(uint32_t));
-	uint32_t *first = xmalloc(sizeof(uint32_t) * (size_t)nn);
-	uint32_t *last = xmalloc(sizeof(uint32_t) * (size_t)nn);
-	double *flops = xcalloc((size_t)nn, sizeof(double));
-	bool *on = xcalloc((size_t)nn * (size_t)(ndev + 1), sizeof(bool));
-	for (int k = 0; k < nn; k++)
-		first[k] = last[k] = UINT32_MAX;
-	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead)
-			continue;
-		int k = gnode(vg, d, run, i);
-		op_devices(d, i, on + (size_t)k * (ndev + 1));
-		if (viz_is_comm(g, op))
-			continue;
-		Value *rep = op_ann(g, op, ANN_REPLICA);
-		bool copy = rep && rep->kind == V_LIST && rep->list.n == 2 &&
-			    rep->list.items[0]->kind == V_INT && rep->list.items[0]->i;
-		double fl = op_flops(g, op);
-		flops[k] += fl > 0 ? fl : 0;
-		if (copy)
-			continue;
-		nops[k]++;
-		if (first[k] == UINT32_MAX)
-			first[k] = i;
-		last[k] = i;
-	}
-	char col[8], buf[32];
-	for (int k = 0; k < nn; k++) {
-		bool any = first[k] != UINT32_MAX;
-		int ndv = 0;
-		for (int q = 0; q < ndev; q++)
-			ndv += on[(size_t)k * (ndev + 1) + q];
-		if (!any && !ndv)
-			continue;
-		fprintf(f, "  g%d [shape=box, style=\"filled,rounded\", label=\"", k);
-		if (k < ng && runend[k] > k)
-			fprintf(f, "%ss %lld\xe2\x80\x93%lld\\n", vg->stages ? "stage" : "group",
-				(long long)vg->key[k], (long long)vg->key[runend[k]]);
-		else if (k < ng)
-			fprintf(f, "%s %lld\\n", vg->stages ? "stage" : "group",
-				(long long)vg->key[k]);
-		else
-			fputs("ops in no group\\n", f);
-		if (any) {
-			const char *a = op_ann_str(g, g->ops[first[k]], ANN_ORIGIN);
-			const char *b = op_ann_str(g, g->ops[last[k]], ANN_ORIGIN);
-			viz_dot_text(f, a ? a : g->ops[first[k]]->name);
-			if (last[k] != first[k]) {
-				fputs(" \xe2\x80\xa6\\n", f);
-				viz_dot_text(f, b ? b : g->ops[last[k]]->name);
-			}
+	int ng = vg->n;
+	if (k < ng && runend[k] > k)
+		fprintf(f, "%ss %lld\xe2\x80\x93%lld\\n", vg->stages ? "stage" : "group",
+			(long long)vg->key[k], (long long)vg->key[runend[k]]);
+	else if (k < ng)
+		fprintf(f, "%s %lld\\n", vg->stages ? "stage" : "group",
+			(long long)vg->key[k]);
+	else
+		fputs("ops in no group\\n", f);
+	if (first != UINT32_MAX) {
+		const char *a = op_ann_str(g, g->ops[first], ANN_ORIGIN);
+		const char *b = op_ann_str(g, g->ops[last], ANN_ORIGIN);
+		viz_dot_text(f, a ? a : g->ops[first]->name);
+		if (last != first) {
+			fputs(" \xe2\x80\xa6\\n", f);
+			viz_dot_text(f, b ? b : g->ops[last]->name);
 		}
-		viz_bytes(buf, sizeof buf, flops[k]);
-		/* viz_bytes prints "B"; FLOPs read better without it */
-		buf[strcspn(buf, "B")] = 0;
-		fprintf(f, "\\n%u ops, %sFLOP", nops[k], buf);
-		int shown = 0;
+	}
+}
+
+/* Writes a node's fill: striped with the colours of its ndv devices in
+ * on[0..ndev) when several, the one device's colour, or white. */
+static void group_fill(FILE *f, const bool *on, int ndev, int ndv)
+{
+	char col[8];
+	if (ndv > 1) {
+		fputs(", style=\"striped\", fillcolor=\"", f);
+		int w = 0;
 		for (int q = 0; q < ndev; q++)
-			if (on[(size_t)k * (ndev + 1) + q]) {
-				if (shown < 4) {
-					fputs(shown ? ", " : "\\n", f);
-					viz_dot_text(f, d->dev.order[q]);
-				}
-				shown++;
+			if (on[q]) {
+				viz_device_color(q, col);
+				fprintf(f, "%s%s", w++ ? ":" : "", col);
 			}
-		if (shown > 4)
-			fprintf(f, " +%d", shown - 4);
 		fputc('"', f);
-		if (ndv > 1) {
-			fputs(", style=\"striped\", fillcolor=\"", f);
-			int w = 0;
-			for (int q = 0; q < ndev; q++)
-				if (on[(size_t)k * (ndev + 1) + q]) {
-					viz_device_color(q, col);
-					fprintf(f, "%s%s", w++ ? ":" : "", col);
-				}
-			fputc('"', f);
-		} else if (ndv == 1) {
-			for (int q = 0; q < ndev; q++)
-				if (on[(size_t)k * (ndev + 1) + q])
-					viz_device_color(q, col);
-			fprintf(f, ", fillcolor=\"%s\"", col);
-		} else {
-			fputs(", fillcolor=\"#ffffff\"", f);
-		}
-		fputs("];\n", f);
+	} else if (ndv == 1) {
+		for (int q = 0; q < ndev; q++)
+			if (on[q])
+				viz_device_color(q, col);
+		fprintf(f, ", fillcolor=\"%s\"", col);
+	} else {
+		fputs(", fillcolor=\"#ffffff\"", f);
 	}
-	/* edges between nodes, bytes summed */
-	size_t ne = 0, cap = 64;
+}
+
+/* The data edges between distinct nodes, parallel ones merged: returns
+ * them sorted by (u, v), bytes the total; *ne their number, (*cnt)[k]
+ * the tensors edge k carries. */
+static GEdge *group_edges(Dot *d, const VizGroups *vg, const int *run, size_t *ne,
+			  size_t **cnt)
+{
+	const Graph *g = d->g;
+	size_t n = 0, cap = 64;
 	GEdge *e = xmalloc(sizeof(GEdge) * cap);
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
@@ -492,31 +452,42 @@ static void dot_groups(Dot *d, const VizGroups *vg, double min_edge, int max_nod
 			int u = gnode(vg, d, run, in->src->id);
 			if (u == v)
 				continue;
-			if (ne == cap)
+			if (n == cap)
 				e = xrealloc(e, sizeof(GEdge) * (cap *= 2));
 			double b = in->idx < in->src->nout ? cost_out_bytes(g, in->src, in->idx) : 0;
-			e[ne++] = (GEdge){u, v, b > 0 ? b : 0};
+			e[n++] = (GEdge){u, v, b > 0 ? b : 0};
 		}
 	}
-	qsort(e, ne, sizeof *e, gedge_cmp);
+	qsort(e, n, sizeof *e, gedge_cmp);
 	/* merge parallel edges: e[k].bytes the total, tensors in cnt */
 	size_t m = 0;
-	size_t *cnt = xmalloc(sizeof(size_t) * (ne + 1));
-	for (size_t k = 0; k < ne;) {
+	size_t *c = xmalloc(sizeof(size_t) * (n + 1));
+	for (size_t k = 0; k < n;) {
 		size_t q = k;
 		double b = 0;
-		for (; q < ne && e[q].u == e[k].u && e[q].v == e[k].v; q++)
+		for (; q < n && e[q].u == e[k].u && e[q].v == e[k].v; q++)
 			b += e[q].bytes;
-		cnt[m] = q - k;
+		c[m] = q - k;
 		e[m] = (GEdge){e[k].u, e[k].v, b};
 		m++;
 		k = q;
 	}
-	ne = m;
-	/* Keep an edge when it moves at least min-edge of the heaviest
-	 * edge's bytes, or it is the heaviest edge into or out of a node:
-	 * every node stays connected and the layout readable (Graphviz
-	 * spends its time crossing edges that skip ranks). */
+	*ne = m;
+	*cnt = c;
+	return e;
+}
+
+/* Writes the ne merged edges e (cnt: tensors each) among nn nodes, on:
+ * each node's devices.  Keeps an edge when it moves at least min-edge of
+ * the heaviest edge's bytes, or it is the heaviest edge into or out of a
+ * node: every node stays connected and the layout readable (Graphviz
+ * spends its time crossing edges that skip ranks). */
+static void draw_group_edges(Dot *d, const GEdge *e, const size_t *cnt, size_t ne,
+			     const bool *on, int nn, double min_edge)
+{
+	FILE *f = d->f;
+	int ndev = d->dev.n;
+	char buf[32];
 	double maxb = 1;
 	for (size_t k = 0; k < ne; k++)
 		maxb = fmax(maxb, e[k].bytes);
@@ -555,6 +526,77 @@ static void dot_groups(Dot *d, const VizGroups *vg, double min_edge, int max_nod
 			dropped > 1 ? "s" : "", viz_bytes(buf, sizeof buf, dropped_b));
 	free(hin);
 	free(hout);
+}
+
+static void dot_groups(Dot *d, const VizGroups *vg, double min_edge, int max_nodes)
+{
+	FILE *f = d->f;
+	const Graph *g = d->g;
+	int ng = vg->n, ndev = d->dev.n, nn = ng + ndev + 1;
+	int *run = xmalloc(sizeof(int) * (size_t)(nn + 1));
+	int *runend = xmalloc(sizeof(int) * (size_t)(nn + 1));
+	group_runs(d, vg, max_nodes, run, runend);
+	/* per node: ops, FLOPs, first/last op, devices (bitset over ndev) */
+	uint32_t *nops = xcalloc((size_t)nn, sizeof(uint32_t));
+	uint32_t *first = xmalloc(sizeof(uint32_t) * (size_t)nn);
+	uint32_t *last = xmalloc(sizeof(uint32_t) * (size_t)nn);
+	double *flops = xcalloc((size_t)nn, sizeof(double));
+	bool *on = xcalloc((size_t)nn * (size_t)(ndev + 1), sizeof(bool));
+	for (int k = 0; k < nn; k++)
+		first[k] = last[k] = UINT32_MAX;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		int k = gnode(vg, d, run, i);
+		op_devices(d, i, on + (size_t)k * (ndev + 1));
+		if (viz_is_comm(g, op))
+			continue;
+		Value *rep = op_ann(g, op, ANN_REPLICA);
+		bool copy = rep && rep->kind == V_LIST && rep->list.n == 2 &&
+			    rep->list.items[0]->kind == V_INT && rep->list.items[0]->i;
+		double fl = op_flops(g, op);
+		flops[k] += fl > 0 ? fl : 0;
+		if (copy)
+			continue;
+		nops[k]++;
+		if (first[k] == UINT32_MAX)
+			first[k] = i;
+		last[k] = i;
+	}
+	char buf[32];
+	for (int k = 0; k < nn; k++) {
+		const bool *onk = on + (size_t)k * (ndev + 1);
+		int ndv = 0;
+		for (int q = 0; q < ndev; q++)
+			ndv += onk[q];
+		if (first[k] == UINT32_MAX && !ndv)
+			continue;
+		fprintf(f, "  g%d [shape=box, style=\"filled,rounded\", label=\"", k);
+		group_label(d, vg, runend, k, first[k], last[k]);
+		viz_bytes(buf, sizeof buf, flops[k]);
+		/* viz_bytes prints "B"; FLOPs read better without it */
+		buf[strcspn(buf, "B")] = 0;
+		fprintf(f, "\\n%u ops, %sFLOP", nops[k], buf);
+		int shown = 0;
+		for (int q = 0; q < ndev; q++)
+			if (onk[q]) {
+				if (shown < 4) {
+					fputs(shown ? ", " : "\\n", f);
+					viz_dot_text(f, d->dev.order[q]);
+				}
+				shown++;
+			}
+		if (shown > 4)
+			fprintf(f, " +%d", shown - 4);
+		fputc('"', f);
+		group_fill(f, onk, ndev, ndv);
+		fputs("];\n", f);
+	}
+	/* edges between nodes, bytes summed */
+	size_t ne, *cnt;
+	GEdge *e = group_edges(d, vg, run, &ne, &cnt);
+	draw_group_edges(d, e, cnt, ne, on, nn, min_edge);
 	free(cnt);
 	free(e);
 	for (int q = 0; q < ndev; q++)
