@@ -1844,6 +1844,38 @@ static const char *lower_allreduce(Low *L, const Op *op, Derived *dv,
 	return tfop;
 }
 
+/* The attrs of op (lowered to od as node) not yet in dv that come from
+ * its first output's type or its value (Placeholder, VariableV2,
+ * VarHandleOp, Const): dtype, shape, value (frozen: the variable's
+ * weights); false after an error. */
+static bool derive_value_attrs(Low *L, const Op *op, uint32_t node,
+			       const TfOpDef *od, Derived *dv, bool frozen)
+{
+	for (int i = 0; i < od->nattrs; i++) {
+		const TfAttrDef *d = &od->attrs[i];
+		if (dv->set[i] || op->nout == 0)
+			continue;
+		if (!strcmp(d->name, "dtype") && d->kind == TK_TYPE && !d->list) {
+			dv->v[i] = v_type(tfdt_of(op->out[0].dt));
+			dv->set[i] = true;
+		} else if (!strcmp(d->name, "shape") && d->kind == TK_SHAPE && !d->list &&
+			   !op_get(L->g, op, "shape")) {
+			dv->v[i] = v_shape(L, &op->out[0]);
+			dv->set[i] = true;
+		} else if (d->kind == TK_TENSOR && !strcmp(d->name, "value")) {
+			GdTensor *x = frozen ? tensor_new(L, &op->out[0]) : const_tensor(L, op);
+			if (!x)
+				return false;
+			if (frozen)
+				tensor_fill(L, op, x);
+			dv->v[i] = v_tensor(x);
+			dv->set[i] = true;
+			L->gd->nodes[node].weight = x;
+		}
+	}
+	return true;
+}
+
 static bool lower_op(Low *L, const Op *op, uint32_t node)
 {
 	const Graph *g = L->g;
@@ -1943,29 +1975,8 @@ static bool lower_op(Low *L, const Op *op, uint32_t node)
 				 (int)op->nout, true))
 			return false;
 	}
-	for (int i = 0; i < od->nattrs; i++) {
-		const TfAttrDef *d = &od->attrs[i];
-		if (dv.set[i] || op->nout == 0)
-			continue;
-		/* Placeholder, VariableV2, VarHandleOp, Const: from the type */
-		if (!strcmp(d->name, "dtype") && d->kind == TK_TYPE && !d->list) {
-			dv.v[i] = v_type(tfdt_of(op->out[0].dt));
-			dv.set[i] = true;
-		} else if (!strcmp(d->name, "shape") && d->kind == TK_SHAPE && !d->list &&
-			   !op_get(g, op, "shape")) {
-			dv.v[i] = v_shape(L, &op->out[0]);
-			dv.set[i] = true;
-		} else if (d->kind == TK_TENSOR && !strcmp(d->name, "value")) {
-			GdTensor *x = frozen ? tensor_new(L, &op->out[0]) : const_tensor(L, op);
-			if (!x)
-				return false;
-			if (frozen)
-				tensor_fill(L, op, x);
-			dv.v[i] = v_tensor(x);
-			dv.set[i] = true;
-			L->gd->nodes[node].weight = x;
-		}
-	}
+	if (!derive_value_attrs(L, op, node, od, &dv, frozen))
+		return false;
 	static const char *const frozen_skip[] = {"shape", "container", "shared_name", NULL};
 	if (!lower_attrs(L, op, node, od, &dv, frozen ? frozen_skip : skip))
 		return false;
