@@ -70,11 +70,80 @@ static bool check_device(const Graph *g, const Value *v, char *msg, size_t n)
 	return true;
 }
 
+/* A list of distinct devices, or (a pipeline's micro-batches, @micro) k
+ * distinct devices repeated whole, in the same order. */
+static bool check_devlist(const Graph *g, const Value *v, char *msg, size_t n)
+{
+	if (v->kind != V_LIST || v->list.n == 0) {
+		snprintf(msg, n, "expected a non-empty list of devices");
+		return false;
+	}
+	uint32_t k = 1;
+	while (k < v->list.n && is_word(v->list.items[k]) &&
+	       is_word(v->list.items[0]) &&
+	       strcmp(v->list.items[k]->s, v->list.items[0]->s))
+		k++;
+	for (uint32_t i = 0; i < v->list.n; i++) {
+		if (!check_device(g, v->list.items[i], msg, n))
+			return false;
+		bool ok = i < k || (v->list.n % k == 0 &&
+				    strcmp(v->list.items[i - k]->s,
+					   v->list.items[i]->s) == 0);
+		for (uint32_t j = 0; j < i && j < k && i < k; j++)
+			ok &= strcmp(v->list.items[j]->s, v->list.items[i]->s) != 0;
+		if (!ok) {
+			snprintf(msg, n, "device '%s' listed twice (only a "
+				 "pipeline's list of devices repeats, whole)",
+				 v->list.items[i]->s);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A split category, or a list of them (one per output). */
+static bool check_splitcat(const Value *v, char *msg, size_t n)
+{
+	SplitCat sc;
+	if (is_word(v) && splitcat_parse(v->s, &sc))
+		return true;
+	if (v->kind == V_LIST && v->list.n > 0) {
+		uint32_t i = 0;
+		while (i < v->list.n && is_word(v->list.items[i]) &&
+		       splitcat_parse(v->list.items[i]->s, &sc))
+			i++;
+		if (i == v->list.n)
+			return true;
+	}
+	snprintf(msg, n, "expected a split category (concat, sum or none), "
+		 "or a list of them, one per output");
+	return false;
+}
+
+/* A time, or a dict of times per device type. */
+static bool check_cost(const Value *v, char *msg, size_t n)
+{
+	if (is_time(v))
+		return true;
+	if (v->kind == V_DICT) {
+		for (uint32_t i = 0; i < v->dict.n; i++)
+			if (!is_time(v->dict.items[i].val)) {
+				snprintf(msg, n,
+					 "expected a time for device type '%s'",
+					 v->dict.items[i].key);
+				return false;
+			}
+		return true;
+	}
+	snprintf(msg, n,
+		 "expected a time or a dict of times per device type");
+	return false;
+}
+
 static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 		  size_t n)
 {
 	double x;
-	SplitCat sc;
 	switch (kind) {
 	case AK_INT:
 		if (v->kind == V_INT)
@@ -111,33 +180,7 @@ static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 	case AK_DEVICE:
 		return check_device(g, v, msg, n);
 	case AK_DEVLIST:
-		if (v->kind != V_LIST || v->list.n == 0) {
-			snprintf(msg, n, "expected a non-empty list of devices");
-			return false;
-		}
-		/* Distinct devices, or (a pipeline's micro-batches, @micro)
-		 * k distinct devices repeated whole, in the same order. */
-		uint32_t k = 1;
-		while (k < v->list.n && is_word(v->list.items[k]) &&
-		       is_word(v->list.items[0]) &&
-		       strcmp(v->list.items[k]->s, v->list.items[0]->s))
-			k++;
-		for (uint32_t i = 0; i < v->list.n; i++) {
-			if (!check_device(g, v->list.items[i], msg, n))
-				return false;
-			bool ok = i < k || (v->list.n % k == 0 &&
-					    strcmp(v->list.items[i - k]->s,
-						   v->list.items[i]->s) == 0);
-			for (uint32_t j = 0; j < i && j < k && i < k; j++)
-				ok &= strcmp(v->list.items[j]->s, v->list.items[i]->s) != 0;
-			if (!ok) {
-				snprintf(msg, n, "device '%s' listed twice (only a "
-					 "pipeline's list of devices repeats, whole)",
-					 v->list.items[i]->s);
-				return false;
-			}
-		}
-		return true;
+		return check_devlist(g, v, msg, n);
 	case AK_SHARES:
 		if (v->kind == V_LIST && v->list.n > 0) {
 			uint32_t i = 0;
@@ -172,19 +215,7 @@ static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 			 "expected a role: input, param, fwd, bwd, update or loss");
 		return false;
 	case AK_SPLITCAT:
-		if (is_word(v) && splitcat_parse(v->s, &sc))
-			return true;
-		if (v->kind == V_LIST && v->list.n > 0) {
-			uint32_t i = 0;
-			while (i < v->list.n && is_word(v->list.items[i]) &&
-			       splitcat_parse(v->list.items[i]->s, &sc))
-				i++;
-			if (i == v->list.n)
-				return true;
-		}
-		snprintf(msg, n, "expected a split category (concat, sum or none), "
-			 "or a list of them, one per output");
-		return false;
+		return check_splitcat(v, msg, n);
 	case AK_INTLIST:
 		if (v->kind == V_LIST) {
 			for (uint32_t i = 0; i < v->list.n; i++)
@@ -199,21 +230,7 @@ static bool check(const Graph *g, AnnKind kind, const Value *v, char *msg,
 		snprintf(msg, n, "expected a list of dimension indices");
 		return false;
 	case AK_COST:
-		if (is_time(v))
-			return true;
-		if (v->kind == V_DICT) {
-			for (uint32_t i = 0; i < v->dict.n; i++)
-				if (!is_time(v->dict.items[i].val)) {
-					snprintf(msg, n,
-						 "expected a time for device type '%s'",
-						 v->dict.items[i].key);
-					return false;
-				}
-			return true;
-		}
-		snprintf(msg, n,
-			 "expected a time or a dict of times per device type");
-		return false;
+		return check_cost(v, msg, n);
 	}
 	return true;
 }

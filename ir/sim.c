@@ -1106,6 +1106,144 @@ static void collect_links(Sim *s)
 	free(idx);
 }
 
+/* Per-op durations, pending input counts and memory; parameters and
+ * updates are resident from time 0.  Returns the number of live ops. */
+static uint32_t setup_ops(Sim *s)
+{
+	Graph *g = s->g;
+	const CostModel *m = s->m;
+	const Cluster *c = s->c;
+	SimResult *r = s->r;
+	uint32_t n = g->nops;
+	size_t n1 = (size_t)n + 1, nd1 = (size_t)c->ndevs + 1;
+	s->dur = xcalloc(n1, sizeof(double));
+	s->ws = xcalloc(n1, sizeof(double));
+	s->rtime = xcalloc(n1, sizeof(double));
+	s->pending = xcalloc(n1, sizeof(uint32_t));
+	s->resident = xcalloc(n1, sizeof(bool));
+	s->mem = xcalloc(nd1, sizeof(double));
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead)
+			continue;
+		live++;
+		int dv = r->dev[i];
+		if (s->kind[i] == K_XFER)
+			s->dur[i] = cost_transfer(m, r->dev[op->in[0].src->id], dv,
+						  s->obytes[s->outbase[i]]);
+		else if (s->kind[i] == K_COMPUTE)
+			s->dur[i] = cost_op(m, op, c->devs[dv].type);
+		s->pending[i] = op->nin;
+		bool param = op_has_role(g, op, ROLE_PARAM);
+		bool update = op_has_role(g, op, ROLE_UPDATE);
+		double mem = cost_op_mem(m, op);
+		if (param || update) {
+			/* Resident for the whole iteration, from time 0. */
+			s->resident[i] = param;
+			if (param)
+				for (uint32_t k = 0; k < op->nout; k++)
+					mem_add(s, dv, s->obytes[s->outbase[i] + k]);
+			mem_add(s, dv, mem);
+		} else {
+			s->ws[i] = mem;
+		}
+	}
+	return live;
+}
+
+/* Runs the event loop to the end; returns how many ops finished. */
+static uint32_t run_events(Sim *s)
+{
+	Graph *g = s->g;
+	SimResult *r = s->r;
+	uint32_t done = 0;
+	HeapItem hi;
+	while (heap_pop(&s->h, &hi)) {
+		struct { double t; uint32_t kind, id; } e = {hi.key,
+			(uint32_t)(hi.tie >> 32), hi.id};
+		switch (e.kind) {
+		case EV_OP_READY:
+			op_ready(s, e.id, e.t);
+			break;
+		case EV_OP_START: {
+			const Op *op = g->ops[e.id];
+			int dv = r->dev[e.id];
+			if (!s->resident[e.id])
+				for (uint32_t k = 0; k < op->nout; k++)
+					mem_add(s, dv, s->obytes[s->outbase[e.id] + k]);
+			mem_add(s, dv, s->ws[e.id]);
+			push_ev(&s->h, r->finish[e.id], EV_OP_FINISH, e.id);
+			break;
+		}
+		case EV_OP_FINISH:
+			done++;
+			if (r->finish[e.id] > r->makespan)
+				r->makespan = r->finish[e.id];
+			op_finish(s, e.id, e.t);
+			if (s->prio && s->kind[e.id] == K_COMPUTE) {
+				int dv = r->dev[e.id];
+				s->running[dv] = false;
+				if (!s->waking[dv]) {
+					s->waking[dv] = true;
+					push_ev(&s->h, e.t, EV_DEV_WAKE, (uint32_t)dv);
+				}
+			}
+			break;
+		case EV_DEV_WAKE:
+			s->waking[e.id] = false;
+			run_next(s, (int)e.id, e.t);
+			break;
+		case EV_X_START: {
+			Xfer *x = &s->x[e.id];
+			mem_add(s, x->dst, x->bytes);
+			push_ev(&s->h, x->finish, EV_X_DONE, e.id);
+			break;
+		}
+		case EV_X_DONE: {
+			Xfer *x = &s->x[e.id];
+			if (x->finish > r->makespan)
+				r->makespan = x->finish;
+			release_out(s, x->u, x->k);
+			for (uint32_t j = 0; j < x->ncons; j++)
+				dec_pending(s, s->xcons[x->cons + j], e.t);
+			break;
+		}
+		}
+	}
+	return done;
+}
+
+/* The error for a run that stalled (done < live ops finished). */
+static int report_stall(Sim *s, Diag *d)
+{
+	Graph *g = s->g;
+	const Cluster *c = s->c;
+	int rc = 0;
+	/* Only @order (or a collective whose members are ordered
+	 * inconsistently) can stall: a resource's next op waits for
+	 * an op that the order puts later. */
+	for (int k = 0; k < s->nres && !rc; k++) {
+		if (!s->ordered[k] || s->seq_pos[k] >= s->seq_start[k + 1])
+			continue;
+		uint32_t i = s->seq[s->seq_pos[k] - (s->blocked[k] ? 1 : 0)];
+		const Op *op = g->ops[i];
+		char *rn = k >= s->rl ? res_name(s, k) : NULL;
+		diag_error(d, op->loc,
+			   "@order deadlocks %s '%s': op '%s' waits "
+			   "for an op ordered after it",
+			   k < s->ndev ? "device" : k < s->rl ? "collectives of device" : "link",
+			   rn ? rn : c->devs[k % s->ndev].name, op->name);
+		free(rn);
+		rc = EXIT_BADINPUT;
+	}
+	if (!rc) {
+		diag_error(d, (Loc){0}, "simulation stalled");
+		rc = EXIT_BADINPUT;
+	}
+	return rc;
+}
+
 static int simulate(Graph *g, const CostModel *m, const double *prio,
 		    SimResult *r, Diag *d);
 
@@ -1173,120 +1311,14 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	}
 	setup_edges(&s);
 	setup_order(&s);
-	s.dur = xcalloc(n1, sizeof(double));
-	s.ws = xcalloc(n1, sizeof(double));
-	s.rtime = xcalloc(n1, sizeof(double));
-	s.pending = xcalloc(n1, sizeof(uint32_t));
-	s.resident = xcalloc(n1, sizeof(bool));
-	s.mem = xcalloc(nd1, sizeof(double));
-	uint32_t live = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead)
-			continue;
-		live++;
-		int dv = r->dev[i];
-		if (s.kind[i] == K_XFER)
-			s.dur[i] = cost_transfer(m, r->dev[op->in[0].src->id], dv,
-						 s.obytes[s.outbase[i]]);
-		else if (s.kind[i] == K_COMPUTE)
-			s.dur[i] = cost_op(m, op, c->devs[dv].type);
-		s.pending[i] = op->nin;
-		bool param = op_has_role(g, op, ROLE_PARAM);
-		bool update = op_has_role(g, op, ROLE_UPDATE);
-		double mem = cost_op_mem(m, op);
-		if (param || update) {
-			/* Resident for the whole iteration, from time 0. */
-			s.resident[i] = param;
-			if (param)
-				for (uint32_t k = 0; k < op->nout; k++)
-					mem_add(&s, dv, s.obytes[s.outbase[i] + k]);
-			mem_add(&s, dv, mem);
-		} else {
-			s.ws[i] = mem;
-		}
-	}
+	uint32_t live = setup_ops(&s);
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->ops[i]->dead && s.pending[i] == 0)
 			push_ev(&s.h, 0, EV_OP_READY, i);
-	uint32_t done = 0;
-	HeapItem hi;
-	while (heap_pop(&s.h, &hi)) {
-		struct { double t; uint32_t kind, id; } e = {hi.key,
-			(uint32_t)(hi.tie >> 32), hi.id};
-		switch (e.kind) {
-		case EV_OP_READY:
-			op_ready(&s, e.id, e.t);
-			break;
-		case EV_OP_START: {
-			const Op *op = g->ops[e.id];
-			int dv = r->dev[e.id];
-			if (!s.resident[e.id])
-				for (uint32_t k = 0; k < op->nout; k++)
-					mem_add(&s, dv, s.obytes[s.outbase[e.id] + k]);
-			mem_add(&s, dv, s.ws[e.id]);
-			push_ev(&s.h, r->finish[e.id], EV_OP_FINISH, e.id);
-			break;
-		}
-		case EV_OP_FINISH:
-			done++;
-			if (r->finish[e.id] > r->makespan)
-				r->makespan = r->finish[e.id];
-			op_finish(&s, e.id, e.t);
-			if (prio && s.kind[e.id] == K_COMPUTE) {
-				int dv = r->dev[e.id];
-				s.running[dv] = false;
-				if (!s.waking[dv]) {
-					s.waking[dv] = true;
-					push_ev(&s.h, e.t, EV_DEV_WAKE, (uint32_t)dv);
-				}
-			}
-			break;
-		case EV_DEV_WAKE:
-			s.waking[e.id] = false;
-			run_next(&s, (int)e.id, e.t);
-			break;
-		case EV_X_START: {
-			Xfer *x = &s.x[e.id];
-			mem_add(&s, x->dst, x->bytes);
-			push_ev(&s.h, x->finish, EV_X_DONE, e.id);
-			break;
-		}
-		case EV_X_DONE: {
-			Xfer *x = &s.x[e.id];
-			if (x->finish > r->makespan)
-				r->makespan = x->finish;
-			release_out(&s, x->u, x->k);
-			for (uint32_t j = 0; j < x->ncons; j++)
-				dec_pending(&s, s.xcons[x->cons + j], e.t);
-			break;
-		}
-		}
-	}
+	uint32_t done = run_events(&s);
 	int rc = 0;
-	if (done < live) {
-		/* Only @order (or a collective whose members are ordered
-		 * inconsistently) can stall: a resource's next op waits for
-		 * an op that the order puts later. */
-		for (int k = 0; k < s.nres && !rc; k++) {
-			if (!s.ordered[k] || s.seq_pos[k] >= s.seq_start[k + 1])
-				continue;
-			uint32_t i = s.seq[s.seq_pos[k] - (s.blocked[k] ? 1 : 0)];
-			const Op *op = g->ops[i];
-			char *rn = k >= s.rl ? res_name(&s, k) : NULL;
-			diag_error(d, op->loc,
-				   "@order deadlocks %s '%s': op '%s' waits "
-				   "for an op ordered after it",
-				   k < s.ndev ? "device" : k < s.rl ? "collectives of device" : "link",
-				   rn ? rn : c->devs[k % s.ndev].name, op->name);
-			free(rn);
-			rc = EXIT_BADINPUT;
-		}
-		if (!rc) {
-			diag_error(d, (Loc){0}, "simulation stalled");
-			rc = EXIT_BADINPUT;
-		}
-	}
+	if (done < live)
+		rc = report_stall(&s, d);
 	if (!rc) {
 		r->lower_bound = sim_bound_of(g, m, false);
 		for (int dv = 0; dv < c->ndevs; dv++)

@@ -361,6 +361,73 @@ static int ekey_cmp(const void *pa, const void *pb)
 	return a->u < b->u ? -1 : a->u > b->u;
 }
 
+/* owner[op] for parameters: the node of the first update reading it (every
+ * other op: its own node). */
+static uint32_t *param_owners(Graph *g, const TaskGraph *t)
+{
+	uint32_t *owner = xmalloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	for (uint32_t i = 0; i < g->nops; i++)
+		owner[i] = t->op_node[i];
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || !op_has_role(g, op, ROLE_UPDATE))
+			continue;
+		/* The variable and its optimizer state (docs/plan.md). */
+		for (uint32_t k = 0; k < op->nin; k++) {
+			const Op *p = op->in[k].src;
+			if (!op->in[k].ctrl && op_has_role(g, p, ROLE_PARAM) &&
+			    owner[p->id] == t->op_node[p->id])
+				owner[p->id] = t->op_node[i];
+		}
+	}
+	return owner;
+}
+
+/* ps->in and ps->pin (CSR by consumer node) from the data edges e and the
+ * parameter reads pe: one edge per (u, v), summing its tensors. */
+static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
+			   size_t npe)
+{
+	uint32_t n = ps->t->n;
+	if (ne > 1)
+		qsort(e, ne, sizeof(EKey), ekey_cmp);
+	if (npe > 1)
+		qsort(pe, npe, sizeof(EKey), ekey_cmp);
+	ps->in_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	ps->in = xmalloc(sizeof(PEdge) * (ne + 1));
+	uint32_t m = 0;
+	for (size_t j = 0; j < ne; j++) {
+		if (m && ps->in[m - 1].u == e[j].u && j && e[j - 1].v == e[j].v) {
+			ps->in[m - 1].split += e[j].split;
+			ps->in[m - 1].partial += e[j].partial;
+			ps->in[m - 1].full += e[j].full;
+			ps->in[m - 1].nsplit += nz(e[j].split);
+			ps->in[m - 1].npartial += nz(e[j].partial);
+			ps->in[m - 1].nfull += nz(e[j].full);
+			continue;
+		}
+		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full,
+				      nz(e[j].split), nz(e[j].partial), nz(e[j].full)};
+		ps->in_start[e[j].v + 1]++;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		ps->in_start[v + 1] += ps->in_start[v];
+	ps->pin_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	ps->pin = xmalloc(sizeof(PParam) * (npe + 1));
+	m = 0;
+	for (size_t j = 0; j < npe; j++) {
+		if (m && ps->pin[m - 1].owner == pe[j].u && j && pe[j - 1].v == pe[j].v) {
+			ps->pin[m - 1].bytes += pe[j].full;
+			ps->pin[m - 1].count++;
+			continue;
+		}
+		ps->pin[m++] = (PParam){pe[j].u, pe[j].full, 1};
+		ps->pin_start[pe[j].v + 1]++;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		ps->pin_start[v + 1] += ps->pin_start[v];
+}
+
 /* Node-level facts from the graph: splittability, memory, edges by kind,
  * parameter reads (a parameter is kept by the node of its update). */
 static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
@@ -382,22 +449,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		ps->act[v] = t->mem_perm[v];
 		ps->temp[v] = t->mem_temp[v];
 	}
-	/* owner[op] for parameters: the node of the first update reading it. */
-	uint32_t *owner = xmalloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
-	for (uint32_t i = 0; i < g->nops; i++)
-		owner[i] = t->op_node[i];
-	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || !op_has_role(g, op, ROLE_UPDATE))
-			continue;
-		/* The variable and its optimizer state (docs/plan.md). */
-		for (uint32_t k = 0; k < op->nin; k++) {
-			const Op *p = op->in[k].src;
-			if (!op->in[k].ctrl && op_has_role(g, p, ROLE_PARAM) &&
-			    owner[p->id] == t->op_node[p->id])
-				owner[p->id] = t->op_node[i];
-		}
-	}
+	uint32_t *owner = param_owners(g, t);
 	EKey *e = NULL, *pe = NULL;
 	size_t ne = 0, cape = 0, npe = 0, cappe = 0;
 	NodeOut *use = NULL;
@@ -483,43 +535,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	}
 	free(use);
 	/* One edge per (u, v), summing its tensors. */
-	if (ne > 1)
-		qsort(e, ne, sizeof(EKey), ekey_cmp);
-	if (npe > 1)
-		qsort(pe, npe, sizeof(EKey), ekey_cmp);
-	ps->in_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	ps->in = xmalloc(sizeof(PEdge) * (ne + 1));
-	uint32_t m = 0;
-	for (size_t j = 0; j < ne; j++) {
-		if (m && ps->in[m - 1].u == e[j].u && j && e[j - 1].v == e[j].v) {
-			ps->in[m - 1].split += e[j].split;
-			ps->in[m - 1].partial += e[j].partial;
-			ps->in[m - 1].full += e[j].full;
-			ps->in[m - 1].nsplit += nz(e[j].split);
-			ps->in[m - 1].npartial += nz(e[j].partial);
-			ps->in[m - 1].nfull += nz(e[j].full);
-			continue;
-		}
-		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full,
-				      nz(e[j].split), nz(e[j].partial), nz(e[j].full)};
-		ps->in_start[e[j].v + 1]++;
-	}
-	for (uint32_t v = 0; v < n; v++)
-		ps->in_start[v + 1] += ps->in_start[v];
-	ps->pin_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	ps->pin = xmalloc(sizeof(PParam) * (npe + 1));
-	m = 0;
-	for (size_t j = 0; j < npe; j++) {
-		if (m && ps->pin[m - 1].owner == pe[j].u && j && pe[j - 1].v == pe[j].v) {
-			ps->pin[m - 1].bytes += pe[j].full;
-			ps->pin[m - 1].count++;
-			continue;
-		}
-		ps->pin[m++] = (PParam){pe[j].u, pe[j].full, 1};
-		ps->pin_start[pe[j].v + 1]++;
-	}
-	for (uint32_t v = 0; v < n; v++)
-		ps->pin_start[v + 1] += ps->pin_start[v];
+	ps_merge_edges(ps, e, ne, pe, npe);
 	for (uint32_t v = 0; v < n; v++)
 		ps->act[v] = ps->act[v] > 0 ? ps->act[v] : 0;
 	free(e);

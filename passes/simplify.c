@@ -82,6 +82,74 @@ static void data_first(Op *op, Input *tmp)
 	memcpy(op->in, tmp, sizeof(Input) * op->nin);
 }
 
+/* Rewrites op's inputs around the bypassed (gone) no-ops that feed it. */
+static void bypass_inputs(Graph *g, Op *op, const bool *gone, Ins *b,
+			  uint32_t stamp)
+{
+	b->n = 0;
+	b->stamp = stamp;
+	/* data inputs keep their positions (a data input may repeat:
+	 * AddN(%a, %a)) */
+	for (uint32_t j = 0; j < op->nin; j++) {
+		Input in = op->in[j];
+		if (in.ctrl)
+			continue;
+		if (gone[in.src->id])
+			in = in.src->in[in.idx];
+		ins_push(b, in);
+	}
+	/* then control inputs, each producer once, none that is a data
+	 * input already */
+	for (uint32_t j = 0; j < op->nin; j++) {
+		Input in = op->in[j];
+		if (!gone[in.src->id]) {
+			if (in.ctrl)
+				add_ctrl(b, in.src);
+			continue;
+		}
+		/* inherit the bypassed op's control inputs; a control use
+		 * waits for all its inputs */
+		Op *r = in.src;
+		for (uint32_t q = 0; q < r->nin; q++)
+			if (r->in[q].ctrl || in.ctrl)
+				add_ctrl(b, r->in[q].src);
+	}
+	op->in = arena_alloc(g->arena, sizeof(Input) * (b->n ? b->n : 1));
+	memcpy(op->in, b->v, sizeof(Input) * b->n);
+	op->nin = b->n;
+}
+
+/* Removes the ops no sink depends on; returns how many. */
+static uint32_t remove_dead(Graph *g, const bool *sink, uint32_t n)
+{
+	bool *keep = xcalloc(n + 1, sizeof *keep);
+	uint32_t *stack = xmalloc(sizeof *stack * (n + 1)), sp = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (sink[i] && !g->ops[i]->dead) {
+			keep[i] = true;
+			stack[sp++] = i;
+		}
+	while (sp) {
+		Op *op = g->ops[stack[--sp]];
+		for (uint32_t j = 0; j < op->nin; j++) {
+			uint32_t s = op->in[j].src->id;
+			if (!keep[s]) {
+				keep[s] = true;
+				stack[sp++] = s;
+			}
+		}
+	}
+	uint32_t removed_dead = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!g->ops[i]->dead && !keep[i]) {
+			graph_remove_op(g, g->ops[i]);
+			removed_dead++;
+		}
+	free(stack);
+	free(keep);
+	return removed_dead;
+}
+
 int pass_simplify(PassCtx *ctx)
 {
 	Graph *g = ctx->g;
@@ -118,40 +186,8 @@ int pass_simplify(PassCtx *ctx)
 		bool changed = false;
 		for (uint32_t j = 0; j < op->nin; j++)
 			changed |= gone[op->in[j].src->id];
-		if (changed) {
-			b.n = 0;
-			b.stamp = t + 1;
-			/* data inputs keep their positions (a data input may
-			 * repeat: AddN(%a, %a)) */
-			for (uint32_t j = 0; j < op->nin; j++) {
-				Input in = op->in[j];
-				if (in.ctrl)
-					continue;
-				if (gone[in.src->id])
-					in = in.src->in[in.idx];
-				ins_push(&b, in);
-			}
-			/* then control inputs, each producer once, none that
-			 * is a data input already */
-			for (uint32_t j = 0; j < op->nin; j++) {
-				Input in = op->in[j];
-				if (!gone[in.src->id]) {
-					if (in.ctrl)
-						add_ctrl(&b, in.src);
-					continue;
-				}
-				/* inherit the bypassed op's control inputs; a
-				 * control use waits for all its inputs */
-				Op *r = in.src;
-				for (uint32_t q = 0; q < r->nin; q++)
-					if (r->in[q].ctrl || in.ctrl)
-						add_ctrl(&b, r->in[q].src);
-			}
-			op->in = arena_alloc(g->arena, sizeof(Input) *
-						       (b.n ? b.n : 1));
-			memcpy(op->in, b.v, sizeof(Input) * b.n);
-			op->nin = b.n;
-		}
+		if (changed)
+			bypass_inputs(g, op, gone, &b, t + 1);
 		if (is_noop(op) && !sink[op->id]) {
 			/* a no-op whose outputs are not all forwarded stays */
 			uint32_t ndata = 0;
@@ -181,37 +217,13 @@ int pass_simplify(PassCtx *ctx)
 	graph_invalidate(g);
 
 	/* 2. keep what a sink depends on */
-	bool *keep = xcalloc(n + 1, sizeof *keep);
-	uint32_t *stack = xmalloc(sizeof *stack * (n + 1)), sp = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (sink[i] && !g->ops[i]->dead) {
-			keep[i] = true;
-			stack[sp++] = i;
-		}
-	while (sp) {
-		Op *op = g->ops[stack[--sp]];
-		for (uint32_t j = 0; j < op->nin; j++) {
-			uint32_t s = op->in[j].src->id;
-			if (!keep[s]) {
-				keep[s] = true;
-				stack[sp++] = s;
-			}
-		}
-	}
-	uint32_t removed_dead = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (!g->ops[i]->dead && !keep[i]) {
-			graph_remove_op(g, g->ops[i]);
-			removed_dead++;
-		}
+	uint32_t removed_dead = remove_dead(g, sink, n);
 	graph_compact(g);
 	if (ctx->report)
 		fprintf(ctx->report,
 			"simplify: removed %u no-op%s and %u dead op%s: %u -> %u ops\n",
 			removed_noops, removed_noops == 1 ? "" : "s", removed_dead,
 			removed_dead == 1 ? "" : "s", live, g->nops);
-	free(stack);
-	free(keep);
 	free(gone);
 	free(sink);
 	free(order);
