@@ -330,6 +330,111 @@ static Value *j_bytes(JCtx *c, json_object *v)
 	return tf_bytes_value(c->b, (const char *)s, n);
 }
 
+/* Element e of an AttrValue list's field kinds[k] (see j_attr_list) ->
+ * gir value; NULL if nothing to keep.  Records an _output_shapes shape
+ * on nd when oshapes.  *ok false on a malformed value. */
+static Value *j_list_item(JCtx *c, TfNode *nd, int k, json_object *e,
+			  bool oshapes, bool *ok)
+{
+	TfBuild *b = c->b;
+	Arena *a = b->g->arena;
+	Value *item = NULL;
+	int64_t iv;
+	double fv;
+	switch (k) {
+	case 0:
+		item = j_bytes(c, e);
+		break;
+	case 1:
+		if (!j_int(e, &iv))
+			*ok = false;
+		else
+			item = val_int(a, iv);
+		break;
+	case 2:
+		if (!j_float(e, &fv))
+			*ok = false;
+		else
+			item = isfinite(fv) ? val_float(a, fv)
+					    : val_str(a, json_object_get_string(e));
+		break;
+	case 3:
+		item = val_bool(a, json_object_get_boolean(e));
+		break;
+	case 4:
+		item = tf_type_value(b, j_dtype(e));
+		break;
+	case 5: {
+		TfShape s;
+		if (!j_shape(c, e, &s)) {
+			*ok = false;
+			break;
+		}
+		if (oshapes)
+			nd->oshapes[nd->noshapes++] = s;
+		item = tf_shape_value(b, &s);
+		break;
+	}
+	case 6: {
+		TfTensor t;
+		if (!j_tensor(c, e, &t))
+			*ok = false;
+		else
+			item = tf_tensor_value(b, &t);
+		break;
+	}
+	case 7: {
+		json_object *nm = jget(e, "name", NULL);
+		if (nm && json_object_is_type(nm, json_type_string))
+			item = val_str(a, json_object_get_string(nm));
+		break;
+	}
+	}
+	return item;
+}
+
+/* An AttrValue's list x (attribute key of nd) -> gir list; NULL for
+ * _output_shapes, kept on nd instead.  *ok false on a malformed value. */
+static Value *j_attr_list(JCtx *c, TfNode *nd, const char *key, json_object *x,
+			  bool *ok)
+{
+	TfBuild *b = c->b;
+	Arena *a = b->g->arena;
+	if (!json_object_is_type(x, json_type_object)) {
+		*ok = false;
+		return NULL;
+	}
+	bool oshapes = !strcmp(key, "_output_shapes");
+	static const char *const kinds[] = {"s", "i", "f", "b", "type",
+					    "shape", "tensor", "func"};
+	uint32_t total = 0;
+	for (int k = 0; k < 8; k++) {
+		json_object *arr = jget(x, kinds[k], NULL);
+		if (arr && json_object_is_type(arr, json_type_array))
+			total += (uint32_t)json_object_array_length(arr);
+	}
+	if (oshapes) {
+		nd->has_oshapes = true;
+		nd->oshapes = arena_alloc(b->tmp, sizeof(TfShape) * (total + 1));
+	}
+	Value *l = val_list(a, total);
+	uint32_t j = 0;
+	for (int k = 0; k < 8; k++) {
+		json_object *arr = jget(x, kinds[k], NULL);
+		if (!arr || !json_object_is_type(arr, json_type_array))
+			continue;
+		size_t n = json_object_array_length(arr);
+		for (size_t i = 0; i < n; i++) {
+			json_object *e = json_object_array_get_idx(arr, i);
+			Value *item = j_list_item(c, nd, k, e, oshapes, ok);
+			if (item)
+				l->list.items[j++] = item;
+		}
+	}
+	l->list.n = j;
+	return oshapes ? NULL : l;
+}
+
 /* One AttrValue -> gir value; NULL if nothing to keep.  *ok false on a
  * malformed value. */
 static Value *j_attr(JCtx *c, TfNode *nd, const char *key, json_object *v,
@@ -343,92 +448,8 @@ static Value *j_attr(JCtx *c, TfNode *nd, const char *key, json_object *v,
 		*ok = false;
 		return NULL;
 	}
-	if ((x = jget(v, "list", NULL))) {
-		if (!json_object_is_type(x, json_type_object)) {
-			*ok = false;
-			return NULL;
-		}
-		bool oshapes = !strcmp(key, "_output_shapes");
-		static const char *const kinds[] = {"s", "i", "f", "b", "type",
-						    "shape", "tensor", "func"};
-		uint32_t total = 0;
-		for (int k = 0; k < 8; k++) {
-			json_object *arr = jget(x, kinds[k], NULL);
-			if (arr && json_object_is_type(arr, json_type_array))
-				total += (uint32_t)json_object_array_length(arr);
-		}
-		if (oshapes) {
-			nd->has_oshapes = true;
-			nd->oshapes = arena_alloc(b->tmp, sizeof(TfShape) * (total + 1));
-		}
-		Value *l = val_list(a, total);
-		uint32_t j = 0;
-		for (int k = 0; k < 8; k++) {
-			json_object *arr = jget(x, kinds[k], NULL);
-			if (!arr || !json_object_is_type(arr, json_type_array))
-				continue;
-			size_t n = json_object_array_length(arr);
-			for (size_t i = 0; i < n; i++) {
-				json_object *e = json_object_array_get_idx(arr, i);
-				Value *item = NULL;
-				int64_t iv;
-				double fv;
-				switch (k) {
-				case 0:
-					item = j_bytes(c, e);
-					break;
-				case 1:
-					if (!j_int(e, &iv))
-						*ok = false;
-					else
-						item = val_int(a, iv);
-					break;
-				case 2:
-					if (!j_float(e, &fv))
-						*ok = false;
-					else
-						item = isfinite(fv) ? val_float(a, fv)
-								    : val_str(a, json_object_get_string(e));
-					break;
-				case 3:
-					item = val_bool(a, json_object_get_boolean(e));
-					break;
-				case 4:
-					item = tf_type_value(b, j_dtype(e));
-					break;
-				case 5: {
-					TfShape s;
-					if (!j_shape(c, e, &s)) {
-						*ok = false;
-						break;
-					}
-					if (oshapes)
-						nd->oshapes[nd->noshapes++] = s;
-					item = tf_shape_value(b, &s);
-					break;
-				}
-				case 6: {
-					TfTensor t;
-					if (!j_tensor(c, e, &t))
-						*ok = false;
-					else
-						item = tf_tensor_value(b, &t);
-					break;
-				}
-				case 7: {
-					json_object *nm = jget(e, "name", NULL);
-					if (nm && json_object_is_type(nm, json_type_string))
-						item = val_str(a, json_object_get_string(nm));
-					break;
-				}
-				}
-				if (item)
-					l->list.items[j++] = item;
-			}
-		}
-		l->list.n = j;
-		return oshapes ? NULL : l;
-	}
+	if ((x = jget(v, "list", NULL)))
+		return j_attr_list(c, nd, key, x, ok);
 	if ((x = jget(v, "s", NULL)))
 		return j_bytes(c, x);
 	if ((x = jget(v, "i", NULL))) {
