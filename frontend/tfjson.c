@@ -633,16 +633,11 @@ static uint32_t node_find(const TfBuild *b, const uint32_t *ht, uint32_t mask,
 	return 0;
 }
 
-static void read_weights(JCtx *c, json_object *manifest)
+/* Hashes the nodes that want values from the shards (small Consts
+ * j_attr left value-less) into ht[cap] (node index + 1); returns how
+ * many. */
+static uint32_t wanted_consts(const TfBuild *b, uint32_t *ht, uint32_t cap)
 {
-	TfBuild *b = c->b;
-	if (!manifest || !json_object_is_type(manifest, json_type_array))
-		return;
-	/* hash of the nodes that want values: small Consts */
-	uint32_t cap = 16;
-	while (cap < 2 * b->n + 2)
-		cap *= 2;
-	uint32_t *ht = xcalloc(cap, sizeof *ht);
 	uint32_t want = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		TfNode *nd = &b->nodes[i];
@@ -667,6 +662,66 @@ static void read_weights(JCtx *c, json_object *manifest)
 		ht[h] = i + 1;
 		want++;
 	}
+	return want;
+}
+
+/* The number of elements of a manifest entry's shape into *ne; false
+ * when it is malformed or too large. */
+static bool weight_count(json_object *shape, int64_t *ne)
+{
+	size_t r = json_object_array_length(shape);
+	*ne = 1;
+	for (size_t k = 0; k < r; k++) {
+		int64_t dd;
+		if (!j_int(json_object_array_get_idx(shape, k), &dd) || dd < 0 ||
+		    (dd && *ne > INT64_MAX / 16 / dd))
+			return false;
+		*ne *= dd;
+	}
+	return true;
+}
+
+/* One stored element of es little-endian bytes at p, of dtype sd. */
+static double weight_value(const unsigned char *p, int es, const char *sd)
+{
+	uint64_t bits = 0;
+	for (int j = es - 1; j >= 0; j--)
+		bits = bits << 8 | p[j];
+	double v;
+	if (!strcmp(sd, "float32")) {
+		uint32_t u32 = (uint32_t)bits;
+		float f;
+		memcpy(&f, &u32, sizeof f);
+		v = f;
+	} else if (!strcmp(sd, "float16")) {
+		v = tf_half((uint16_t)bits);
+	} else if (!strcmp(sd, "float64")) {
+		memcpy(&v, &bits, sizeof v);
+	} else if (!strcmp(sd, "int32")) {
+		v = (int32_t)bits;
+	} else if (!strcmp(sd, "int16")) {
+		v = (int16_t)bits;
+	} else if (!strcmp(sd, "int8")) {
+		v = (int8_t)bits;
+	} else if (!strcmp(sd, "int64")) {
+		v = (double)(int64_t)bits;
+	} else {
+		v = (double)bits; /* uint8, uint16, bool */
+	}
+	return v;
+}
+
+static void read_weights(JCtx *c, json_object *manifest)
+{
+	TfBuild *b = c->b;
+	if (!manifest || !json_object_is_type(manifest, json_type_array))
+		return;
+	/* hash of the nodes that want values: small Consts */
+	uint32_t cap = 16;
+	while (cap < 2 * b->n + 2)
+		cap *= 2;
+	uint32_t *ht = xcalloc(cap, sizeof *ht);
+	uint32_t want = wanted_consts(b, ht, cap);
 	size_t ng = json_object_array_length(manifest);
 	for (size_t gi = 0; gi < ng && want; gi++) {
 		json_object *grp = json_object_array_get_idx(manifest, gi);
@@ -689,19 +744,8 @@ static void read_weights(JCtx *c, json_object *manifest)
 			int es = wsize(qdt ? qdt : dt);
 			if (!es)
 				break; /* later offsets unknown */
-			int64_t ne = 1;
-			size_t r = json_object_array_length(shape);
-			bool okshape = true;
-			for (size_t k = 0; k < r; k++) {
-				int64_t dd;
-				if (!j_int(json_object_array_get_idx(shape, k), &dd) || dd < 0 ||
-				    (dd && ne > INT64_MAX / 16 / dd)) {
-					okshape = false;
-					break;
-				}
-				ne *= dd;
-			}
-			if (!okshape)
+			int64_t ne;
+			if (!weight_count(shape, &ne))
 				break;
 			size_t bytes = (size_t)ne * (size_t)es;
 			uint32_t id = node_find(b, ht, cap - 1, name);
@@ -725,31 +769,8 @@ static void read_weights(JCtx *c, json_object *manifest)
 				t.i = arena_alloc(b->tmp, sizeof(int64_t) * (size_t)(ne + 1));
 				const char *sd = qdt ? qdt : dt;
 				for (int64_t k = 0; k < ne; k++) {
-					const unsigned char *p = data + off + (size_t)k * (size_t)es;
-					uint64_t bits = 0;
-					for (int j = es - 1; j >= 0; j--)
-						bits = bits << 8 | p[j];
-					double v;
-					if (!strcmp(sd, "float32")) {
-						uint32_t u32 = (uint32_t)bits;
-						float f;
-						memcpy(&f, &u32, sizeof f);
-						v = f;
-					} else if (!strcmp(sd, "float16")) {
-						v = tf_half((uint16_t)bits);
-					} else if (!strcmp(sd, "float64")) {
-						memcpy(&v, &bits, sizeof v);
-					} else if (!strcmp(sd, "int32")) {
-						v = (int32_t)bits;
-					} else if (!strcmp(sd, "int16")) {
-						v = (int16_t)bits;
-					} else if (!strcmp(sd, "int8")) {
-						v = (int8_t)bits;
-					} else if (!strcmp(sd, "int64")) {
-						v = (double)(int64_t)bits;
-					} else {
-						v = (double)bits; /* uint8, uint16, bool */
-					}
+					double v = weight_value(data + off + (size_t)k * (size_t)es,
+								es, sd);
 					if (qdt && strcmp(qdt, "float16"))
 						v = v * scale + mn;
 					t.f[k] = v;
