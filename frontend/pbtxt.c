@@ -289,6 +289,127 @@ static bool scalar(Lex *lx, PbField *f)
 	return false;
 }
 
+/* What pb_parse does after a step: stop on an error, go on to the next
+ * field, or go on with this one. */
+typedef enum { STEP_ERR, STEP_NEXT, STEP_ON } Step;
+
+/* An optional ',' or ';' after a field. */
+static void skip_sep(Lex *lx)
+{
+	if (is_p(lx, ',') || is_p(lx, ';'))
+		next(lx);
+}
+
+static void append(Frame *top, PbField *f)
+{
+	*top->tail = f;
+	top->tail = &f->next;
+}
+
+/* At a '}' or '>': pops the message.  When it was an element of a list
+ * that goes on after ',', STEP_ON with *cont the list's name. */
+static Step close_message(Lex *lx, Frame *stack, int *sp, const char **cont)
+{
+	Frame *top = &stack[*sp];
+	if (*sp == 0 || lx->punct != top->closer) {
+		diag_error(lx->d, lx->loc, "unexpected '%c'", lx->punct);
+		return STEP_ERR;
+	}
+	bool was_elem = top->in_list;
+	const char *lname = top->name;
+	(*sp)--;
+	next(lx);
+	if (!was_elem) {
+		skip_sep(lx);
+		return STEP_NEXT;
+	}
+	/* inside name: [ ..., {...} ...: continue the list */
+	if (is_p(lx, ']')) {
+		next(lx);
+		skip_sep(lx);
+		return STEP_NEXT;
+	}
+	if (!is_p(lx, ',')) {
+		if (lx->tok != T_ERR)
+			diag_error(lx->d, lx->loc,
+				   "expected ',' or ']' in the list of '%s'",
+				   lname);
+		return STEP_ERR;
+	}
+	next(lx);
+	*cont = lname; /* parse the list's next elements */
+	return STEP_ON;
+}
+
+/* A field's name and what follows it: ':', ': [' (*list) or a message's
+ * '{' or '<' (not consumed). */
+static Step field_head(Lex *lx, const char **name, bool *list)
+{
+	if (lx->tok == T_PUNCT && lx->punct == '[') {
+		diag_error(lx->d, lx->loc,
+			   "extension and Any fields are not supported");
+		return STEP_ERR;
+	}
+	if (lx->tok != T_NAME) {
+		diag_error(lx->d, lx->loc, "expected a field name");
+		return STEP_ERR;
+	}
+	*name = lx->text;
+	next(lx);
+	bool colon = false;
+	if (is_p(lx, ':')) {
+		colon = true;
+		next(lx);
+	}
+	if (colon && is_p(lx, '[')) {
+		next(lx);
+		*list = true;
+		if (is_p(lx, ']')) { /* empty list */
+			next(lx);
+			skip_sep(lx);
+			return STEP_NEXT;
+		}
+	} else if (!colon && !is_p(lx, '{') && !is_p(lx, '<')) {
+		if (lx->tok != T_ERR)
+			diag_error(lx->d, lx->loc,
+				   "expected ':' or '{' after field name '%s'",
+				   *name);
+		return STEP_ERR;
+	}
+	return STEP_ON;
+}
+
+/* A list's scalar elements, appended to top, until one is a message
+ * (STEP_ON, at its '{' or '<') or ']' (STEP_NEXT). */
+static Step list_scalars(Lex *lx, Frame *top, const char *name)
+{
+	for (;;) {
+		if (lx->tok == T_ERR)
+			return STEP_ERR;
+		Loc eloc = lx->loc;
+		if (is_p(lx, '{') || is_p(lx, '<'))
+			return STEP_ON;
+		PbField *f = new_field(lx, name, eloc);
+		if (!scalar(lx, f))
+			return STEP_ERR;
+		append(top, f);
+		if (is_p(lx, ',')) {
+			next(lx);
+			continue;
+		}
+		if (is_p(lx, ']')) {
+			next(lx);
+			skip_sep(lx);
+			return STEP_NEXT;
+		}
+		if (lx->tok != T_ERR)
+			diag_error(lx->d, lx->loc,
+				   "expected ',' or ']' in the list of '%s'",
+				   name);
+		return STEP_ERR;
+	}
+}
+
 bool pb_parse(Arena *a, const char *file, const char *src, size_t len,
 	      Diag *d, PbField **out)
 {
@@ -314,112 +435,27 @@ bool pb_parse(Arena *a, const char *file, const char *src, size_t len,
 			}
 			break;
 		}
-		bool element_done = false;
-		const char *cont = NULL;
+		const char *name = NULL;
+		bool list = false;
+		Loc floc = lx.loc;        /* the field name's */
+		Step st;
 		if (lx.tok == T_PUNCT && (lx.punct == '}' || lx.punct == '>')) {
-			if (sp == 0 || lx.punct != top->closer) {
-				diag_error(d, lx.loc, "unexpected '%c'", lx.punct);
-				return false;
-			}
-			bool was_elem = top->in_list;
-			const char *lname = top->name;
-			sp--;
-			next(&lx);
-			if (!was_elem) {
-				if (is_p(&lx, ',') || is_p(&lx, ';'))
-					next(&lx);
-				continue;
-			}
-			/* inside name: [ ..., {...} ...: continue the list */
-			element_done = true;
+			st = close_message(&lx, stack, &sp, &name);
 			top = &stack[sp];
-			if (is_p(&lx, ']')) {
-				next(&lx);
-				if (is_p(&lx, ',') || is_p(&lx, ';'))
-					next(&lx);
-				continue;
-			}
-			if (!is_p(&lx, ',')) {
-				if (lx.tok != T_ERR)
-					diag_error(d, lx.loc,
-						   "expected ',' or ']' in the list of '%s'",
-						   lname);
-				return false;
-			}
-			next(&lx);
-			cont = lname; /* parse the list's next elements */
-		}
-		const char *name;
-		Loc floc = lx.loc;
-		bool list = element_done;
-		if (!element_done) {
-			if (lx.tok == T_PUNCT && lx.punct == '[') {
-				diag_error(d, lx.loc,
-					   "extension and Any fields are not supported");
-				return false;
-			}
-			if (lx.tok != T_NAME) {
-				diag_error(d, lx.loc, "expected a field name");
-				return false;
-			}
-			name = lx.text;
-			next(&lx);
-			bool colon = false;
-			if (is_p(&lx, ':')) {
-				colon = true;
-				next(&lx);
-			}
-			if (colon && is_p(&lx, '[')) {
-				next(&lx);
-				list = true;
-				if (is_p(&lx, ']')) { /* empty list */
-					next(&lx);
-					if (is_p(&lx, ',') || is_p(&lx, ';'))
-						next(&lx);
-					continue;
-				}
-			} else if (!colon && !is_p(&lx, '{') && !is_p(&lx, '<')) {
-				if (lx.tok != T_ERR)
-					diag_error(d, lx.loc,
-						   "expected ':' or '{' after field name '%s'",
-						   name);
-				return false;
-			}
+			list = true;
 		} else {
-			name = cont;
+			st = field_head(&lx, &name, &list);
 		}
+		if (st == STEP_ERR)
+			return false;
+		if (st == STEP_NEXT)
+			continue;
 		if (list) {
 			/* elements until one is a message (pushed) or ']' */
-			bool closed = false;
-			for (;;) {
-				if (lx.tok == T_ERR)
-					return false;
-				Loc eloc = lx.loc;
-				if (is_p(&lx, '{') || is_p(&lx, '<'))
-					break;
-				PbField *f = new_field(&lx, name, eloc);
-				if (!scalar(&lx, f))
-					return false;
-				*top->tail = f;
-				top->tail = &f->next;
-				if (is_p(&lx, ',')) {
-					next(&lx);
-					continue;
-				}
-				if (is_p(&lx, ']')) {
-					next(&lx);
-					if (is_p(&lx, ',') || is_p(&lx, ';'))
-						next(&lx);
-					closed = true;
-					break;
-				}
-				if (lx.tok != T_ERR)
-					diag_error(d, lx.loc,
-						   "expected ',' or ']' in the list of '%s'",
-						   name);
+			st = list_scalars(&lx, top, name);
+			if (st == STEP_ERR)
 				return false;
-			}
-			if (closed)
+			if (st == STEP_NEXT)
 				continue;
 			floc = lx.loc;
 		}
@@ -432,8 +468,7 @@ bool pb_parse(Arena *a, const char *file, const char *src, size_t len,
 			}
 			PbField *f = new_field(&lx, name, floc);
 			f->kind = PB_MSG;
-			*top->tail = f;
-			top->tail = &f->next;
+			append(top, f);
 			char closer = lx.punct == '{' ? '}' : '>';
 			stack[++sp] = (Frame){f, &f->child, closer, list, name};
 			next(&lx);
@@ -442,10 +477,8 @@ bool pb_parse(Arena *a, const char *file, const char *src, size_t len,
 		PbField *f = new_field(&lx, name, floc);
 		if (!scalar(&lx, f))
 			return false;
-		*top->tail = f;
-		top->tail = &f->next;
-		if (is_p(&lx, ',') || is_p(&lx, ';'))
-			next(&lx);
+		append(top, f);
+		skip_sep(&lx);
 	}
 	*out = root;
 	return true;

@@ -330,6 +330,111 @@ static Value *j_bytes(JCtx *c, json_object *v)
 	return tf_bytes_value(c->b, (const char *)s, n);
 }
 
+/* Element e of an AttrValue list's field kinds[k] (see j_attr_list) ->
+ * gir value; NULL if nothing to keep.  Records an _output_shapes shape
+ * on nd when oshapes.  *ok false on a malformed value. */
+static Value *j_list_item(JCtx *c, TfNode *nd, int k, json_object *e,
+			  bool oshapes, bool *ok)
+{
+	TfBuild *b = c->b;
+	Arena *a = b->g->arena;
+	Value *item = NULL;
+	int64_t iv;
+	double fv;
+	switch (k) {
+	case 0:
+		item = j_bytes(c, e);
+		break;
+	case 1:
+		if (!j_int(e, &iv))
+			*ok = false;
+		else
+			item = val_int(a, iv);
+		break;
+	case 2:
+		if (!j_float(e, &fv))
+			*ok = false;
+		else
+			item = isfinite(fv) ? val_float(a, fv)
+					    : val_str(a, json_object_get_string(e));
+		break;
+	case 3:
+		item = val_bool(a, json_object_get_boolean(e));
+		break;
+	case 4:
+		item = tf_type_value(b, j_dtype(e));
+		break;
+	case 5: {
+		TfShape s;
+		if (!j_shape(c, e, &s)) {
+			*ok = false;
+			break;
+		}
+		if (oshapes)
+			nd->oshapes[nd->noshapes++] = s;
+		item = tf_shape_value(b, &s);
+		break;
+	}
+	case 6: {
+		TfTensor t;
+		if (!j_tensor(c, e, &t))
+			*ok = false;
+		else
+			item = tf_tensor_value(b, &t);
+		break;
+	}
+	case 7: {
+		json_object *nm = jget(e, "name", NULL);
+		if (nm && json_object_is_type(nm, json_type_string))
+			item = val_str(a, json_object_get_string(nm));
+		break;
+	}
+	}
+	return item;
+}
+
+/* An AttrValue's list x (attribute key of nd) -> gir list; NULL for
+ * _output_shapes, kept on nd instead.  *ok false on a malformed value. */
+static Value *j_attr_list(JCtx *c, TfNode *nd, const char *key, json_object *x,
+			  bool *ok)
+{
+	TfBuild *b = c->b;
+	Arena *a = b->g->arena;
+	if (!json_object_is_type(x, json_type_object)) {
+		*ok = false;
+		return NULL;
+	}
+	bool oshapes = !strcmp(key, "_output_shapes");
+	static const char *const kinds[] = {"s", "i", "f", "b", "type",
+					    "shape", "tensor", "func"};
+	uint32_t total = 0;
+	for (int k = 0; k < 8; k++) {
+		json_object *arr = jget(x, kinds[k], NULL);
+		if (arr && json_object_is_type(arr, json_type_array))
+			total += (uint32_t)json_object_array_length(arr);
+	}
+	if (oshapes) {
+		nd->has_oshapes = true;
+		nd->oshapes = arena_alloc(b->tmp, sizeof(TfShape) * (total + 1));
+	}
+	Value *l = val_list(a, total);
+	uint32_t j = 0;
+	for (int k = 0; k < 8; k++) {
+		json_object *arr = jget(x, kinds[k], NULL);
+		if (!arr || !json_object_is_type(arr, json_type_array))
+			continue;
+		size_t n = json_object_array_length(arr);
+		for (size_t i = 0; i < n; i++) {
+			json_object *e = json_object_array_get_idx(arr, i);
+			Value *item = j_list_item(c, nd, k, e, oshapes, ok);
+			if (item)
+				l->list.items[j++] = item;
+		}
+	}
+	l->list.n = j;
+	return oshapes ? NULL : l;
+}
+
 /* One AttrValue -> gir value; NULL if nothing to keep.  *ok false on a
  * malformed value. */
 static Value *j_attr(JCtx *c, TfNode *nd, const char *key, json_object *v,
@@ -343,92 +448,8 @@ static Value *j_attr(JCtx *c, TfNode *nd, const char *key, json_object *v,
 		*ok = false;
 		return NULL;
 	}
-	if ((x = jget(v, "list", NULL))) {
-		if (!json_object_is_type(x, json_type_object)) {
-			*ok = false;
-			return NULL;
-		}
-		bool oshapes = !strcmp(key, "_output_shapes");
-		static const char *const kinds[] = {"s", "i", "f", "b", "type",
-						    "shape", "tensor", "func"};
-		uint32_t total = 0;
-		for (int k = 0; k < 8; k++) {
-			json_object *arr = jget(x, kinds[k], NULL);
-			if (arr && json_object_is_type(arr, json_type_array))
-				total += (uint32_t)json_object_array_length(arr);
-		}
-		if (oshapes) {
-			nd->has_oshapes = true;
-			nd->oshapes = arena_alloc(b->tmp, sizeof(TfShape) * (total + 1));
-		}
-		Value *l = val_list(a, total);
-		uint32_t j = 0;
-		for (int k = 0; k < 8; k++) {
-			json_object *arr = jget(x, kinds[k], NULL);
-			if (!arr || !json_object_is_type(arr, json_type_array))
-				continue;
-			size_t n = json_object_array_length(arr);
-			for (size_t i = 0; i < n; i++) {
-				json_object *e = json_object_array_get_idx(arr, i);
-				Value *item = NULL;
-				int64_t iv;
-				double fv;
-				switch (k) {
-				case 0:
-					item = j_bytes(c, e);
-					break;
-				case 1:
-					if (!j_int(e, &iv))
-						*ok = false;
-					else
-						item = val_int(a, iv);
-					break;
-				case 2:
-					if (!j_float(e, &fv))
-						*ok = false;
-					else
-						item = isfinite(fv) ? val_float(a, fv)
-								    : val_str(a, json_object_get_string(e));
-					break;
-				case 3:
-					item = val_bool(a, json_object_get_boolean(e));
-					break;
-				case 4:
-					item = tf_type_value(b, j_dtype(e));
-					break;
-				case 5: {
-					TfShape s;
-					if (!j_shape(c, e, &s)) {
-						*ok = false;
-						break;
-					}
-					if (oshapes)
-						nd->oshapes[nd->noshapes++] = s;
-					item = tf_shape_value(b, &s);
-					break;
-				}
-				case 6: {
-					TfTensor t;
-					if (!j_tensor(c, e, &t))
-						*ok = false;
-					else
-						item = tf_tensor_value(b, &t);
-					break;
-				}
-				case 7: {
-					json_object *nm = jget(e, "name", NULL);
-					if (nm && json_object_is_type(nm, json_type_string))
-						item = val_str(a, json_object_get_string(nm));
-					break;
-				}
-				}
-				if (item)
-					l->list.items[j++] = item;
-			}
-		}
-		l->list.n = j;
-		return oshapes ? NULL : l;
-	}
+	if ((x = jget(v, "list", NULL)))
+		return j_attr_list(c, nd, key, x, ok);
 	if ((x = jget(v, "s", NULL)))
 		return j_bytes(c, x);
 	if ((x = jget(v, "i", NULL))) {
@@ -612,16 +633,11 @@ static uint32_t node_find(const TfBuild *b, const uint32_t *ht, uint32_t mask,
 	return 0;
 }
 
-static void read_weights(JCtx *c, json_object *manifest)
+/* Hashes the nodes that want values from the shards (small Consts
+ * j_attr left value-less) into ht[cap] (node index + 1); returns how
+ * many. */
+static uint32_t wanted_consts(const TfBuild *b, uint32_t *ht, uint32_t cap)
 {
-	TfBuild *b = c->b;
-	if (!manifest || !json_object_is_type(manifest, json_type_array))
-		return;
-	/* hash of the nodes that want values: small Consts */
-	uint32_t cap = 16;
-	while (cap < 2 * b->n + 2)
-		cap *= 2;
-	uint32_t *ht = xcalloc(cap, sizeof *ht);
 	uint32_t want = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		TfNode *nd = &b->nodes[i];
@@ -646,6 +662,66 @@ static void read_weights(JCtx *c, json_object *manifest)
 		ht[h] = i + 1;
 		want++;
 	}
+	return want;
+}
+
+/* The number of elements of a manifest entry's shape into *ne; false
+ * when it is malformed or too large. */
+static bool weight_count(json_object *shape, int64_t *ne)
+{
+	size_t r = json_object_array_length(shape);
+	*ne = 1;
+	for (size_t k = 0; k < r; k++) {
+		int64_t dd;
+		if (!j_int(json_object_array_get_idx(shape, k), &dd) || dd < 0 ||
+		    (dd && *ne > INT64_MAX / 16 / dd))
+			return false;
+		*ne *= dd;
+	}
+	return true;
+}
+
+/* One stored element of es little-endian bytes at p, of dtype sd. */
+static double weight_value(const unsigned char *p, int es, const char *sd)
+{
+	uint64_t bits = 0;
+	for (int j = es - 1; j >= 0; j--)
+		bits = bits << 8 | p[j];
+	double v;
+	if (!strcmp(sd, "float32")) {
+		uint32_t u32 = (uint32_t)bits;
+		float f;
+		memcpy(&f, &u32, sizeof f);
+		v = f;
+	} else if (!strcmp(sd, "float16")) {
+		v = tf_half((uint16_t)bits);
+	} else if (!strcmp(sd, "float64")) {
+		memcpy(&v, &bits, sizeof v);
+	} else if (!strcmp(sd, "int32")) {
+		v = (int32_t)bits;
+	} else if (!strcmp(sd, "int16")) {
+		v = (int16_t)bits;
+	} else if (!strcmp(sd, "int8")) {
+		v = (int8_t)bits;
+	} else if (!strcmp(sd, "int64")) {
+		v = (double)(int64_t)bits;
+	} else {
+		v = (double)bits; /* uint8, uint16, bool */
+	}
+	return v;
+}
+
+static void read_weights(JCtx *c, json_object *manifest)
+{
+	TfBuild *b = c->b;
+	if (!manifest || !json_object_is_type(manifest, json_type_array))
+		return;
+	/* hash of the nodes that want values: small Consts */
+	uint32_t cap = 16;
+	while (cap < 2 * b->n + 2)
+		cap *= 2;
+	uint32_t *ht = xcalloc(cap, sizeof *ht);
+	uint32_t want = wanted_consts(b, ht, cap);
 	size_t ng = json_object_array_length(manifest);
 	for (size_t gi = 0; gi < ng && want; gi++) {
 		json_object *grp = json_object_array_get_idx(manifest, gi);
@@ -668,19 +744,8 @@ static void read_weights(JCtx *c, json_object *manifest)
 			int es = wsize(qdt ? qdt : dt);
 			if (!es)
 				break; /* later offsets unknown */
-			int64_t ne = 1;
-			size_t r = json_object_array_length(shape);
-			bool okshape = true;
-			for (size_t k = 0; k < r; k++) {
-				int64_t dd;
-				if (!j_int(json_object_array_get_idx(shape, k), &dd) || dd < 0 ||
-				    (dd && ne > INT64_MAX / 16 / dd)) {
-					okshape = false;
-					break;
-				}
-				ne *= dd;
-			}
-			if (!okshape)
+			int64_t ne;
+			if (!weight_count(shape, &ne))
 				break;
 			size_t bytes = (size_t)ne * (size_t)es;
 			uint32_t id = node_find(b, ht, cap - 1, name);
@@ -704,31 +769,8 @@ static void read_weights(JCtx *c, json_object *manifest)
 				t.i = arena_alloc(b->tmp, sizeof(int64_t) * (size_t)(ne + 1));
 				const char *sd = qdt ? qdt : dt;
 				for (int64_t k = 0; k < ne; k++) {
-					const unsigned char *p = data + off + (size_t)k * (size_t)es;
-					uint64_t bits = 0;
-					for (int j = es - 1; j >= 0; j--)
-						bits = bits << 8 | p[j];
-					double v;
-					if (!strcmp(sd, "float32")) {
-						uint32_t u32 = (uint32_t)bits;
-						float f;
-						memcpy(&f, &u32, sizeof f);
-						v = f;
-					} else if (!strcmp(sd, "float16")) {
-						v = tf_half((uint16_t)bits);
-					} else if (!strcmp(sd, "float64")) {
-						memcpy(&v, &bits, sizeof v);
-					} else if (!strcmp(sd, "int32")) {
-						v = (int32_t)bits;
-					} else if (!strcmp(sd, "int16")) {
-						v = (int16_t)bits;
-					} else if (!strcmp(sd, "int8")) {
-						v = (int8_t)bits;
-					} else if (!strcmp(sd, "int64")) {
-						v = (double)(int64_t)bits;
-					} else {
-						v = (double)bits; /* uint8, uint16, bool */
-					}
+					double v = weight_value(data + off + (size_t)k * (size_t)es,
+								es, sd);
 					if (qdt && strcmp(qdt, "float16"))
 						v = v * scale + mn;
 					t.f[k] = v;

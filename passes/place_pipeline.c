@@ -205,26 +205,12 @@ static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
 	free(role);
 }
 
-static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
+/* Cuts the nf positions, of work w[] (total total), into at most MAXSEG
+ * runs of about equal work: pseg[p] = the run of position p.  Returns
+ * the number of runs. */
+static int segment_positions(const double *w, uint32_t nf, double total,
+			     uint32_t *pseg)
 {
-	uint32_t n = t->n, nf;
-	int nt = t->ntype;
-	pm->t = t;
-	pm->ntype = nt;
-	uint32_t *pos = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	positions(g, t, pos, &nf);
-	/* Work per position at the mean device, then MAXSEG runs of about
-	 * equal work. */
-	double *w = xcalloc((size_t)nf + 1, sizeof(double));
-	double total = 0;
-	for (uint32_t v = 0; v < n; v++) {
-		double x = 0;
-		for (int d = 0; d < t->ndev; d++)
-			x += tg_cost(t, v, d);
-		w[pos[v] & 0x3fffffffu] += x / t->ndev;
-		total += x / t->ndev;
-	}
-	uint32_t *pseg = xmalloc(sizeof(uint32_t) * ((size_t)nf + 1));
 	int ns = 0;
 	double acc = 0;
 	for (uint32_t p = 0; p < nf; p++) {
@@ -233,16 +219,17 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 		if (acc >= total * (ns + 1) / MAXSEG && ns < MAXSEG - 1 && p + 1 < nf)
 			ns++;
 	}
-	pm->nseg = ns + 1;
-	int S = pm->nseg;
-	pm->seg = xmalloc(sizeof(int) * ((size_t)n + 1));
-	pm->cost = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
-	pm->wmem = xcalloc((size_t)S + 1, sizeof(double));
-	pm->amem = xcalloc((size_t)S + 1, sizeof(double));
-	pm->pmem = xcalloc((size_t)S + 1, sizeof(double));
-	pm->tmem = xcalloc((size_t)S + 1, sizeof(double));
-	pm->xf = xcalloc((size_t)S + 2, sizeof(double));
-	pm->xb = xcalloc((size_t)S + 2, sizeof(double));
+	return ns + 1;
+}
+
+/* Per-segment cost by device type, weights, activations, parameters and
+ * largest temporary of the nodes at positions pos (segments pseg), then
+ * the prefix sums. */
+static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
+			 const uint32_t *pseg)
+{
+	uint32_t n = t->n;
+	int nt = pm->ntype, S = pm->nseg;
 	double *tc = xcalloc((size_t)nt + 1, sizeof(double));
 	for (uint32_t v = 0; v < n; v++) {
 		int s = (int)pseg[pos[v] & 0x3fffffffu];
@@ -275,9 +262,16 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 		pm->amem[s + 1] += pm->amem[s];
 		pm->pmem[s + 1] += pm->pmem[s];
 	}
-	/* Bytes across each cut (difference arrays); parameters read in a
-	 * later stage (tied weights) go there once per iteration, not per
-	 * micro-batch, and their gradients come back. */
+	free(tc);
+}
+
+/* Bytes across each cut (difference arrays); parameters read in a
+ * later stage (tied weights) go there once per iteration, not per
+ * micro-batch, and their gradients come back. */
+static void cut_bytes(const TaskGraph *t, PModel *pm, const uint32_t *pos)
+{
+	uint32_t n = t->n;
+	int S = pm->nseg;
 	pm->xp = xcalloc((size_t)S + 2, sizeof(double));
 	for (uint32_t u = 0; u < n; u++) {
 		if (pos[u] & 0x80000000u) {
@@ -304,9 +298,15 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 		pm->xf[s] += pm->xf[s - 1];
 		pm->xb[s] += pm->xb[s - 1];
 	}
-	/* Device list: machines by aggregate speed (fastest first), then
-	 * their devices in cluster order. */
+}
+
+/* Device list: machines by aggregate speed (fastest first), then
+ * their devices in cluster order; rest[i]: devices from L[i] to the end
+ * of its machine. */
+static void device_list(const TaskGraph *t, PModel *pm)
+{
 	const Cluster *c = t->c;
+	uint32_t n = t->n;
 	pm->nl = t->ndev;
 	pm->L = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
 	double *speed = xcalloc((size_t)t->ndev + 1, sizeof(double));
@@ -335,7 +335,41 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 			      c->devs[pm->L[i]].machine ? pm->rest[i + 1] + 1 : 1;
 	free(speed);
 	free(mspeed);
-	free(tc);
+}
+
+static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
+{
+	uint32_t n = t->n, nf;
+	int nt = t->ntype;
+	pm->t = t;
+	pm->ntype = nt;
+	uint32_t *pos = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
+	positions(g, t, pos, &nf);
+	/* Work per position at the mean device, then MAXSEG runs of about
+	 * equal work. */
+	double *w = xcalloc((size_t)nf + 1, sizeof(double));
+	double total = 0;
+	for (uint32_t v = 0; v < n; v++) {
+		double x = 0;
+		for (int d = 0; d < t->ndev; d++)
+			x += tg_cost(t, v, d);
+		w[pos[v] & 0x3fffffffu] += x / t->ndev;
+		total += x / t->ndev;
+	}
+	uint32_t *pseg = xmalloc(sizeof(uint32_t) * ((size_t)nf + 1));
+	pm->nseg = segment_positions(w, nf, total, pseg);
+	int S = pm->nseg;
+	pm->seg = xmalloc(sizeof(int) * ((size_t)n + 1));
+	pm->cost = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
+	pm->wmem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->amem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->pmem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->tmem = xcalloc((size_t)S + 1, sizeof(double));
+	pm->xf = xcalloc((size_t)S + 2, sizeof(double));
+	pm->xb = xcalloc((size_t)S + 2, sizeof(double));
+	segment_sums(t, pm, pos, pseg);
+	cut_bytes(t, pm, pos);
+	device_list(t, pm);
 	free(pseg);
 	free(w);
 	free(pos);
@@ -356,6 +390,147 @@ static void model_free(PModel *pm)
 	free(pm->seg);
 }
 
+/* The DP's tables (see dp_run). */
+typedef struct DPTab {
+	int P, nl;
+	double *f;               /* f[k][p][i] */
+	int *nq, *nb, *nj;       /* its stage's end cut, devices, next L index */
+	/* sm[q][i][e]: the best continuation after a stage starting on L[i]
+	 * that ends at cut q, by a stage starting on L[j], j >= e; sj: j. */
+	double *sm;
+	int *sj;
+} DPTab;
+
+static size_t dp_ix(const DPTab *d, int k, int p, int i)
+{
+	return ((size_t)k * (size_t)(d->P + 1) + (size_t)p) * (size_t)d->nl + (size_t)i;
+}
+
+static size_t dp_gx(const DPTab *d, int q, int i, int e)
+{
+	return ((size_t)q * (size_t)d->nl + (size_t)i) * (size_t)(d->nl + 1) + (size_t)e;
+}
+
+/* sm and sj from f[k - 1], for stage counts k > 1. */
+static void dp_continuations(PModel *pm, DPTab *d, int k, int m, double C)
+{
+	int P = d->P, nl = d->nl;
+	for (int q = 1; q < P; q++)
+		for (int i = 0; i < nl; i++) {
+			d->sm[dp_gx(d, q, i, nl)] = INFINITY;
+			d->sj[dp_gx(d, q, i, nl)] = -1;
+			for (int j = nl; j-- > 0;) {
+				double x = d->f[dp_ix(d, k - 1, q, j)], best = d->sm[dp_gx(d, q, i, j + 1)];
+				int bj = d->sj[dp_gx(d, q, i, j + 1)];
+				if (isfinite(x)) {
+					double ct = cut_time(pm, q, i, j, m);
+					double once = pm->xp[q] > 0 ? tg_comm(pm->t, pm->L[i], pm->L[j], pm->xp[q]) : 0;
+					if (ct <= C && x + 2 * ct + once < best) {
+						best = x + 2 * ct + once;
+						bj = j;
+					}
+				}
+				d->sm[dp_gx(d, q, i, j)] = best;
+				d->sj[dp_gx(d, q, i, j)] = bj;
+			}
+			pm->work += nl;
+		}
+}
+
+/* f[k][p][i]: the best first stage [p, q) on L[i] alone or on its b =
+ * rest[i] devices, then the continuation sm. */
+static void dp_first_stage(PModel *pm, DPTab *d, int k, int p, int i, int m,
+			   int64_t mb, double C, bool multi)
+{
+	int P = d->P, nl = d->nl;
+	int dv = pm->L[i];
+	double cap = tg_mem_cap(pm->t, dv);
+	double best = INFINITY;
+	int bq = -1, bb = 1, bj = -1;
+	for (int o = 0; o < 2; o++) {
+		int b = o ? pm->rest[i] : 1;
+		if ((o && (b == 1 || !multi)) || b > mb)
+			continue;
+		double tm = 0;
+		for (int q = p + 1; q <= P; q++) {
+			pm->work++;
+			tm = fmax(tm, pm->tmem[q - 1]);
+			double st = stage_time(pm, p, q, dv, m) / b;
+			if (st > C)
+				break;
+			int inflight = k < m ? k : m;
+			double mem = pm->wmem[q] - pm->wmem[p] +
+				     ((pm->amem[q] - pm->amem[p]) *
+				      inflight + tm) / m / b;
+			if (mem > cap && !pm->ignore_mem)
+				break;
+			double sync = b > 1 ? 2 * (b - 1) *
+				tg_comm(pm->t, dv, pm->L[i + 1],
+					pm->pmem[q] - pm->pmem[p]) : 0;
+			double rest;
+			int j = -1;
+			if (k == 1) {
+				if (q < P)
+					continue;
+				rest = 0;
+			} else {
+				if (q == P || i + b > nl)
+					continue;
+				rest = d->sm[dp_gx(d, q, i, i + b)];
+				j = d->sj[dp_gx(d, q, i, i + b)];
+			}
+			if (st + sync + rest < best) {
+				best = st + sync + rest;
+				bq = q;
+				bb = b;
+				bj = j;
+			}
+		}
+	}
+	d->f[dp_ix(d, k, p, i)] = best;
+	d->nq[dp_ix(d, k, p, i)] = bq;
+	d->nb[dp_ix(d, k, p, i)] = bb;
+	d->nj[dp_ix(d, k, p, i)] = bj;
+}
+
+/* The best plan of k stages from the tables into *pl (est = INFINITY
+ * when none). */
+static void dp_reconstruct(const PModel *pm, const DPTab *d, int k, int m,
+			   PPlan *pl)
+{
+	int P = d->P, nl = d->nl;
+	pl->est = INFINITY;
+	int bi = -1;
+	double best = INFINITY;
+	for (int i = 0; i < nl; i++)
+		if (d->f[dp_ix(d, k, 0, i)] < best) {
+			best = d->f[dp_ix(d, k, 0, i)];
+			bi = i;
+		}
+	if (bi < 0)
+		return;
+	pl->S = k;
+	pl->m = m;
+	int p = 0, i = bi;
+	double bottleneck = 0;
+	for (int s = 0; s < k; s++) {
+		int q = d->nq[dp_ix(d, k - s, p, i)], b = d->nb[dp_ix(d, k - s, p, i)];
+		int j = d->nj[dp_ix(d, k - s, p, i)];
+		pl->dev[s] = pm->L[i];
+		pl->li[s] = i;
+		pl->nd[s] = b;
+		pl->cut[s] = p;
+		bottleneck = fmax(bottleneck,
+				  stage_time(pm, p, q, pm->L[i], m) / b);
+		if (j >= 0)
+			bottleneck = fmax(bottleneck, cut_time(pm, q, i, j, m));
+		p = q;
+		i = j;
+	}
+	pl->cut[k] = P;
+	pl->est = best + (m - 1) * bottleneck;
+}
+
 /* The DP for m micro-batches under cap C: f[k][p][i] = least fill-and-
  * drain time of segments [p, nseg) in k stages, the first on L[i] alone
  * or data-parallel on L[i ..] to the end of its machine (a machine has
@@ -369,133 +544,31 @@ static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
 	int P = pm->nseg, nl = pm->nl;
 	size_t sz = (size_t)(maxS + 1) * (size_t)(P + 1) * (size_t)nl;
 	size_t gsz = (size_t)(P + 1) * (size_t)nl * (size_t)(nl + 1);
-	double *f = xmalloc(sizeof(double) * sz);
-	int *nq = xmalloc(sizeof(int) * sz), *nb = xmalloc(sizeof(int) * sz);
-	int *nj = xmalloc(sizeof(int) * sz);
-	/* sm[q][i][e]: the best continuation after a stage starting on L[i]
-	 * that ends at cut q, by a stage starting on L[j], j >= e; sj: j. */
-	double *sm = xmalloc(sizeof(double) * gsz);
-	int *sj = xmalloc(sizeof(int) * gsz);
-#define IX(k, p, i) (((size_t)(k) * (size_t)(P + 1) + (size_t)(p)) * (size_t)nl + (size_t)(i))
-#define GX(q, i, e) (((size_t)(q) * (size_t)nl + (size_t)(i)) * (size_t)(nl + 1) + (size_t)(e))
+	DPTab d = {
+		.P = P, .nl = nl,
+		.f = xmalloc(sizeof(double) * sz),
+		.nq = xmalloc(sizeof(int) * sz), .nb = xmalloc(sizeof(int) * sz),
+		.nj = xmalloc(sizeof(int) * sz),
+		.sm = xmalloc(sizeof(double) * gsz), .sj = xmalloc(sizeof(int) * gsz),
+	};
 	for (size_t x = 0; x < sz; x++)
-		f[x] = INFINITY;
+		d.f[x] = INFINITY;
 	int64_t mb = batch / m;                 /* rows of the least micro-batch */
 	for (int k = 1; k <= maxS; k++) {
 		if (k > 1)
-			for (int q = 1; q < P; q++)
-				for (int i = 0; i < nl; i++) {
-					sm[GX(q, i, nl)] = INFINITY;
-					sj[GX(q, i, nl)] = -1;
-					for (int j = nl; j-- > 0;) {
-						double x = f[IX(k - 1, q, j)], best = sm[GX(q, i, j + 1)];
-						int bj = sj[GX(q, i, j + 1)];
-						if (isfinite(x)) {
-							double ct = cut_time(pm, q, i, j, m);
-							double once = pm->xp[q] > 0 ? tg_comm(pm->t, pm->L[i], pm->L[j], pm->xp[q]) : 0;
-							if (ct <= C && x + 2 * ct + once < best) {
-								best = x + 2 * ct + once;
-								bj = j;
-							}
-						}
-						sm[GX(q, i, j)] = best;
-						sj[GX(q, i, j)] = bj;
-					}
-					pm->work += nl;
-				}
+			dp_continuations(pm, &d, k, m, C);
 		for (int p = 0; p < P; p++)
-			for (int i = 0; i < nl; i++) {
-				int d = pm->L[i];
-				double cap = tg_mem_cap(pm->t, d);
-				double best = INFINITY;
-				int bq = -1, bb = 1, bj = -1;
-				for (int o = 0; o < 2; o++) {
-					int b = o ? pm->rest[i] : 1;
-					if ((o && (b == 1 || !multi)) || b > mb)
-						continue;
-					double tm = 0;
-					for (int q = p + 1; q <= P; q++) {
-						pm->work++;
-						tm = fmax(tm, pm->tmem[q - 1]);
-						double st = stage_time(pm, p, q, d, m) / b;
-						if (st > C)
-							break;
-						int inflight = k < m ? k : m;
-						double mem = pm->wmem[q] - pm->wmem[p] +
-							     ((pm->amem[q] - pm->amem[p]) *
-							      inflight + tm) / m / b;
-						if (mem > cap && !pm->ignore_mem)
-							break;
-						double sync = b > 1 ? 2 * (b - 1) *
-							tg_comm(pm->t, d, pm->L[i + 1],
-								pm->pmem[q] - pm->pmem[p]) : 0;
-						double rest;
-						int j = -1;
-						if (k == 1) {
-							if (q < P)
-								continue;
-							rest = 0;
-						} else {
-							if (q == P || i + b > nl)
-								continue;
-							rest = sm[GX(q, i, i + b)];
-							j = sj[GX(q, i, i + b)];
-						}
-						if (st + sync + rest < best) {
-							best = st + sync + rest;
-							bq = q;
-							bb = b;
-							bj = j;
-						}
-					}
-				}
-				f[IX(k, p, i)] = best;
-				nq[IX(k, p, i)] = bq;
-				nb[IX(k, p, i)] = bb;
-				nj[IX(k, p, i)] = bj;
-			}
+			for (int i = 0; i < nl; i++)
+				dp_first_stage(pm, &d, k, p, i, m, mb, C, multi);
 	}
-	for (int k = 1; k <= maxS; k++) {
-		PPlan *pl = &out[k];
-		pl->est = INFINITY;
-		int bi = -1;
-		double best = INFINITY;
-		for (int i = 0; i < nl; i++)
-			if (f[IX(k, 0, i)] < best) {
-				best = f[IX(k, 0, i)];
-				bi = i;
-			}
-		if (bi < 0)
-			continue;
-		pl->S = k;
-		pl->m = m;
-		int p = 0, i = bi;
-		double bottleneck = 0;
-		for (int s = 0; s < k; s++) {
-			int q = nq[IX(k - s, p, i)], b = nb[IX(k - s, p, i)];
-			int j = nj[IX(k - s, p, i)];
-			pl->dev[s] = pm->L[i];
-			pl->li[s] = i;
-			pl->nd[s] = b;
-			pl->cut[s] = p;
-			bottleneck = fmax(bottleneck,
-					  stage_time(pm, p, q, pm->L[i], m) / b);
-			if (j >= 0)
-				bottleneck = fmax(bottleneck, cut_time(pm, q, i, j, m));
-			p = q;
-			i = j;
-		}
-		pl->cut[k] = P;
-		pl->est = best + (m - 1) * bottleneck;
-	}
-#undef IX
-#undef GX
-	free(f);
-	free(nq);
-	free(nb);
-	free(nj);
-	free(sm);
-	free(sj);
+	for (int k = 1; k <= maxS; k++)
+		dp_reconstruct(pm, &d, k, m, &out[k]);
+	free(d.f);
+	free(d.nq);
+	free(d.nb);
+	free(d.nj);
+	free(d.sm);
+	free(d.sj);
 }
 
 /* Writes plan pl on g: @stage, and @replicas (the stage's device m
@@ -617,6 +690,126 @@ static int opt_int(PassCtx *ctx, const char *key, long max)
 	return -1;
 }
 
+/* The micro-batch counts to try into mlist (at most 8); returns how
+ * many.  m: at most the batch, and the materialised plan (about ops × m)
+ * within MAXOPS (a million), so judging it stays cheap at any graph
+ * size. */
+static int micro_batch_counts(const Graph *g, int want_m, int64_t batch,
+			      int *mlist)
+{
+	static const int ms[] = {1, 2, 4, 8, 16, 32};
+	int nm = 0;
+	double live = 0;
+	for (uint32_t i = 0; i < g->nops; i++)
+		live += !g->ops[i]->dead;
+	if (want_m)
+		mlist[nm++] = want_m;
+	else
+		for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+			if (ms[i] == 1 || (ms[i] <= batch && live * ms[i] <= MAXOPS))
+				mlist[nm++] = ms[i];
+	return nm;
+}
+
+/* Runs the DP for every micro-batch count in mlist, cap and kind of
+ * stage, collecting every finite plan (of want_s stages, when set) into
+ * all; returns how many. */
+static int search_plans(PassCtx *ctx, PModel *pm, const int *mlist, int nm,
+			int64_t batch, int maxS, int want_s, PPlan *all)
+{
+	const TaskGraph *t = pm->t;
+	/* Caps: a geometric grid from the even split of the work over all
+	 * devices to the whole model on the slowest, and no cap. */
+	double lo = INFINITY, hi = 0;
+	for (int d = 0; d < t->ndev; d++) {
+		double x = stage_time(pm, 0, pm->nseg, d, 1);
+		lo = fmin(lo, x / t->ndev);
+		hi = fmax(hi, x);
+	}
+	lo = fmax(lo, 1e-12);
+	hi = fmax(hi, lo);
+	PPlan *row = xcalloc((size_t)(maxS + 1), sizeof(PPlan));
+	int nall = 0;
+	/* Nothing fits: with --best-effort, the plans memory would rule out. */
+	for (int pass = 0; pass < 2 && !nall; pass++) {
+		pm->ignore_mem = pass == 1;
+		if (pm->ignore_mem && !ctx->best_effort)
+			break;
+		for (int a = 0; a < nm; a++)
+			for (int ci = 0; ci <= NCAP; ci++) {
+				double C = ci == NCAP ? INFINITY
+					 : lo * pow(hi / lo, (double)ci / (NCAP - 1)) / mlist[a];
+				for (int multi = 0; multi < 2; multi++) {
+					dp_run(pm, mlist[a], batch, C, maxS, multi, row);
+					for (int k = 1; k <= maxS; k++)
+						if (isfinite(row[k].est) &&
+						    (!want_s || k == want_s))
+							all[nall++] = row[k];
+				}
+			}
+	}
+	free(row);
+	return nall;
+}
+
+/* The best few distinct plans of each kind among all[0 .. nall) (sorted
+ * by estimate), judged by the full simulator: the index of the fastest
+ * (one that fits in memory first), or -1; *boom: whether it runs out of
+ * memory. */
+static int judge_finalists(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
+			   const PPlan *all, int nall, bool *boom_out)
+{
+	int chosen = -1, judged[2] = {0, 0};
+	double bspan = INFINITY;
+	bool boom = true;
+	for (int i = 0; i < nall && (judged[0] < NFINAL1 || judged[1] < NFINAL2); i++) {
+		int kind = 0;
+		for (int st = 0; st < all[i].S; st++)
+			kind |= all[i].nd[st] > 1;
+		if (judged[kind] >= (kind ? NFINAL2 : NFINAL1))
+			continue;
+		bool dup = false;
+		for (int j = 0; j < i && !dup; j++)
+			dup = all[j].S == all[i].S && all[j].m == all[i].m &&
+			      memcmp(all[j].dev, all[i].dev, sizeof(int) * (size_t)all[i].S) == 0 &&
+			      memcmp(all[j].cut, all[i].cut, sizeof(int) * (size_t)all[i].S) == 0 &&
+			      memcmp(all[j].nd, all[i].nd, sizeof(int) * (size_t)all[i].S) == 0;
+		if (dup)
+			continue;
+		judged[kind]++;
+		bool oom;
+		double x = judge(ctx, t, pm, &all[i], &oom);
+		if (ctx->report)
+			fprintf(ctx->report, "  pipeline S=%d m=%d%s: estimated %.6g s, "
+				"%.6g s%s (simulated)\n", all[i].S, all[i].m,
+				kind ? " (data-parallel stages)" : "", all[i].est, x,
+				oom ? ", out of memory" : "");
+		if (isfinite(x) && ((boom && !oom) || (boom == oom && x < bspan))) {
+			chosen = i;
+			bspan = x;
+			boom = oom;
+		}
+	}
+	*boom_out = boom;
+	return chosen;
+}
+
+/* The chosen plan's line in the pass report. */
+static void report_plan(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
+			const PPlan *pl)
+{
+	fprintf(ctx->report, "place<algo=pipeline>: %d stages, %d "
+		"micro-batches, %ld work units; stages:", pl->S, pl->m,
+		pm->work);
+	for (int s = 0; s < pl->S; s++)
+		fprintf(ctx->report, " %s%s[%d,%d)", t->c->devs[pl->dev[s]].name,
+			pl->nd[s] > 1 ? arena_printf(ctx->scratch, "+%d",
+						     pl->nd[s] - 1) : "",
+			pl->cut[s], pl->cut[s + 1]);
+	fprintf(ctx->report, " of %d segments; estimated %.6g s\n",
+		pm->nseg, pl->est);
+}
+
 int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 {
 	(void)tg;
@@ -645,85 +838,13 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 		tg_free(t);
 		return EXIT_USAGE;
 	}
-	/* m: at most the batch, and the materialised plan (about ops × m)
-	 * within MAXOPS (a million), so judging it stays cheap at any graph
-	 * size. */
-	static const int ms[] = {1, 2, 4, 8, 16, 32};
-	int nm = 0, mlist[8];
-	double live = 0;
-	for (uint32_t i = 0; i < g->nops; i++)
-		live += !g->ops[i]->dead;
-	if (want_m)
-		mlist[nm++] = want_m;
-	else
-		for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-			if (ms[i] == 1 || (ms[i] <= batch && live * ms[i] <= MAXOPS))
-				mlist[nm++] = ms[i];
-	/* Caps: a geometric grid from the even split of the work over all
-	 * devices to the whole model on the slowest, and no cap. */
-	double lo = INFINITY, hi = 0;
-	for (int d = 0; d < t->ndev; d++) {
-		double x = stage_time(&pm, 0, pm.nseg, d, 1);
-		lo = fmin(lo, x / t->ndev);
-		hi = fmax(hi, x);
-	}
-	lo = fmax(lo, 1e-12);
-	hi = fmax(hi, lo);
+	int mlist[8];
+	int nm = micro_batch_counts(g, want_m, batch, mlist);
 	PPlan *all = xcalloc((size_t)(2 * nm * (NCAP + 1) * (maxS + 1) + 1), sizeof(PPlan));
-	PPlan *row = xcalloc((size_t)(maxS + 1), sizeof(PPlan));
-	int nall = 0;
-	/* Nothing fits: with --best-effort, the plans memory would rule out. */
-	for (int pass = 0; pass < 2 && !nall; pass++) {
-		pm.ignore_mem = pass == 1;
-		if (pm.ignore_mem && !ctx->best_effort)
-			break;
-		for (int a = 0; a < nm; a++)
-			for (int ci = 0; ci <= NCAP; ci++) {
-				double C = ci == NCAP ? INFINITY
-					 : lo * pow(hi / lo, (double)ci / (NCAP - 1)) / mlist[a];
-				for (int multi = 0; multi < 2; multi++) {
-					dp_run(&pm, mlist[a], batch, C, maxS, multi, row);
-					for (int k = 1; k <= maxS; k++)
-						if (isfinite(row[k].est) &&
-						    (!want_s || k == want_s))
-							all[nall++] = row[k];
-				}
-			}
-	}
+	int nall = search_plans(ctx, &pm, mlist, nm, batch, maxS, want_s, all);
 	qsort(all, (size_t)nall, sizeof *all, plan_cmp);
-	/* The best few distinct plans of each kind, judged by the full
-	 * simulator. */
-	int chosen = -1, judged[2] = {0, 0};
-	double bspan = INFINITY;
-	bool boom = true;
-	for (int i = 0; i < nall && (judged[0] < NFINAL1 || judged[1] < NFINAL2); i++) {
-		int kind = 0;
-		for (int st = 0; st < all[i].S; st++)
-			kind |= all[i].nd[st] > 1;
-		if (judged[kind] >= (kind ? NFINAL2 : NFINAL1))
-			continue;
-		bool dup = false;
-		for (int j = 0; j < i && !dup; j++)
-			dup = all[j].S == all[i].S && all[j].m == all[i].m &&
-			      memcmp(all[j].dev, all[i].dev, sizeof(int) * (size_t)all[i].S) == 0 &&
-			      memcmp(all[j].cut, all[i].cut, sizeof(int) * (size_t)all[i].S) == 0 &&
-			      memcmp(all[j].nd, all[i].nd, sizeof(int) * (size_t)all[i].S) == 0;
-		if (dup)
-			continue;
-		judged[kind]++;
-		bool oom;
-		double x = judge(ctx, t, &pm, &all[i], &oom);
-		if (ctx->report)
-			fprintf(ctx->report, "  pipeline S=%d m=%d%s: estimated %.6g s, "
-				"%.6g s%s (simulated)\n", all[i].S, all[i].m,
-				kind ? " (data-parallel stages)" : "", all[i].est, x,
-				oom ? ", out of memory" : "");
-		if (isfinite(x) && ((boom && !oom) || (boom == oom && x < bspan))) {
-			chosen = i;
-			bspan = x;
-			boom = oom;
-		}
-	}
+	bool boom;
+	int chosen = judge_finalists(ctx, t, &pm, all, nall, &boom);
 	int rc = EXIT_OK;
 	if (chosen < 0 || (boom && !ctx->best_effort)) {
 		fprintf(stderr, "pcc: error: place<algo=pipeline>: no pipeline fits "
@@ -732,23 +853,11 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 		rc = EXIT_INFEASIBLE;
 	}
 	if (chosen >= 0 && rc == EXIT_OK) {
-		const PPlan *pl = &all[chosen];
-		write_pipeline(g, t, &pm, pl);
-		if (ctx->report) {
-			fprintf(ctx->report, "place<algo=pipeline>: %d stages, %d "
-				"micro-batches, %ld work units; stages:", pl->S, pl->m,
-				pm.work);
-			for (int s = 0; s < pl->S; s++)
-				fprintf(ctx->report, " %s%s[%d,%d)", t->c->devs[pl->dev[s]].name,
-					pl->nd[s] > 1 ? arena_printf(ctx->scratch, "+%d",
-								     pl->nd[s] - 1) : "",
-					pl->cut[s], pl->cut[s + 1]);
-			fprintf(ctx->report, " of %d segments; estimated %.6g s\n",
-				pm.nseg, pl->est);
-		}
+		write_pipeline(g, t, &pm, &all[chosen]);
+		if (ctx->report)
+			report_plan(ctx, t, &pm, &all[chosen]);
 	}
 	free(all);
-	free(row);
 	model_free(&pm);
 	tg_free(t);
 	return rc;
