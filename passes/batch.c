@@ -374,6 +374,8 @@ static bool reshape(Ctx *c)
 	for (int i = 0; i < vin->dim; i++)
 		A *= vin->dims[i];
 	int64_t AB = A * vin->dims[vin->dim];
+	if (A <= 0 || AB <= 0)
+		return false;    /* an empty tensor: nothing to split */
 	slice_in(c, x, b.dim, b.v);
 	c->b->shape_in[c->op->id] = 1;
 	for (int j = 0; j < o->rank && P <= A; j++) {
@@ -384,7 +386,7 @@ static bool reshape(Ctx *c)
 	P = 1;
 	for (int j = 0; j < o->rank; j++) {
 		int64_t next = P * o->dims[j];
-		if (P <= A && A % P == 0 && next >= AB && next % AB == 0)
+		if (P > 0 && P <= A && A % P == 0 && next >= AB && next % AB == 0)
 			return all_split(c, j, vin);
 		P = next;
 		if (P > A)

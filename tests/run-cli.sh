@@ -289,6 +289,10 @@ check "rebatch resizes a dropout mask (transformer)" sh -c "'$PCC' '-passes=reba
 printf 'gir 1\ncluster c {\n  type "A" {flops = 10TFLOPS, memory = 16GiB, overhead = 0s, efficiency = 1.0}\n  machine "m0" {type = "A", count = 2, bandwidth = 100GB/s, latency = 0s}\n}\ngraph g {\n  %%x = Placeholder() {@device = "m0/gpu0"} : f32[8192,1024]\n  %%w = VariableV2() {@device = "m0/gpu0"} : f32[1024,1024]\n  %%y = MatMul(%%x, %%w) {@device = "m0/gpu0", @output = true, @cost = {A = 10ms}} : f32[8192,1024]\n}\n' >"$t/dictcost.gir"
 check "split scales a dict @cost per part" sh -c "'$PCC' -passes=split '$t/dictcost.gir' -o '$t/dictcost.out' && test \$(grep -c '@cost = {A = 5ms}' '$t/dictcost.out') = 2"
 
+# A Reshape of a tensor with a zero-size dimension: the batch analysis
+# does not divide by its size (it exited 4, a SIGFPE, on this fuzz input).
+check "zero-size dimension: no division by zero (exit 0)" sh -c "cd '$t' && '$PCC' -O1 '$(pwd)/tests/fuzz/corpus-tfjson/at-attribute.json' -o '$t/at.gir' 2>/dev/null && [ ! -e at-attribute.repro.gir ]"
+
 # Every annotation of ir/annots.def is documented in docs/gir.md.
 for k in $(sed -n 's/^ANN([A-Z_]*, *"\(@[a-z_]*\)".*/\1/p' ir/annots.def); do
 	check "docs/gir.md documents $k" grep -q "\`$k\`" docs/gir.md
