@@ -135,7 +135,8 @@ typedef struct PlanSim {
 /* ---- links ------------------------------------------------------------- */
 
 /* Link resources of a transfer a -> b: the event simulator's route
- * (cluster_route, via route_hops), numbered override links, pairs, NICs out, NICs in. */
+ * (cluster_route, via route_hops), numbered override links, pairs, NICs
+ * out, NICs in. */
 static void ps_route(const PlanSim *ps, int a, int b, int *res, int *n)
 {
 	Hop hop[2];
