@@ -209,6 +209,16 @@ class TestTorch2Gir(unittest.TestCase):
         w = [o for o in upd if o["name"] == "%5/weight/ApplyAdam"][0]
         self.assertEqual(w["flops"], 10 * 5120)
         self.assertIn("@mem = 40960B", w["attrs"])     # m and v: 2 * 4 B each
+        # PyTorch's defaults; --adam-eps sets epsilon on every update
+        self.assertIn("lr = 0.01, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-08", w["attrs"])
+        path, text = imported("zoo_models:tiny", "--batch", "4", "--optimizer", "adam",
+                              "--adam-eps", "0.001")
+        upd = [o for o in parse(text) if o["role"] == "update"]
+        self.assertEqual(len(upd), 6)
+        self.assertTrue(all("epsilon = 0.001," in o["attrs"] for o in upd))
+        r = run_tool(["zoo_models:tiny", "--optimizer", "adam", "--adam-eps", "-1"], cwd=HERE)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--adam-eps must be a non-negative number", r.stderr)
 
     def test_transformer(self):
         """Encoder-decoder base: the parameter count worked out by hand;
