@@ -784,6 +784,7 @@ static int read_profile(Job *j)
 	char *text = read_input(path, &len, &pd);
 	if (!text)
 		return EXIT_BADINPUT;
+	pd.max_errors = j->o.max_errors;
 	j->cost.prof = profile_parse(j->g->arena, path, text, len, &pd);
 	free(text);
 	return j->cost.prof ? EXIT_OK : EXIT_BADINPUT;

@@ -28,7 +28,9 @@
 # 1=HALF), each model profiled on a plain task and on a throttled one
 # (--merge: one profile, two types), each plan run with task 1 throttled.
 # Skipped, saying why, where no cgroup CPU controller is writable here.
-# PROCESS_PER_TASK=1: the homogeneous variant with a process per task too.
+# The homogeneous variant runs a process per task too, as a real cluster
+# does and as the heterogeneous one must (PROCESS_PER_TASK=0: every task
+# in tfrun's own process instead).
 #
 # Models: MODELS (default "mlp cnn resnet18 transformer"): the C tests'
 # MLP and CNN, ResNet-18 on 64x64 images (tests/ctests/resnet18.gir), a
@@ -185,7 +187,8 @@ for v in $VARIANTS; do
 	case $v in
 	homogeneous)
 		V= RUNX= CLX= PROF2=
-		PPT=${PROCESS_PER_TASK:+--process-per-task}
+		PPT=--process-per-task
+		[ "${PROCESS_PER_TASK:-1}" = 0 ] && PPT=""
 		variant homogeneous ;;
 	heterogeneous)
 		why=$($TF -c 'import sys; sys.path.insert(0, "tools"); import pcctf

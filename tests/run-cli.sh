@@ -257,6 +257,11 @@ check "profile: gw1 on V100-32G" grep -qx 'gw1,MatMul,V100-32G,6e-05,802816,0' "
 check "profile: @cost wins" grep -qx 'u1,ApplyGradientDescent,1080Ti,1.2e-05,0,0' "$t/costs.csv"
 check "--emit=costs is the same table" sh -c "'$PCC' -passes= $M --cluster $T --profile $P --emit=costs 2>/dev/null | cmp - '$t/costs.csv'"
 check "bad profile is exit 1" status 1 "$PCC" -passes= $M --profile $C
+# --max-errors reaches the profile reader too: three bad times, one error
+printf 'ops:\n  h: {V100-32G: -1 us}\n  gw1: {V100-32G: -2 us}\n  u1: {V100-32G: -3 us}\n' >"$t/bad3.yaml"
+check "three bad profile times" sh -c "[ \$('$PCC' -passes= $M --cluster $T --profile '$t/bad3.yaml' -o /dev/null 2>&1 | grep -c ': error: ') -eq 3 ]"
+check "--max-errors=1 in a profile" sh -c "'$PCC' -passes= $M --cluster $T --profile '$t/bad3.yaml' --max-errors=1 -o /dev/null 2>'$t/err'; [ \$? -eq 1 ] &&
+	[ \$(grep -c ': error: ' '$t/err') -eq 1 ] && grep -q 'too many errors' '$t/err'"
 
 # make install PREFIX=...: the binary and the man page, in a scratch prefix
 # (the build directory is the one of the pcc under test).

@@ -35,7 +35,7 @@ tools/tfprofile "$M" -t CPU --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" \
 rc=$?
 if [ $rc -eq 77 ]; then
 	echo "SKIPPED tfprofile: $(cat "$t/err")"
-	echo "tfprofile: 0 passed, 0 failed, 8 skipped"
+	echo "tfprofile: 0 passed, 0 failed, 9 skipped"
 	exit 0
 fi
 check "tfprofile exits 0" test $rc -eq 0 || { grep -v 'WARNING\|I0000' "$t/err" | tail -n 5; }
@@ -45,10 +45,14 @@ check "cost table without the profile" "$PCC" -passes=simplify "$M" --cluster $O
 	--print-costs="$t/costs0.csv" -o /dev/null
 if tools/tfpython tests/tfprof/check_profile.py "$t/prof.yaml" "$t/costs.csv" "$t/costs0.csv" CPU 12 \
 	>"$t/check" 2>&1; then ok; else ko "profile: entries and fits (check_profile.py)"; grep -v 'WARNING\|I0000' "$t/check" | head -n 20; fi
-check "cluster YAML: 2 machines of type CPU and a network" sh -c "
+# a traced span longer than the untraced step: the ops scaled to it
+if tools/tfpython tests/tfprof/check_untraced.py >"$t/check2" 2>&1; then ok
+else ko "ops scaled to the untraced step (check_untraced.py)"; grep -v 'WARNING\|I0000' "$t/check2" | head -n 20; fi
+check "cluster YAML: 2 machines of type CPU (collectives: blocking) and a network" sh -c "
 	'$PCC' -passes= '$M' --cluster '$t/local.yaml' -o '$t/c.gir' &&
 	[ \$(grep -c '^  machine \"t[01]\" {type = \"CPU\", count = 1' '$t/c.gir') -eq 2 ] &&
 	grep -q '^  network {bandwidth = ' '$t/c.gir' &&
+	grep -q '^  type \"CPU\" {.*, collectives = \"blocking\"}' '$t/c.gir' &&
 	'$PCC' -O1 '$M' --cluster '$t/local.yaml' --profile '$t/prof.yaml' -o /dev/null"
 # two device types: a profile of another type merged into the first
 # (--merge), a cluster whose task 1 has its own type (--task-type)
