@@ -5,9 +5,9 @@
 #   1. this machine as a cluster of TASKS (2) local TensorFlow tasks, one
 #      intra-op and one inter-op thread each: tools/tfprofile --cluster-out
 #      (device throughput, link latency and bandwidth, measured); the
-#      network from CollectiveReduces (NETWORK=collective, the default:
-#      these plans move data between tasks by AllReduce only) or from
-#      point-to-point transfers (NETWORK=transfer);
+#      network from point-to-point transfers and a collective's ring step
+#      from CollectiveReduces (NETWORK=both, the default), or either for
+#      everything (NETWORK=transfer, NETWORK=collective);
 #   2. per model: its op times on one task at three batch sizes
 #      (tools/tfprofile, pcc's --profile YAML);
 #   3. per model and plan (-O0, -O1, -O2, each with --profile and the
@@ -48,7 +48,7 @@ STEPS=${STEPS:-20}
 TASKS=${TASKS:-2}
 PLANS=${PLANS:-"O0 O1 O2"}
 STAT=${STAT:-median}
-NETWORK=${NETWORK:-collective}
+NETWORK=${NETWORK:-both}
 VARIANTS=${VARIANTS:-"homogeneous heterogeneous"}
 THROTTLE=${THROTTLE:-0.5}
 HALF=${HALF:-CPUhalf}

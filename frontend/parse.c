@@ -596,17 +596,29 @@ void gp_cnetwork(GirParser *st, Loc loc, AttrList *al)
 		diag_error(st->d, loc, "duplicate network entry");
 	st->net_given = true;
 	bool bw = false;
+	double clat = -1;
+	const AItem *cl = NULL;
 	for (uint32_t i = 0; i < al->n; i++) {
 		const AItem *it = &al->items[i];
 		if (strcmp(it->key, "bandwidth") == 0)
 			bw = qty(st, it, UNIT_BYTE_RATE, &st->c->net_bw) || true;
 		else if (strcmp(it->key, "latency") == 0)
 			qty(st, it, UNIT_SECONDS, &st->c->net_lat);
+		else if (strcmp(it->key, "collective_bandwidth") == 0)
+			qty(st, it, UNIT_BYTE_RATE, &st->c->coll_bw);
+		else if (strcmp(it->key, "collective_latency") == 0)
+			qty(st, (cl = it), UNIT_SECONDS, &clat);
 		else
-			unknown_key(st, it, "network", "bandwidth or latency");
+			unknown_key(st, it, "network", "bandwidth, latency, "
+				    "collective_bandwidth or collective_latency");
 	}
 	if (!bw)
 		diag_error(st->d, loc, "network needs a bandwidth");
+	if (cl && st->c->coll_bw == 0)
+		diag_error(st->d, cl->kloc, "collective_latency needs "
+			   "collective_bandwidth");
+	if (st->c->coll_bw != 0)
+		st->c->coll_lat = cl ? clat : st->c->net_lat;
 }
 
 void gp_clink(GirParser *st, const char *a, const char *b, Loc loc,

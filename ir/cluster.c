@@ -365,6 +365,10 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 		ERR(c->loc, "network bandwidth must be positive");
 	else if (net_given && !nonneg(c->net_lat))
 		ERR(c->loc, "network latency must not be negative");
+	else if (c->coll_bw != 0 && !pos(c->coll_bw))
+		ERR(c->loc, "network collective_bandwidth must be positive");
+	else if (c->coll_bw != 0 && !nonneg(c->coll_lat))
+		ERR(c->loc, "network collective_latency must not be negative");
 	c->link_ix = (struct ClusterIx){0};
 	c->nlinked = 0;
 	for (int i = 0; i < c->nlinks; i++) {
@@ -442,6 +446,16 @@ void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat)
 		*bw = c->net_bw;
 		*lat = dlat;
 		break;
+	}
+}
+
+void cluster_coll_link(const Cluster *c, int a, int b, double *bw,
+		       double *lat)
+{
+	cluster_link(c, a, b, bw, lat);
+	if (c->coll_bw > 0 && cluster_route(c, a, b).kind == ROUTE_NET) {
+		*bw = c->coll_bw;
+		*lat = c->coll_lat;
 	}
 }
 
@@ -600,6 +614,12 @@ void cluster_print(FILE *f, const Cluster *c)
 		qty_print(f, c->net_bw, UNIT_BYTE_RATE);
 		fputs(", latency = ", f);
 		qty_print(f, c->net_lat, UNIT_SECONDS);
+		if (c->coll_bw > 0) {
+			fputs(", collective_bandwidth = ", f);
+			qty_print(f, c->coll_bw, UNIT_BYTE_RATE);
+			fputs(", collective_latency = ", f);
+			qty_print(f, c->coll_lat, UNIT_SECONDS);
+		}
 		fputs("}\n", f);
 	}
 	for (int i = 0; i < c->nlinks; i++) {

@@ -400,6 +400,36 @@ static void link_spec(Rd *r, yaml_node_t *n, const char *what, double *bw,
 		latency(r, f[1], lat);
 }
 
+/* network: a link spec, and optionally the figures of a collective's
+ * ring step across it (collective_latency defaults to latency). */
+static void network_spec(Rd *r, yaml_node_t *n)
+{
+	if (!want(r, n, YAML_MAPPING_NODE, "network"))
+		return;
+	static const char *const keys[] = {"bandwidth", "latency",
+					   "collective_bandwidth",
+					   "collective_latency"};
+	yaml_node_t *f[4];
+	fields(r, n, "network", keys, 4, f, NULL);
+	Cluster *c = r->c;
+	if (!f[0])
+		err(r, n, "network is missing 'bandwidth'");
+	else
+		positive(r, f[0], UNIT_BYTE_RATE, "bandwidth", &c->net_bw);
+	if (f[1])
+		latency(r, f[1], &c->net_lat);
+	double lat = -1;
+	if (f[3])
+		latency(r, f[3], &lat);
+	if (f[2])
+		positive(r, f[2], UNIT_BYTE_RATE, "collective_bandwidth",
+			 &c->coll_bw);
+	else if (f[3])
+		err(r, f[3], "collective_latency needs collective_bandwidth");
+	if (c->coll_bw > 0)
+		c->coll_lat = lat >= 0 ? lat : c->net_lat;
+}
+
 static void count_of(Rd *r, yaml_node_t *n, int *count)
 {
 	if (!want(r, n, YAML_SCALAR_NODE, "count"))
@@ -691,7 +721,7 @@ static void top(Rd *r, yaml_node_t *root, const char *path)
 	else
 		err(r, root, "missing 'machines'");
 	if (f[3]) {
-		link_spec(r, f[3], "network", &r->c->net_bw, &r->c->net_lat);
+		network_spec(r, f[3]);
 	} else if (r->c->nmachines > 1) {
 		err(r, root, "network required: the cluster has %d machines "
 		    "(add 'network: {bandwidth: ..., latency: ...}')",

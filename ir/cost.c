@@ -614,7 +614,8 @@ double cost_transfer(const CostModel *m, int a, int b, double bytes)
 }
 
 /* Ring over devs[0..n) in the given order: slowest bandwidth and largest
- * latency among the n links devs[i] -> devs[i+1 mod n]. */
+ * latency among the n links devs[i] -> devs[i+1 mod n] (a collective's
+ * figures: cluster_coll_link). */
 static void ring_links(const CostModel *m, const int *devs, int n,
 		       double *bw, double *lat)
 {
@@ -622,7 +623,7 @@ static void ring_links(const CostModel *m, const int *devs, int n,
 	*lat = 0;
 	for (int i = 0; i < n; i++) {
 		double b, l;
-		cluster_link(cl(m), devs[i], devs[(i + 1) % n], &b, &l);
+		cluster_coll_link(cl(m), devs[i], devs[(i + 1) % n], &b, &l);
 		*bw = b < *bw ? b : *bw;
 		*lat = l > *lat ? l : *lat;
 	}

@@ -542,6 +542,8 @@ struct Cluster {
 	Device *devs;                       /* expanded from machines */
 	int ndevs;
 	double net_bw, net_lat;             /* between machines */
+	double coll_bw, coll_lat;           /* a collective's ring step between
+					     * machines; coll_bw 0: net_bw's */
 	LinkOverride *links;
 	int nlinks;
 	const char **link_ends;             /* 2 per link: device names, kept
@@ -598,6 +600,12 @@ typedef struct Route {
 Route cluster_route(const Cluster *c, int a, int b);
 /* Bandwidth (bytes/s) and latency (s) between two devices. */
 void cluster_link(const Cluster *c, int a, int b, double *bw, double *lat);
+/* The same for one step of a collective from a to b: the network's
+ * collective figures (network's collective_bandwidth and
+ * collective_latency) where the step crosses the network, else
+ * cluster_link's. */
+void cluster_coll_link(const Cluster *c, int a, int b, double *bw,
+		       double *lat);
 /* The built-in default cluster (docs/cluster.md). */
 Cluster *cluster_default(Arena *a);
 /* Deep copy into another arena (attaching a cluster to a graph). */

@@ -257,6 +257,15 @@ check "profile: gw1 on V100-32G" grep -qx 'gw1,MatMul,V100-32G,6e-05,802816,0' "
 check "profile: @cost wins" grep -qx 'u1,ApplyGradientDescent,1080Ti,1.2e-05,0,0' "$t/costs.csv"
 check "--emit=costs is the same table" sh -c "'$PCC' -passes= $M --cluster $T --profile $P --emit=costs 2>/dev/null | cmp - '$t/costs.csv'"
 check "bad profile is exit 1" status 1 "$PCC" -passes= $M --profile $C
+# A network's collective figures: printed in the cluster block, read back
+# the same; collective_latency defaults to the network's latency.
+printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: A, count: 1}]\nnetwork: {bandwidth: 2 GB/s, latency: 600 us, collective_bandwidth: 500 MB/s%s}\n' ', collective_latency: 300 us' >"$t/coll.yaml"
+printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: A, count: 1}]\nnetwork: {bandwidth: 2 GB/s, latency: 600 us, collective_bandwidth: 500 MB/s%s}\n' '' >"$t/coll2.yaml"
+check "network's collective figures printed" sh -c "'$PCC' -passes= $M --cluster '$t/coll.yaml' -o '$t/coll.gir' &&
+	grep -qx '  network {bandwidth = 2GB/s, latency = 600us, collective_bandwidth = 500MB/s, collective_latency = 300us}' '$t/coll.gir' &&
+	'$PCC' -passes= '$t/coll.gir' -o '$t/coll2.gir' && cmp '$t/coll.gir' '$t/coll2.gir'"
+check "collective_latency defaults to latency" sh -c "'$PCC' -passes= $M --cluster '$t/coll2.yaml' -o - |
+	grep -qx '  network {bandwidth = 2GB/s, latency = 600us, collective_bandwidth = 500MB/s, collective_latency = 600us}'"
 # --max-errors reaches the profile reader too: three bad times, one error
 printf 'ops:\n  h: {V100-32G: -1 us}\n  gw1: {V100-32G: -2 us}\n  u1: {V100-32G: -3 us}\n' >"$t/bad3.yaml"
 check "three bad profile times" sh -c "[ \$('$PCC' -passes= $M --cluster $T --profile '$t/bad3.yaml' -o /dev/null 2>&1 | grep -c ': error: ') -eq 3 ]"

@@ -30,7 +30,9 @@ transfers of 2^k float32 bytes between two tasks (a reduction on the
 receiver, minus the same graph without the transfer), fitted to
 t = latency + bytes/bandwidth by least squares on the relative error (TAG
 4.1.2, FastT 4); the same for a 2-task CollectiveReduce (t = 2 latency +
-bytes/bandwidth), the network with --network collective.
+bytes/bandwidth), written as the network's collective_bandwidth and
+collective_latency (--network both, the default; --network collective:
+that fit for everything, --network transfer: the transfers' fit).
 Figures are measured; they vary with the machine's load (printed)."""
 import argparse
 import csv
@@ -515,7 +517,9 @@ def write_cluster(out, a, m):
         lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
     lines.append('#   fitted: bandwidth %.6g MB/s, latency %.6g us per ring step%s' % (
         m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6,
-        ' (used below: --network collective)' if a.network == 'collective' else ''))
+        {'collective': ' (used below: --network collective)',
+         'both': " (used below: the network's collective_bandwidth and collective_latency)"}
+        .get(a.network, '')))
     lines += [
         'name: %s' % yaml_key(a.cluster_name),
         'device_types:',
@@ -532,8 +536,12 @@ def write_cluster(out, a, m):
     for i in range(a.tasks):
         lines.append('  - {name: t%d, type: %s, count: 1}' % (i, yaml_key(a.task_types[i])))
     key = 'coll_' if a.network == 'collective' else ''
-    lines.append('network: {bandwidth: %.6g MB/s, latency: %.6g us}' % (
-        m[key + 'bandwidth'] / 1e6, m[key + 'latency'] * 1e6))
+    coll = ''
+    if a.network == 'both':
+        coll = ', collective_bandwidth: %.6g MB/s, collective_latency: %.6g us' % (
+            m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6)
+    lines.append('network: {bandwidth: %.6g MB/s, latency: %.6g us%s}' % (
+        m[key + 'bandwidth'] / 1e6, m[key + 'latency'] * 1e6, coll))
     with open(out, 'w') as f:
         f.write('\n'.join(lines) + '\n')
 
@@ -567,9 +575,10 @@ def main():
     ap.add_argument('--cluster-out', metavar='FILE', help='also measure this machine as a '
                     'cluster of --tasks local tasks and write its YAML')
     ap.add_argument('--tasks', type=positive, default=2, help='tasks of that cluster (2)')
-    ap.add_argument('--network', choices=('transfer', 'collective'), default='transfer',
-                    help="the cluster's network from point-to-point transfers (default) or "
-                    "from 2-task CollectiveReduces (per ring step)")
+    ap.add_argument('--network', choices=('both', 'transfer', 'collective'), default='both',
+                    help="the cluster's network from point-to-point transfers with a "
+                    "collective's ring step from 2-task CollectiveReduces (both, the default), "
+                    "or one of the two for everything")
     ap.add_argument('--cluster-name', default='local', help='its name (local)')
     ap.add_argument('--matmul', type=positive, default=256, help='MatMul size for flops (256)')
     ap.add_argument('--bw-elems', type=positive, default=1 << 23,

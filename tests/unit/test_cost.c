@@ -422,6 +422,30 @@ static void test_cost_collectives(void)
 	/* Only local workers: the slowest single round trip, 2e-4. */
 	NEAR(cost_ps(&m3, w, 2, w[0], 1e6), 2e-4);
 	NEAR(cost_ps(&m3, w, 1, w[0], 1e6), 0);
+
+	/* The network's collective figures (2 GB/s, 50 us) for a collective's
+	 * steps across machines; transfers keep the network's (1 GB/s, 10 us).
+	 * Ring over all 4: the cross-machine steps are the slowest (2 GB/s <
+	 * 10 GB/s) and the largest latency: 2*3*(50e-6 + 1e6/2e9) = 3.3e-3.
+	 * Hierarchical: 2e-4 + 2*1*(50e-6 + 2e6/2e9) + 2e-4 = 2.5e-3.  A ring
+	 * inside m0 does not cross the network: 2*1*(2e6/10e9) = 4e-4. */
+	Cluster *c4 = mk_cluster(a, 2, 2, 10e9, 0, 1e9, 1e-5);
+	c4->coll_bw = 2e9;
+	c4->coll_lat = 50e-6;
+	CostModel m4 = {g, c4, NULL, NULL, 0};
+	int v[4] = {dev(c4, "m0/gpu0"), dev(c4, "m0/gpu1"),
+		    dev(c4, "m1/gpu0"), dev(c4, "m1/gpu1")};
+	NEAR(cost_allreduce_ring(&m4, v, 4, 4e6), 3.3e-3);
+	NEAR(cost_allreduce_hier(&m4, v, 4, 4e6), 2.5e-3);
+	NEAR(cost_allreduce_ring(&m4, v, 2, 4e6), 4e-4);
+	NEAR(cost_transfer(&m4, v[0], v[2], 1e6), 1e-5 + 1e-3);
+	double bw, lat;
+	cluster_coll_link(c4, v[1], v[2], &bw, &lat);
+	NEAR(bw, 2e9);
+	NEAR(lat, 50e-6);
+	cluster_coll_link(c4, v[0], v[1], &bw, &lat);
+	NEAR(bw, 10e9);
+	NEAR(lat, 0);
 	graph_free(g);
 	arena_free(a);
 }
