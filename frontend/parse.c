@@ -608,9 +608,12 @@ void gp_cnetwork(GirParser *st, Loc loc, AttrList *al)
 			qty(st, it, UNIT_BYTE_RATE, &st->c->coll_bw);
 		else if (strcmp(it->key, "collective_latency") == 0)
 			qty(st, (cl = it), UNIT_SECONDS, &clat);
+		else if (strcmp(it->key, "dispatch_latency") == 0)
+			qty(st, it, UNIT_SECONDS, &st->c->dispatch);
 		else
 			unknown_key(st, it, "network", "bandwidth, latency, "
-				    "collective_bandwidth or collective_latency");
+				    "collective_bandwidth, collective_latency or "
+				    "dispatch_latency");
 	}
 	if (!bw)
 		diag_error(st->d, loc, "network needs a bandwidth");

@@ -369,6 +369,8 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 		ERR(c->loc, "network collective_bandwidth must be positive");
 	else if (c->coll_bw != 0 && !nonneg(c->coll_lat))
 		ERR(c->loc, "network collective_latency must not be negative");
+	else if (!nonneg(c->dispatch))
+		ERR(c->loc, "network dispatch_latency must not be negative");
 	c->link_ix = (struct ClusterIx){0};
 	c->nlinked = 0;
 	for (int i = 0; i < c->nlinks; i++) {
@@ -609,7 +611,8 @@ void cluster_print(FILE *f, const Cluster *c)
 		qty_print(f, m->lat, UNIT_SECONDS);
 		fputs("}\n", f);
 	}
-	if (c->nmachines > 1 || c->net_bw != 0 || c->net_lat != 0) {
+	if (c->nmachines > 1 || c->net_bw != 0 || c->net_lat != 0 ||
+	    c->dispatch != 0) {
 		fputs("  network {bandwidth = ", f);
 		qty_print(f, c->net_bw, UNIT_BYTE_RATE);
 		fputs(", latency = ", f);
@@ -619,6 +622,10 @@ void cluster_print(FILE *f, const Cluster *c)
 			qty_print(f, c->coll_bw, UNIT_BYTE_RATE);
 			fputs(", collective_latency = ", f);
 			qty_print(f, c->coll_lat, UNIT_SECONDS);
+		}
+		if (c->dispatch > 0) {
+			fputs(", dispatch_latency = ", f);
+			qty_print(f, c->dispatch, UNIT_SECONDS);
 		}
 		fputs("}\n", f);
 	}

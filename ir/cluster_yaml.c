@@ -400,17 +400,19 @@ static void link_spec(Rd *r, yaml_node_t *n, const char *what, double *bw,
 		latency(r, f[1], lat);
 }
 
-/* network: a link spec, and optionally the figures of a collective's
- * ring step across it (collective_latency defaults to latency). */
+/* network: a link spec, optionally the figures of a collective's ring
+ * step across it (collective_latency defaults to latency) and a step's
+ * dispatch latency to the other machines. */
 static void network_spec(Rd *r, yaml_node_t *n)
 {
 	if (!want(r, n, YAML_MAPPING_NODE, "network"))
 		return;
 	static const char *const keys[] = {"bandwidth", "latency",
 					   "collective_bandwidth",
-					   "collective_latency"};
-	yaml_node_t *f[4];
-	fields(r, n, "network", keys, 4, f, NULL);
+					   "collective_latency",
+					   "dispatch_latency"};
+	yaml_node_t *f[5];
+	fields(r, n, "network", keys, 5, f, NULL);
 	Cluster *c = r->c;
 	if (!f[0])
 		err(r, n, "network is missing 'bandwidth'");
@@ -428,6 +430,8 @@ static void network_spec(Rd *r, yaml_node_t *n)
 		err(r, f[3], "collective_latency needs collective_bandwidth");
 	if (c->coll_bw > 0)
 		c->coll_lat = lat >= 0 ? lat : c->net_lat;
+	if (f[4])
+		latency(r, f[4], &c->dispatch);
 }
 
 static void count_of(Rd *r, yaml_node_t *n, int *count)

@@ -544,6 +544,9 @@ struct Cluster {
 	double net_bw, net_lat;             /* between machines */
 	double coll_bw, coll_lat;           /* a collective's ring step between
 					     * machines; coll_bw 0: net_bw's */
+	double dispatch;                    /* a step's call from the first
+					     * machine to each other one, one
+					     * way (network's dispatch_latency) */
 	LinkOverride *links;
 	int nlinks;
 	const char **link_ends;             /* 2 per link: device names, kept

@@ -1152,6 +1152,17 @@ static uint32_t setup_ops(Sim *s)
 	return live;
 }
 
+/* The network's dispatch latency where op i runs on a machine other than
+ * the first: a step's RunGraph call from the client's machine reaches
+ * that machine's partition this late, and its end comes back as late
+ * (docs/simulator.md); else 0. */
+static double dispatch_of(const Sim *s, uint32_t i)
+{
+	int dv = s->r->dev[i];
+	return s->c->dispatch > 0 && dv >= 0 && s->c->devs[dv].machine != 0
+	       ? s->c->dispatch : 0;
+}
+
 /* Runs the event loop to the end; returns how many ops finished. */
 static uint32_t run_events(Sim *s)
 {
@@ -1178,8 +1189,8 @@ static uint32_t run_events(Sim *s)
 		}
 		case EV_OP_FINISH:
 			done++;
-			if (r->finish[e.id] > r->makespan)
-				r->makespan = r->finish[e.id];
+			if (r->finish[e.id] + dispatch_of(s, e.id) > r->makespan)
+				r->makespan = r->finish[e.id] + dispatch_of(s, e.id);
 			op_finish(s, e.id, e.t);
 			if (s->prio && s->kind[e.id] == K_COMPUTE) {
 				int dv = r->dev[e.id];
@@ -1314,7 +1325,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	uint32_t live = setup_ops(&s);
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->ops[i]->dead && s.pending[i] == 0)
-			push_ev(&s.h, 0, EV_OP_READY, i);
+			push_ev(&s.h, dispatch_of(&s, i), EV_OP_READY, i);
 	uint32_t done = run_events(&s);
 	int rc = 0;
 	if (done < live)

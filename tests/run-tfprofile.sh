@@ -48,10 +48,10 @@ if tools/tfpython tests/tfprof/check_profile.py "$t/prof.yaml" "$t/costs.csv" "$
 # a traced span longer than the untraced step: the ops scaled to it
 if tools/tfpython tests/tfprof/check_untraced.py >"$t/check2" 2>&1; then ok
 else ko "ops scaled to the untraced step (check_untraced.py)"; grep -v 'WARNING\|I0000' "$t/check2" | head -n 20; fi
-check "cluster YAML: 2 machines of type CPU (collectives: blocking), a network with a collective's figures" sh -c "
+check "cluster YAML: 2 machines of type CPU (collectives: blocking), a network with a collective's figures and the dispatch latency" sh -c "
 	'$PCC' -passes= '$M' --cluster '$t/local.yaml' -o '$t/c.gir' &&
 	[ \$(grep -c '^  machine \"t[01]\" {type = \"CPU\", count = 1' '$t/c.gir') -eq 2 ] &&
-	grep -q '^  network {bandwidth = [0-9.]*[KMG]*B/s, latency = [0-9.]*[mun]*s, collective_bandwidth = [0-9.]*[KMG]*B/s, collective_latency = [0-9.]*[mun]*s}\$' '$t/c.gir' &&
+	grep -q '^  network {bandwidth = [0-9.]*[KMGT]*B/s, latency = [0-9.]*[mun]*s, collective_bandwidth = [0-9.]*[KMGT]*B/s, collective_latency = [0-9.]*[mun]*s\\(, dispatch_latency = [0-9.]*[mun]*s\\)\\{0,1\\}}\$' '$t/c.gir' &&
 	grep -q '^  type \"CPU\" {.*, collectives = \"blocking\"}' '$t/c.gir' &&
 	'$PCC' -O1 '$M' --cluster '$t/local.yaml' --profile '$t/prof.yaml' -o /dev/null"
 # two device types: a profile of another type merged into the first

@@ -428,6 +428,17 @@ def measure_cluster(cluster, a):
                 local[s] = tf.reduce_sum(tf.identity(w))
             with tf.device(dev[1]):
                 xfer[s] = tf.reduce_sum(tf.identity(w))
+                if a.network == 'both':
+                    # the baseline on task 1 itself: its step pays the
+                    # call to task 1 too, so the difference is the
+                    # transfer alone (the call is the dispatch latency)
+                    w1 = tf.Variable(tf.random.uniform([s // 4], seed=4), name='y%d' % s)
+                    local[s] = tf.reduce_sum(tf.identity(w1))
+        # a step's call to another task: one scalar op on task 0, on task 1
+        disp = []
+        for i in (0, 1):
+            with tf.device(dev[i]):
+                disp.append(tf.random.uniform([]) + 1.0)
         # a ring AllReduce of 2 tasks: CollectiveReduce as pcc emits it
         coll, cloc = {}, {}
         csizes = [1024 * 4 ** k for k in range(max(1, (a.max_size_log2 - 8) // 2))]
@@ -468,6 +479,10 @@ def measure_cluster(cluster, a):
             s.run(coll[sz])
             s.run(cloc[sz])
             cpts.append((sz, paired_difference(s, coll[sz], cloc[sz], a.repeat)))
+        for x in disp:
+            s.run(x)
+        # there and back: half of it each way
+        res['dispatch'] = max(paired_difference(s, disp[1], disp[0], max(a.repeat, 51)), 0.0) / 2
     res['flops'], res['mem_bw'] = res['types'][a.task_types[0]]
     lat, inv_bw = rel_fit(pts)
     if inv_bw <= 0:
@@ -508,7 +523,9 @@ def write_cluster(out, a, m):
         lines.append('# task %d (%s): a CPU quota of %d us per %d us (%.3g CPU)' % (
             t, a.task_types[t], q.quota_us, q.period_us, q.fraction))
     lines += [
-        '# network: t = latency + bytes/bandwidth fitted to transfers between task 0 and 1:',
+        '# network: t = latency + bytes/bandwidth fitted to transfers between task 0 and 1%s:'
+        % (' (less the same reduction on task 1: the call to task 1 is the dispatch latency)'
+           if a.network == 'both' else ''),
     ]
     for sz, t in m['points']:
         lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
@@ -520,6 +537,10 @@ def write_cluster(out, a, m):
         {'collective': ' (used below: --network collective)',
          'both': " (used below: the network's collective_bandwidth and collective_latency)"}
         .get(a.network, '')))
+    lines.append('# dispatch: a scalar op on task 1 less the same on task 0, halved '
+                 '(a step\'s call there and back): %s%s' % (
+                     fmt_time(m['dispatch']),
+                     " (used below: the network's dispatch_latency)" if a.network == 'both' else ''))
     lines += [
         'name: %s' % yaml_key(a.cluster_name),
         'device_types:',
@@ -538,8 +559,9 @@ def write_cluster(out, a, m):
     key = 'coll_' if a.network == 'collective' else ''
     coll = ''
     if a.network == 'both':
-        coll = ', collective_bandwidth: %.6g MB/s, collective_latency: %.6g us' % (
-            m['coll_bandwidth'] / 1e6, m['coll_latency'] * 1e6)
+        coll = (', collective_bandwidth: %.6g MB/s, collective_latency: %.6g us, '
+                'dispatch_latency: %.6g us' % (m['coll_bandwidth'] / 1e6,
+                                               m['coll_latency'] * 1e6, m['dispatch'] * 1e6))
     lines.append('network: {bandwidth: %.6g MB/s, latency: %.6g us%s}' % (
         m[key + 'bandwidth'] / 1e6, m[key + 'latency'] * 1e6, coll))
     with open(out, 'w') as f:

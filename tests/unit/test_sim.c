@@ -615,6 +615,40 @@ static void test_sim_allreduce_order(void)
 	graph_free(g);
 }
 
+static void test_sim_dispatch(void)
+{
+	/* Two machines of one GPU, 1 GB/s, dispatch latency 0.5 ms. */
+	Graph *g = mk_graph(2, 1, 16e9);
+	g->cluster->dispatch = 0.5 * MS;
+	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+	SimResult r;
+	/* a alone on the first machine: no dispatch, 1 ms. */
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 1 * MS);
+	sim_free(&r);
+	/* a alone on m1: the call reaches it at 0.5, a runs 0.5..1.5, its
+	 * end is back at 2.0. */
+	op_set_ann(g, a, ANN_DEVICE, val_str(g->arena, "m1/gpu0"));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.start[a->id], 0.5 * MS);
+	NEAR(r.makespan, 2 * MS);
+	sim_free(&r);
+	/* a on m0 (0..1), 1 MB to m1 (1..2), b on m1 (2..3; the call came
+	 * at 0.5), back at 3.5. */
+	op_set_ann(g, a, ANN_DEVICE, val_str(g->arena, "m0/gpu0"));
+	Op *b = op(g, "b", 1000000, 1, "m1/gpu0", 1, a);
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.start[b->id], 2 * MS);
+	NEAR(r.makespan, 3.5 * MS);
+	sim_free(&r);
+	/* Without a dispatch latency: 3 ms. */
+	g->cluster->dispatch = 0;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 3 * MS);
+	sim_free(&r);
+	graph_free(g);
+}
+
 void suite_sim(void)
 {
 	CU_pSuite s = CU_add_suite("sim", NULL, NULL);
@@ -631,4 +665,5 @@ void suite_sim(void)
 	CU_add_test(s, "AllReduce ring and hier", test_sim_allreduce);
 	CU_add_test(s, "AllReduce holding a blocking device", test_sim_allreduce_blocking);
 	CU_add_test(s, "AllReduce order and errors", test_sim_allreduce_order);
+	CU_add_test(s, "dispatch latency to other machines", test_sim_dispatch);
 }
