@@ -1163,6 +1163,18 @@ static double dispatch_of(const Sim *s, uint32_t i)
 	       ? s->c->dispatch : 0;
 }
 
+/* When source op i may start: at 0, or on a machine other than the first
+ * the dispatch latency, and for a graph input there the transfer of its
+ * value from the client on the first machine (the client feeds it). */
+static double start_of(const Sim *s, uint32_t i)
+{
+	double t = dispatch_of(s, i);
+	const Op *op = s->g->ops[i];
+	if (t > 0 && op->nout && op_has_role(s->g, op, ROLE_INPUT))
+		t += cost_transfer(s->m, 0, s->r->dev[i], s->obytes[s->outbase[i]]);
+	return t;
+}
+
 /* Runs the event loop to the end; returns how many ops finished. */
 static uint32_t run_events(Sim *s)
 {
@@ -1325,7 +1337,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	uint32_t live = setup_ops(&s);
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->ops[i]->dead && s.pending[i] == 0)
-			push_ev(&s.h, dispatch_of(&s, i), EV_OP_READY, i);
+			push_ev(&s.h, start_of(&s, i), EV_OP_READY, i);
 	uint32_t done = run_events(&s);
 	int rc = 0;
 	if (done < live)

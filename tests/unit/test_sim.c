@@ -647,6 +647,23 @@ static void test_sim_dispatch(void)
 	NEAR(r.makespan, 3 * MS);
 	sim_free(&r);
 	graph_free(g);
+
+	/* A graph input on m1 (1 MB, 1 ms): the call at 0.5, its value from
+	 * the client on m0 over 1 GB/s (1 ms) at 1.5, it runs 1.5..2.5, back
+	 * at 3.0.  On m0 it needs neither: 1 ms. */
+	g = mk_graph(2, 1, 16e9);
+	g->cluster->dispatch = 0.5 * MS;
+	Op *in = op(g, "in", 1000000, 1, "m1/gpu0", 0);
+	op_set_ann(g, in, ANN_ROLE, val_ident(g->arena, "input"));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.start[in->id], 1.5 * MS);
+	NEAR(r.makespan, 3 * MS);
+	sim_free(&r);
+	op_set_ann(g, in, ANN_DEVICE, val_str(g->arena, "m0/gpu0"));
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	NEAR(r.makespan, 1 * MS);
+	sim_free(&r);
+	graph_free(g);
 }
 
 void suite_sim(void)
