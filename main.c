@@ -671,12 +671,15 @@ static int configure(Job *j, int argc, char **argv, Arena *a)
 }
 
 /* A file's text (malloc'd), d set up to report on it; or NULL, said. */
-static char *read_input(const char *path, size_t *len, Diag *d)
+/* A side input (--cluster, --profile): its text, and d ready for its
+ * diagnostics under --max-errors. */
+static char *read_input(const Job *j, const char *path, size_t *len, Diag *d)
 {
 	char *text = read_file(path, len);
-	if (text)
+	if (text) {
 		diag_init(d, stderr, path, text, *len);
-	else
+		d->max_errors = j->o.max_errors;
+	} else
 		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", path,
 			strerror(errno));
 	return text;
@@ -726,10 +729,9 @@ static int attach_cluster(Job *j)
 	}
 	size_t len;
 	Diag cd;
-	char *text = read_input(path, &len, &cd);
+	char *text = read_input(j, path, &len, &cd);
 	if (!text)
 		return EXIT_BADINPUT;
-	cd.max_errors = j->o.max_errors;
 	Cluster *c = cluster_parse_yaml(g->arena, path, text, len, &cd);
 	free(text);
 	if (!c)
@@ -781,10 +783,9 @@ static int read_profile(Job *j)
 		return EXIT_OK;
 	size_t len;
 	Diag pd;
-	char *text = read_input(path, &len, &pd);
+	char *text = read_input(j, path, &len, &pd);
 	if (!text)
 		return EXIT_BADINPUT;
-	pd.max_errors = j->o.max_errors;
 	j->cost.prof = profile_parse(j->g->arena, path, text, len, &pd);
 	free(text);
 	return j->cost.prof ? EXIT_OK : EXIT_BADINPUT;

@@ -340,15 +340,21 @@ def merge_profile(path, lines):
 
 # ---- this machine as a cluster ------------------------------------------------
 
+def traced_run(sess, fetch):
+    """One run of fetch with FULL_TRACE: its RunMetadata."""
+    tf = pcctf._tf()
+    meta = tf.compat.v1.RunMetadata()
+    sess.run(fetch, options=tf.compat.v1.RunOptions(
+        trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=meta)
+    return meta
+
+
 def kernel_time(sess, fetch, node, n):
     """Median over n traced runs of the kernel time of node (the step's
     own overhead left out)."""
-    tf = pcctf._tf()
     ts = []
     for _ in range(n):
-        meta = tf.compat.v1.RunMetadata()
-        sess.run(fetch, options=tf.compat.v1.RunOptions(
-            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=meta)
+        meta = traced_run(sess, fetch)
         t = 0
         for d in meta.step_stats.dev_stats:
             for x in d.node_stats:
@@ -364,13 +370,7 @@ CHAIN = 64   # MatMuls (and CHAIN/4 adds) timed together on a throttled task
 
 def traced_span(sess, fetch, n):
     """Median over n traced runs of the span of the run's nodes."""
-    tf = pcctf._tf()
-    ts = []
-    for _ in range(n):
-        meta = tf.compat.v1.RunMetadata()
-        sess.run(fetch, options=tf.compat.v1.RunOptions(
-            trace_level=tf.compat.v1.RunOptions.FULL_TRACE), run_metadata=meta)
-        ts.append(step_times(meta, False)[1])
+    return median([step_times(traced_run(sess, fetch), False)[1] for _ in range(n)])
     return median(ts)
 
 
