@@ -10,7 +10,8 @@
 #      everything (NETWORK=transfer, NETWORK=collective);
 #   2. per model: its op times on one task at three batch sizes
 #      (tools/tfprofile, pcc's --profile YAML);
-#   3. per model and plan (-O0, -O1, -O2, each with --profile and the
+#   3. per model and plan (PLANS: -O0, -O1, -O2 and mp, a model-parallel
+#      plan pcc does not pick, each with --profile and the
 #      measured cluster): pcc's simulated step time (--stats-json
 #      makespan) and the measured one: tools/tfrun --steps STEPS (20) on
 #      the local cluster, the median of the steps after the first (STAT=min:
@@ -46,7 +47,7 @@ PCC=$B/pcc
 MODELS=${MODELS:-"mlp cnn resnet18 transformer"}
 STEPS=${STEPS:-20}
 TASKS=${TASKS:-2}
-PLANS=${PLANS:-"O0 O1 O2"}
+PLANS=${PLANS:-"O0 O1 O2 mp"}
 STAT=${STAT:-median}
 NETWORK=${NETWORK:-both}
 VARIANTS=${VARIANTS:-"homogeneous heterogeneous"}
@@ -66,6 +67,19 @@ quiet() { grep -v '^WARNING: All log\|^I0000\|oneDNN custom operations' || true;
 echo "bench-real: pcc's simulator against TensorFlow $($TF -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null)"
 echo "bench-real: $TASKS local tasks, 1 intra-op and 1 inter-op thread each; $STEPS steps per plan; $STAT; network from $NETWORK; variants: $VARIANTS"
 echo "bench-real: load before: $(uptime)"
+
+# A plan's pcc option: O0, O1, O2 the optimisation levels; mp a
+# model-parallel plan pcc does not pick itself (METIS's partition of the
+# ops over the tasks, place<algo=metis>), so that the ranking compares
+# distinct plans and the table has a plan whose work crosses tasks.
+pipeline() {
+	case $1 in
+	O*) echo "-$1" ;;
+	mp) echo "-passes=simplify,annotate,place<algo=metis>,comm,order" ;;
+	*) echo "-passes=$1" ;;
+	esac
+}
+label() { case $1 in O*) echo "-$1" ;; *) echo "$1" ;; esac; }
 
 model_file() { # model_file NAME: the .gir of a model, made when needed
 	case $1 in
@@ -130,9 +144,9 @@ variant() {
 		base=
 		for o in $PLANS; do
 			plan=$OUT/$V$m.$o.pbtxt
-			if ! "$PCC" -$o "$f" --cluster "$C" --profile "$P" --stats-json="$OUT/$V$m.$o.json" \
+			if ! "$PCC" "$(pipeline "$o")" "$f" --cluster "$C" --profile "$P" --stats-json="$OUT/$V$m.$o.json" \
 				--emit=tf -o "$plan" 2>"$OUT/$V$m.$o.pcc.log"; then
-				echo "bench-real: $m -$o: pcc failed: $(tail -n 1 "$OUT/$V$m.$o.pcc.log")"; continue
+				echo "bench-real: $m $(label "$o"): pcc failed: $(tail -n 1 "$OUT/$V$m.$o.pcc.log")"; continue
 			fi
 			sim=$(sed -n 's/.*"makespan_s": *\([0-9.eE+-]*\).*/\1/p' "$OUT/$V$m.$o.json" | head -n 1)
 			# shellcheck disable=SC2086
@@ -144,19 +158,19 @@ variant() {
 			[ -n "$meas" ] || meas=nan
 			mn=$(sort -g "$OUT/$V$m.$o.steps" | head -n 1)
 			if [ $rc -ne 0 ] || [ "$meas" = nan ]; then
-				echo "bench-real: $m -$o: tfrun failed (exit $rc): $(quiet <"$OUT/$V$m.$o.tfrun.log" | tail -n 1)"
-				printf '| %s | -%s | %.3f | failed | | | | |\n' "$m" "$o" "$(awk -v s="$sim" 'BEGIN{print s * 1000}')" >>"$table"
+				echo "bench-real: $m $(label "$o"): tfrun failed (exit $rc): $(quiet <"$OUT/$V$m.$o.tfrun.log" | tail -n 1)"
+				printf '| %s | %s | %.3f | failed | | | | |\n' "$m" "$(label "$o")" "$(awk -v s="$sim" 'BEGIN{print s * 1000}')" >>"$table"
 				continue
 			fi
 			[ -n "$base" ] || { [ "$o" = O0 ] && base=$meas; }
 			err=$(awk -v s="$sim" -v t="$meas" 'BEGIN{printf "%+.1f", (s / t - 1) * 100}')
 			echo "$err" >>"$OUT/${V}errors.txt"
-			echo "$m $o $sim $meas" >>"$OUT/${V}ranking.txt"
+			echo "$m $(label "$o") $sim $meas" >>"$OUT/${V}ranking.txt"
 			sp=$(awk -v b="${base:-0}" -v t="$meas" 'BEGIN{if (b > 0) printf "%.2fx", b / t; else printf "-"}')
 			# the plan's GraphDef nodes per task (where the work went)
 			per=$(sed -n 's/^ *device: "\/job:[^/]*\/replica:0\/task:\([0-9]*\)\/.*/\1/p' "$plan" |
 				awk '{c[$1]++; if ($1 > n) n = $1} END{for (i = 0; i <= n; i++) printf "%s%d", i ? "/" : "", c[i]}')
-			printf '| %s | -%s | %.3f | %.3f | %s %% | %s | %.3f | %s |\n' "$m" "$o" \
+			printf '| %s | %s | %.3f | %.3f | %s %% | %s | %.3f | %s |\n' "$m" "$(label "$o")" \
 				"$(awk -v s="$sim" 'BEGIN{print s * 1000}')" "$(awk -v t="$meas" 'BEGIN{print t * 1000}')" \
 				"$err" "$sp" "$(awk -v t="$mn" 'BEGIN{print t * 1000}')" "$per" >>"$table"
 		done
@@ -177,8 +191,8 @@ variant() {
 		  if (!($1 in bm) || $4 < bm[$1]) { bm[$1] = $4; bmp[$1] = $2 } }
 		END { for (i = 1; i <= n; i++) { m = order[i]; c = split(k[m], ps, " "); best = ""; hit = 0
 			for (j = 1; j <= c; j++) if (sim[m, ps[j]] <= bs[m] * 1.01) {
-				best = best (best == "" ? "" : "/") "-" ps[j]; if (ps[j] == bmp[m]) hit = 1 }
-			printf "%s: pcc ranks %s fastest (simulated), measured fastest: -%s%s\n", m, best, bmp[m],
+				best = best (best == "" ? "" : "/") ps[j]; if (ps[j] == bmp[m]) hit = 1 }
+			printf "%s: pcc ranks %s fastest (simulated), measured fastest: %s%s\n", m, best, bmp[m],
 				hit ? "" : " (a miss)" } }' "$OUT/${V}ranking.txt"
 	echo "bench-real: $1: load after: $(uptime)"
 }

@@ -481,16 +481,18 @@ static void efficiency(GirParser *st, const AItem *it, DevType *t)
 	}
 }
 
-static void collectives(GirParser *st, const AItem *it, DevType *t)
+/* A key of two spellings (collectives = "overlap" | "blocking", sends =
+ * "async" | "idle"): whether the value is the second. */
+static bool choice(GirParser *st, const AItem *it, const char *no,
+		   const char *yes)
 {
 	const Value *v = it->val;
 	if ((v->kind == V_STR || v->kind == V_IDENT) &&
-	    (strcmp(v->s, "blocking") == 0 || strcmp(v->s, "overlap") == 0)) {
-		t->coll_blocking = strcmp(v->s, "blocking") == 0;
-		return;
-	}
-	diag_error(st->d, it->vloc, "collectives must be \"overlap\" or "
-		   "\"blocking\"");
+	    (strcmp(v->s, yes) == 0 || strcmp(v->s, no) == 0))
+		return strcmp(v->s, yes) == 0;
+	diag_error(st->d, it->vloc, "%s must be \"%s\" or \"%s\"", it->key,
+		   no, yes);
+	return false;
 }
 
 void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
@@ -519,7 +521,9 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 							"kernel_efficiency",
 							&t.kern_eff) || true;
 		else if (strcmp(it->key, "collectives") == 0)
-			collectives(st, it, &t);
+			t.coll_blocking = choice(st, it, "overlap", "blocking");
+		else if (strcmp(it->key, "sends") == 0)
+			t.sends_idle = choice(st, it, "async", "idle");
 		else if (strcmp(it->key, "tensor_cores") == 0) {
 			if (it->val->kind == V_BOOL)
 				t.tensor_cores = it->val->b;
@@ -530,7 +534,7 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			unknown_key(st, it, "device type",
 				    "flops, memory, mem_bw, efficiency, overhead, "
 				    "mem_efficiency, kernel_efficiency, "
-				    "collectives or tensor_cores");
+				    "collectives, sends or tensor_cores");
 	}
 	if (!flops)
 		diag_error(st->d, loc, "device type '%s' needs flops", name);

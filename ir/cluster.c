@@ -577,6 +577,8 @@ void cluster_print(FILE *f, const Cluster *c)
 		}
 		if (t->coll_blocking)
 			fputs(", collectives = \"blocking\"", f);
+		if (t->sends_idle)
+			fputs(", sends = \"idle\"", f);
 		if (t->tensor_cores)
 			fputs(", tensor_cores = true", f);
 		if (t->eff_given) {

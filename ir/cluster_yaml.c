@@ -291,6 +291,22 @@ static void efficiency(Rd *r, yaml_node_t *n, DevType *t)
 	}
 }
 
+/* A key of two spellings (collectives: overlap | blocking, tensor_cores:
+ * false | true, sends: async | idle), when given: *x becomes whether it
+ * is the second; anything else is an error naming both. */
+static void choice(Rd *r, yaml_node_t *n, const char *key, const char *no,
+		   const char *yes, bool *x)
+{
+	if (!n || !want(r, n, YAML_SCALAR_NODE, key))
+		return;
+	const char *v = (const char *)n->data.scalar.value;
+	if (strcmp(v, yes) == 0 || strcmp(v, no) == 0)
+		*x = strcmp(v, yes) == 0;
+	else
+		err(r, n, "%s must be '%s' or '%s', got '%.*s'", key, no, yes,
+		    SHOW(n));
+}
+
 static void device_types(Rd *r, yaml_node_t *n)
 {
 	if (!want(r, n, YAML_MAPPING_NODE, "device_types"))
@@ -298,7 +314,7 @@ static void device_types(Rd *r, yaml_node_t *n)
 	static const char *const keys[] = {"flops", "memory", "mem_bw",
 					   "efficiency", "overhead",
 					   "mem_efficiency", "kernel_efficiency",
-					   "collectives", "tensor_cores"};
+					   "collectives", "tensor_cores", "sends"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -325,8 +341,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[9];
-		fields(r, v, "a device type", keys, 9, f, NULL);
+		yaml_node_t *f[10];
+		fields(r, v, "a device type", keys, 10, f, NULL);
 		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
 		else if (f[0])
@@ -361,24 +377,10 @@ static void device_types(Rd *r, yaml_node_t *n)
 				err(r, f[6], "kernel_efficiency must be positive, "
 				    "got '%.*s'", SHOW(f[6]));
 		}
-		if (f[7] && want(r, f[7], YAML_SCALAR_NODE, "collectives")) {
-			const char *cv = (const char *)f[7]->data.scalar.value;
-			if (strcmp(cv, "blocking") == 0)
-				t.coll_blocking = true;
-			else if (strcmp(cv, "overlap") != 0)
-				err(r, f[7], "collectives must be 'overlap' or "
-				    "'blocking', got '%.*s'", SHOW(f[7]));
-		}
-		if (f[8] && want(r, f[8], YAML_SCALAR_NODE, "tensor_cores")) {
-			const char *tv = (const char *)f[8]->data.scalar.value;
-			if (strcmp(tv, "true") == 0)
-				t.tensor_cores = true;
-			else if (strcmp(tv, "false") == 0)
-				t.tensor_cores = false;
-			else
-				err(r, f[8], "tensor_cores must be 'true' or "
-				    "'false', got '%.*s'", SHOW(f[8]));
-		}
+		choice(r, f[7], "collectives", "overlap", "blocking",
+		       &t.coll_blocking);
+		choice(r, f[8], "tensor_cores", "false", "true", &t.tensor_cores);
+		choice(r, f[9], "sends", "async", "idle", &t.sends_idle);
 		cluster_add_type(r->c, r->a, &t);
 	}
 }

@@ -504,6 +504,9 @@ typedef struct DevType {
 	bool kern_eff_given;                /* else 1 */
 	bool coll_blocking;                 /* a collective holds the
 					     * device's compute (docs/simulator.md) */
+	bool sends_idle;                    /* a tensor sent from the device
+					     * leaves only when its compute has
+					     * no ready op (docs/simulator.md) */
 	bool tensor_cores;                  /* flops is a tensor-core peak:
 					     * convolutions run as implicit
 					     * GEMM, never Winograd (cost.c) */

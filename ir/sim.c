@@ -27,6 +27,7 @@ enum {
 	EV_X_DONE,
 	EV_OP_READY,
 	EV_DEV_WAKE,             /* list scheduling: choose after all readies */
+	EV_DEV_IDLE,             /* 'sends: idle': is the device idle now? */
 	EV_X_START,
 	EV_OP_START,
 };
@@ -134,6 +135,12 @@ typedef struct Sim {
 	bool *running;           /* per device */
 	bool *waking;            /* per device: a wake-up event is queued */
 	uint32_t nseq;
+	/* 'sends: idle' (docs/simulator.md): per device, the sends waiting
+	 * for its compute to have nothing ready, in the order they became
+	 * ready: a list through snext of items, a Transfer op's id or
+	 * g->nops + an implicit transfer's index. */
+	uint32_t *shead, *stail, *snext;
+	bool *idle_q;            /* per device: an idle check is queued */
 } Sim;
 
 /* ---- device names ------------------------------------------------------ */
@@ -397,7 +404,8 @@ static void run_next(Sim *s, int d, double t)
 	dispatch(s, e.id, t);
 }
 
-static void op_ready(Sim *s, uint32_t i, double t)
+/* Op i is ready at t and goes to its resource. */
+static void op_go(Sim *s, uint32_t i, double t)
 {
 	int r = s->res0[i];
 	if (s->prio && s->kind[i] == K_COMPUTE) {
@@ -416,6 +424,63 @@ static void op_ready(Sim *s, uint32_t i, double t)
 	s->ready[i] = true;
 	s->rtime[i] = t;
 	advance(s, r);
+}
+
+/* Whether tensors sent from device d wait for its compute to idle. */
+static bool sends_idle(const Sim *s, int d)
+{
+	return d >= 0 && s->c->types[s->c->devs[d].type].sends_idle;
+}
+
+/* Queues a send (item: a Transfer op, or g->nops + an implicit transfer)
+ * from device d until d's compute has nothing ready. */
+static void send_wait(Sim *s, int d, uint32_t item, double t)
+{
+	s->snext[item] = UINT32_MAX;
+	if (s->shead[d] == UINT32_MAX)
+		s->shead[d] = item;
+	else
+		s->snext[s->stail[d]] = item;
+	s->stail[d] = item;
+	if (!s->idle_q[d]) {
+		s->idle_q[d] = true;
+		push_ev(&s->h, t, EV_DEV_IDLE, (uint32_t)d);
+	}
+}
+
+static void xfer_go(Sim *s, uint32_t x, double t);
+
+/* The idle check of device d at t: every op that became ready by t has
+ * been given its start (EV_DEV_IDLE follows readies and wake-ups), so d
+ * is idle when nothing runs on it past t; then its waiting sends leave.
+ * Else the finish of its running op checks again. */
+static void dev_idle(Sim *s, int d, double t)
+{
+	s->idle_q[d] = false;
+	if (s->res_free[d] > t)
+		return;
+	uint32_t item = s->shead[d];
+	s->shead[d] = UINT32_MAX;
+	while (item != UINT32_MAX) {
+		uint32_t next = s->snext[item];
+		if (item < s->g->nops)
+			op_go(s, item, t);
+		else
+			xfer_go(s, item - s->g->nops, t);
+		item = next;
+	}
+}
+
+static void op_ready(Sim *s, uint32_t i, double t)
+{
+	if (s->kind[i] == K_XFER) {
+		int src = s->r->dev[s->g->ops[i]->in[0].src->id];
+		if (sends_idle(s, src)) {
+			send_wait(s, src, i, t);
+			return;
+		}
+	}
+	op_go(s, i, t);
 }
 
 static void dec_pending(Sim *s, uint32_t i, double t)
@@ -466,16 +531,29 @@ static void op_finish(Sim *s, uint32_t i, double t)
 			dec_pending(s, u->op->id, t);
 	}
 	for (uint32_t x = s->xbase[i]; x < s->xbase[i + 1]; x++) {
-		Xfer *xf = &s->x[x];
-		double st = t;
-		for (int r = 0; r < xf->nres; r++)
-			st = res_ready(s, xf->res[r], st);
-		xf->start = st;
-		xf->finish = st + xf->dur;
-		for (int r = 0; r < xf->nres; r++)
-			res_hold(s, xf->res[r], xf->finish, xf->dur, xf->bytes);
-		push_ev(&s->h, st, EV_X_START, x);
+		if (sends_idle(s, d))
+			send_wait(s, d, g->nops + x, t);
+		else
+			xfer_go(s, x, t);
 	}
+	if (d >= 0 && s->shead[d] != UINT32_MAX && !s->idle_q[d]) {
+		s->idle_q[d] = true;
+		push_ev(&s->h, t, EV_DEV_IDLE, (uint32_t)d);
+	}
+}
+
+/* Implicit transfer x leaves from t, when its links are free. */
+static void xfer_go(Sim *s, uint32_t x, double t)
+{
+	Xfer *xf = &s->x[x];
+	double st = t;
+	for (int r = 0; r < xf->nres; r++)
+		st = res_ready(s, xf->res[r], st);
+	xf->start = st;
+	xf->finish = st + xf->dur;
+	for (int r = 0; r < xf->nres; r++)
+		res_hold(s, xf->res[r], xf->finish, xf->dur, xf->bytes);
+	push_ev(&s->h, st, EV_X_START, x);
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -1029,6 +1107,10 @@ static void sim_cleanup(Sim *s)
 	free(s->rq);
 	free(s->running);
 	free(s->waking);
+	free(s->shead);
+	free(s->stail);
+	free(s->snext);
+	free(s->idle_q);
 }
 
 static int xrec_cmp(const void *pa, const void *pb)
@@ -1217,6 +1299,9 @@ static uint32_t run_events(Sim *s)
 			s->waking[e.id] = false;
 			run_next(s, (int)e.id, e.t);
 			break;
+		case EV_DEV_IDLE:
+			dev_idle(s, (int)e.id, e.t);
+			break;
 		case EV_X_START: {
 			Xfer *x = &s->x[e.id];
 			mem_add(s, x->dst, x->bytes);
@@ -1335,6 +1420,12 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	setup_edges(&s);
 	setup_order(&s);
 	uint32_t live = setup_ops(&s);
+	s.shead = xmalloc(nd1 * sizeof(uint32_t));
+	s.stail = xmalloc(nd1 * sizeof(uint32_t));
+	for (int dv = 0; dv < c->ndevs; dv++)
+		s.shead[dv] = UINT32_MAX;
+	s.snext = xmalloc(((size_t)n + s.nx + 1) * sizeof(uint32_t));
+	s.idle_q = xcalloc(nd1, sizeof(bool));
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->ops[i]->dead && s.pending[i] == 0)
 			push_ev(&s.h, start_of(&s, i), EV_OP_READY, i);

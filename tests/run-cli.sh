@@ -266,6 +266,13 @@ check "network's collective figures printed" sh -c "'$PCC' -passes= $M --cluster
 	'$PCC' -passes= '$t/coll.gir' -o '$t/coll2.gir' && cmp '$t/coll.gir' '$t/coll2.gir'"
 check "collective_latency defaults to latency" sh -c "'$PCC' -passes= $M --cluster '$t/coll2.yaml' -o - |
 	grep -qx '  network {bandwidth = 2GB/s, latency = 600us, collective_bandwidth = 500MB/s, collective_latency = 600us}'"
+# A device type's 'sends: idle' (and 'collectives: blocking'): printed in
+# the cluster block and read back the same; 'async' is the default.
+printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB, collectives: blocking, sends: idle}, B: {flops: 1 TFLOPS, memory: 1 GiB, sends: async}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: B, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/sends.yaml"
+check "sends: idle printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/sends.yaml' -o '$t/sends.gir' &&
+	grep -qxF '  type \"A\" {flops = 1TFLOPS, memory = 1GiB, collectives = \"blocking\", sends = \"idle\"}' '$t/sends.gir' &&
+	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/sends.gir' &&
+	'$PCC' -passes= '$t/sends.gir' -o '$t/sends2.gir' && cmp '$t/sends.gir' '$t/sends2.gir'"
 # --max-errors reaches the profile reader too: three bad times, one error
 printf 'ops:\n  h: {V100-32G: -1 us}\n  gw1: {V100-32G: -2 us}\n  u1: {V100-32G: -3 us}\n' >"$t/bad3.yaml"
 check "three bad profile times" sh -c "[ \$('$PCC' -passes= $M --cluster $T --profile '$t/bad3.yaml' -o /dev/null 2>&1 | grep -c ': error: ') -eq 3 ]"

@@ -35,7 +35,7 @@ tools/tfprofile "$M" -t CPU --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" \
 rc=$?
 if [ $rc -eq 77 ]; then
 	echo "SKIPPED tfprofile: $(cat "$t/err")"
-	echo "tfprofile: 0 passed, 0 failed, 9 skipped"
+	echo "tfprofile: 0 passed, 0 failed, 10 skipped"
 	exit 0
 fi
 check "tfprofile exits 0" test $rc -eq 0 || { grep -v 'WARNING\|I0000' "$t/err" | tail -n 5; }
@@ -52,8 +52,15 @@ check "cluster YAML: 2 machines of type CPU (collectives: blocking), a network w
 	'$PCC' -passes= '$M' --cluster '$t/local.yaml' -o '$t/c.gir' &&
 	[ \$(grep -c '^  machine \"t[01]\" {type = \"CPU\", count = 1' '$t/c.gir') -eq 2 ] &&
 	grep -q '^  network {bandwidth = [0-9.]*[KMGT]*B/s, latency = [0-9.]*[mun]*s, collective_bandwidth = [0-9.]*[KMGT]*B/s, collective_latency = [0-9.]*[mun]*s\\(, dispatch_latency = [0-9.]*[mun]*s\\)\\{0,1\\}}\$' '$t/c.gir' &&
-	grep -q '^  type \"CPU\" {.*, collectives = \"blocking\"}' '$t/c.gir' &&
+	grep -q '^  type \"CPU\" {.*, collectives = \"blocking\"\\(, sends = \"idle\"\\)\\{0,1\\}}' '$t/c.gir' &&
 	'$PCC' -O1 '$M' --cluster '$t/local.yaml' --profile '$t/prof.yaml' -o /dev/null"
+# the send measurement: its comment gives how much of the receiver's work
+# waited for the sender's, and 'sends: idle' is written exactly when it is
+# over half
+check "cluster YAML: sends: idle exactly when over half the receiver's work waited" sh -c "
+	w=\$(sed -n 's/^# sends: .*, so \\(-\\{0,1\\}[0-9]*\\) % of task 1.s chain came after task 0.s.*/\\1/p' '$t/local.yaml') &&
+	[ -n \"\$w\" ] && n=\$(grep -c 'sends: idle}' '$t/local.yaml') &&
+	if [ \"\$w\" -gt 50 ]; then [ \$n -eq 1 ]; else [ \$n -eq 0 ]; fi"
 # two device types: a profile of another type merged into the first
 # (--merge), a cluster whose task 1 has its own type (--task-type)
 tools/tfprofile "$M" -t CPUb --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" --merge "$t/prof.yaml" \

@@ -366,11 +366,24 @@ def kernel_time(sess, fetch, node, n):
 
 
 CHAIN = 64   # MatMuls (and CHAIN/4 adds) timed together on a throttled task
+SEND_CHAIN = 24   # MatMuls queued on the sender in the send measurement
+RECV_CHAIN = 4    # and on the receiver after the tensor (short: one quota period)
+SEND_IDLE = 0.5   # a send that waits for more of the queued work than this: sends: idle
 
 
 def traced_span(sess, fetch, n):
     """Median over n traced runs of the span of the run's nodes."""
     return median([step_times(traced_run(sess, fetch), False)[1] for _ in range(n)])
+    return median(ts)
+
+
+def wall_time(sess, fetch, n):
+    """Median wall time of n runs of fetch."""
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        sess.run(fetch)
+        ts.append(time.perf_counter() - t0)
     return median(ts)
 
 
@@ -453,6 +466,32 @@ def measure_cluster(cluster, a):
                     outs.append(tf.reduce_sum(r))
                     locs.append(tf.reduce_sum(tf.identity(w)))
             coll[sz], cloc[sz] = outs, locs
+        # a send while the sender has work queued: task 0 computes m0,
+        # then a small slice of it goes to task 1, which needs it before
+        # a short chain of its own, while task 0 goes on with a long
+        # chain after m0.  A send that leaves at once overlaps the short
+        # chain with the long one (the step takes the long one); one that
+        # waits for task 0's executor to idle runs the short chain after
+        # it.  The sender is task 0, the task of the first type; the
+        # receiver's chain is short enough to run within one period of a
+        # throttled task's quota, so that it takes as long after the wait
+        # as alone.
+        def chain(x, w, k):
+            for _ in range(k):
+                x = tf.linalg.matmul(x, w) * (1.0 / n)
+            return x
+        with tf.device(dev[0]):
+            ws = tf.Variable(tf.random.uniform([n, n], seed=6), name='s_ws')
+            m0 = tf.linalg.matmul(ws, ws) * (1.0 / n)
+            sent = m0[0:1, 0:4] + 1.0
+            queued = tf.reduce_sum(chain(m0, ws, SEND_CHAIN))
+        with tf.device(dev[1]):
+            wr = tf.Variable(tf.random.uniform([n, n], seed=7), name='s_wr')
+            after = tf.reduce_sum(chain(wr + tf.reduce_sum(sent), wr, RECV_CHAIN))
+            alone1 = tf.reduce_sum(chain(wr, wr, RECV_CHAIN))
+        with tf.device(dev[0]):
+            alone0 = tf.reduce_sum(chain(m0, ws, SEND_CHAIN))
+        sends = ((after, queued), alone0, alone1)
         init = tf.compat.v1.global_variables_initializer()
     with tf.compat.v1.Session(cluster.target, graph=g, config=cluster.config) as s:
         s.run(init)
@@ -483,6 +522,13 @@ def measure_cluster(cluster, a):
             s.run(x)
         # there and back: half of it each way
         res['dispatch'] = max(paired_difference(s, disp[1], disp[0], max(a.repeat, 51)), 0.0) / 2
+        for x in sends:
+            s.run(x)
+        both, t0, t1 = (wall_time(s, x, a.repeat) for x in sends)
+        # the receiver's chain after the sender's: 1 when the send waited
+        # for all of task 0's queued work, 0 when it left at once
+        res['send_wait'] = (both - max(t0, t1)) / max(min(t0, t1), 1e-9)
+        res['send_times'] = (both, t0, t1)
     res['flops'], res['mem_bw'] = res['types'][a.task_types[0]]
     lat, inv_bw = rel_fit(pts)
     if inv_bw <= 0:
@@ -550,9 +596,20 @@ def write_cluster(out, a, m):
     # a CollectiveReduce's copies, reductions and RPCs take CPU time), so
     # a task's compute waits while one runs (docs/cluster.md)
     lines.append('# collectives: blocking: a CPU task reduces on the cores that run its ops')
+    both, t0, t1 = m['send_times']
+    waited = int(round(100 * m['send_wait']))
+    idle = waited > 100 * SEND_IDLE
+    lines.append('# sends: a tensor sent from task 0 while it has %d MatMuls queued, to task 1 '
+                 'that needs it before %d of its own: %s (the chains alone: %s and %s), so '
+                 '%d %% of task 1\'s chain came after task 0\'s: %s' % (
+                     SEND_CHAIN, RECV_CHAIN, fmt_time(both), fmt_time(t0), fmt_time(t1),
+                     waited,
+                     'sends: idle (it leaves when the task has nothing ready to run)' if idle
+                     else 'sends leave at once (the default)'))
     for typ, (flops, bw) in m['types'].items():
         lines.append('  %s: {flops: %.6g GFLOPS, memory: %d B, mem_bw: %.6g GB/s, '
-                     'collectives: blocking}' % (yaml_key(typ), flops / 1e9, mem, bw / 1e9))
+                     'collectives: blocking%s}' % (yaml_key(typ), flops / 1e9, mem, bw / 1e9,
+                                                   ', sends: idle' if idle else ''))
     lines.append('machines:')
     for i in range(a.tasks):
         lines.append('  - {name: t%d, type: %s, count: 1}' % (i, yaml_key(a.task_types[i])))

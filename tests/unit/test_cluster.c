@@ -284,8 +284,8 @@ static void test_named_types(void)
 		"device_types: {tc: {flops: 1 TFLOPS, memory: 1 GiB, "
 		"tensor_cores: maybe}}\n"
 		"machines: [{name: a, type: tc}]\n", &msgs);
-	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "tensor_cores must be 'true' or "
-		"'false', got 'maybe'"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "tensor_cores must be 'false' or "
+		"'true', got 'maybe'"));
 	free(msgs);
 	arena_free(a);
 }

@@ -569,6 +569,43 @@ static void test_sim_allreduce_blocking(void)
 	graph_free(g);
 }
 
+static void test_sim_sends_idle(void)
+{
+	/* gpu0: a (1 ms, 1 MB), then c (2 ms, reads a); gpu1: b (1 ms)
+	 * reads a, moved over 1 GB/s (1 ms).  By default the send leaves
+	 * when a ends: link [1, 2], b [2, 3], c [1, 3], makespan 3 ms.
+	 * With 'sends: idle' it waits for gpu0 to have nothing ready: c
+	 * runs first [1, 3], the send [3, 4], b [4, 5].  The same with an
+	 * explicit Transfer op.  Without c, gpu0 idles at 1 ms and the send
+	 * leaves then: 3 ms again. */
+	for (int explicit_op = 0; explicit_op < 2; explicit_op++) {
+		Graph *g = mk_graph(1, 2, 16e9);
+		Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+		Op *src = explicit_op ? comm_op(g, "t", "Transfer", "m0/gpu1", a) : a;
+		Op *b = op(g, "b", 10, 1, "m0/gpu1", 1, src);
+		Op *c = op(g, "c", 10, 2, "m0/gpu0", 1, a);
+		SimResult r;
+		CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+		NEAR(r.start[b->id], 2 * MS);
+		NEAR(r.makespan, 3 * MS);
+		sim_free(&r);
+		g->cluster->types[0].sends_idle = true;
+		CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+		NEAR(r.start[c->id], 1 * MS);
+		NEAR(r.start[b->id], 4 * MS);
+		NEAR(r.makespan, 5 * MS);
+		if (explicit_op)
+			NEAR(r.start[src->id], 3 * MS);
+		sim_free(&r);
+		graph_remove_op(g, c);
+		CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+		NEAR(r.start[b->id], 2 * MS);
+		NEAR(r.makespan, 3 * MS);
+		sim_free(&r);
+		graph_free(g);
+	}
+}
+
 static void test_sim_allreduce_order(void)
 {
 	/* Two collectives K1 (x) and K2 (y) over gpu0 and gpu1.  gpu0's
@@ -681,6 +718,7 @@ void suite_sim(void)
 	CU_add_test(s, "Transfer op on a link", test_sim_transfer_op);
 	CU_add_test(s, "AllReduce ring and hier", test_sim_allreduce);
 	CU_add_test(s, "AllReduce holding a blocking device", test_sim_allreduce_blocking);
+	CU_add_test(s, "sends waiting for an idle device", test_sim_sends_idle);
 	CU_add_test(s, "AllReduce order and errors", test_sim_allreduce_order);
 	CU_add_test(s, "dispatch latency to other machines", test_sim_dispatch);
 }
