@@ -182,6 +182,15 @@ masked() {
 }
 check "masked.gir: -inf mask, softmax exactly 0 (by hand)" masked
 
+# ---- SelectV2 through the C backend: broadcasting, NaN not taken, by hand -
+select_v2() {
+	"$PCC" '-passes=place<algo=single>,comm' tests/ctests/select.gir \
+		--cluster tests/ctests/one-cpu.yaml --emit=c -o "$t/select.c" &&
+	$CC $CWARN "$t/select.c" $FLAGS -o "$t/select" &&
+	"$t/select" | diff -u tests/ctests/select.expected -
+}
+check "select.gir: SelectV2 broadcasting all three inputs (by hand)" select_v2
+
 # ---- --values=N: N evenly spaced elements, indices floor(k * size / N) ----
 # Against --values of mlp's reference (every element): with N = 3, each
 # result's lines are its elements floor(k * n / 3), k = 0, 1, 2 (all of them

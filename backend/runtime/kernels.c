@@ -162,6 +162,22 @@ static void bcast_strides(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
 	}
 }
 
+/* One step in row-major order over the broadcast output o: advances the
+ * counters cnt and the n input offsets ix by their strides st. */
+static void bcast_step(const pcc_buf *o, int64_t *cnt, int n,
+		       int64_t (*st)[PCC_MAX_RANK], int64_t *ix)
+{
+	for (int d = o->rank - 1; d >= 0; d--) {
+		for (int j = 0; j < n; j++)
+			ix[j] += st[j][d];
+		if (++cnt[d] < o->dims[d])
+			return;
+		for (int j = 0; j < n; j++)
+			ix[j] -= st[j][d] * o->dims[d];
+		cnt[d] = 0;
+	}
+}
+
 void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	      int nout, pcc_buf *const *out)
 {
@@ -177,15 +193,14 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		       rt_dtype_name(o->dt));
 	if (!cmp)
 		k_f32(k, a, o);
-	int64_t sx[PCC_MAX_RANK], sy[PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0};
-	bcast_strides(k, a, x, o, sx);
-	bcast_strides(k, a, y, o, sy);
+	int64_t st[2][PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0}, ix[2] = {0, 0};
+	bcast_strides(k, a, x, o, st[0]);
+	bcast_strides(k, a, y, o, st[1]);
 	const float *p = FP(x), *q = FP(y);
 	float *r = cmp ? NULL : FP(o);
 	uint8_t *rb = cmp ? (uint8_t *)o->data : NULL;
-	int64_t ix = 0, iy = 0;
 	for (int64_t i = 0; i < o->numel; i++) {
-		float u = p[ix], v = q[iy], w;
+		float u = p[ix[0]], v = q[ix[1]], w;
 		switch (k) {
 		case PCC_K_Equal: w = u == v; break;
 		case PCC_K_NotEqual: w = u != v; break;
@@ -206,15 +221,32 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 			rb[i] = w != 0;
 		else
 			r[i] = w;
-		for (int d = o->rank - 1; d >= 0; d--) {
-			ix += sx[d];
-			iy += sy[d];
-			if (++cnt[d] < o->dims[d])
-				break;
-			ix -= sx[d] * o->dims[d];
-			iy -= sy[d] * o->dims[d];
-			cnt[d] = 0;
-		}
+		bcast_step(o, cnt, 2, st, ix);
+	}
+}
+
+void k_select(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 3, nout, 1);
+	const pcc_buf *c = in[0], *x = in[1], *y = in[2];
+	pcc_buf *o = out[0];
+	if (c->dt != PCC_BOOL)
+		k_fail(k, a, "'%s' is %s; the condition is bool", c->name,
+		       rt_dtype_name(c->dt));
+	k_f32(k, a, x);
+	k_f32(k, a, y);
+	k_f32(k, a, o);
+	int64_t st[3][PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0}, ix[3] = {0, 0, 0};
+	bcast_strides(k, a, c, o, st[0]);
+	bcast_strides(k, a, x, o, st[1]);
+	bcast_strides(k, a, y, o, st[2]);
+	const uint8_t *pc = (const uint8_t *)c->data;
+	const float *p = FP(x), *q = FP(y);
+	float *r = FP(o);
+	for (int64_t i = 0; i < o->numel; i++) {
+		r[i] = pc[ix[0]] ? p[ix[1]] : q[ix[2]];
+		bcast_step(o, cnt, 3, st, ix);
 	}
 }
 

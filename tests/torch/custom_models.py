@@ -176,3 +176,20 @@ def swin_tiny(batch=2, **kw):
                         num_heads=[1, 2, 2], window_size=[3, 3], num_classes=5,
                         stochastic_depth_prob=0.2)
     return m, (torch.randn(batch, 3, 20, 20),)
+
+
+def swin_v2_tiny(batch=2, **kw):
+    """torchvision's Swin Transformer v2 at the same toy size: its cosine
+    attention (the 2-norm of queries and keys, clamped below, and a
+    learned logit scale clamped above: norm, clamp_min, clamp, and where
+    in their gradients), a continuous position bias from a small MLP, and
+    v2's patch merging; its backward takes rows of a flattened tensor
+    through as_strided."""
+    from torchvision.models.swin_transformer import (
+        PatchMergingV2, SwinTransformer, SwinTransformerBlockV2)
+    torch.manual_seed(0)
+    m = SwinTransformer(patch_size=[2, 2], embed_dim=8, depths=[2, 2, 2],
+                        num_heads=[1, 2, 2], window_size=[3, 3], num_classes=5,
+                        stochastic_depth_prob=0.2, block=SwinTransformerBlockV2,
+                        downsample_layer=PatchMergingV2)
+    return m, (torch.randn(batch, 3, 20, 20),)

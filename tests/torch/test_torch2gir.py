@@ -544,6 +544,7 @@ MODELS = {
     "transformer_tiny": ("zoo_models:transformer_tiny", None, ()),
     "relbias": ("custom_models:relbias", None, ()),
     "swin_tiny": ("custom_models:swin_tiny", None, ()),
+    "swin_v2_tiny": ("custom_models:swin_v2_tiny", None, ()),
     "resnet18": ("resnet18", None, ("--image-size", "32")),
 }
 
@@ -568,6 +569,8 @@ def model_of(key):
             return custom_models.relbias(2)
         if key == "swin_tiny":
             return custom_models.swin_tiny(2)
+        if key == "swin_v2_tiny":
+            return custom_models.swin_v2_tiny(2)
         if key == "transformer_tiny":
             sys.path.insert(0, os.path.join(ROOT, "tools"))
             import zoo_models
@@ -675,6 +678,15 @@ class TestLoweringNumerics(unittest.TestCase):
         # but the first (its probability is 0)
         self.assertEqual(len(m["masks"]), 10)
 
+    def test_swin_v2(self):
+        """Swin v2's cosine attention from core ops: the 2-norm as
+        Sqrt(Sum(Square)), clamp and clamp_min as Minimum and Maximum,
+        where as SelectV2, as_strided of part of a tensor as a Slice."""
+        m = self.check("swin_v2_tiny", tol=1e-4)
+        types = [o["type"] for o in m["ops"]]
+        for t in ("Sqrt", "Square", "Maximum", "Minimum", "SelectV2", "Slice"):
+            self.assertIn(t, types)
+
     def test_native_dropout(self):
         m = self.check("native_dropout")
         self.assertEqual([(t.numel(), p) for _, t, p in m["masks"]], [(32, 0.75)])
@@ -774,6 +786,9 @@ class TestLoweringTensorFlow(unittest.TestCase):
 
     def test_swin(self):
         self.check("swin_tiny", tol=1e-4)
+
+    def test_swin_v2(self):
+        self.check("swin_v2_tiny", tol=1e-4)
 
     def test_index(self):
         self.check("relbias")
