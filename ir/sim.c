@@ -12,9 +12,11 @@
  *
  * Every resource serves its work in the order the work becomes ready, so a
  * job's start is decided when it becomes ready: start = max(ready, time the
- * resource frees).  Events (op ready/start/finish, transfer start/done) are
- * processed in time order from a binary heap: O((V + E) log V), no
- * recursion. */
+ * resource frees); but a send from a device whose type has 'sends: idle'
+ * becomes ready for its links only when that device has nothing ready to
+ * run (an idle check after the readies of each moment).  Events (op
+ * ready/start/finish, transfer start/done) are processed in time order
+ * from a binary heap: O((V + E) log V), no recursion. */
 #include "ir.h"
 #include "simroute.h"
 
