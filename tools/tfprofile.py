@@ -368,7 +368,7 @@ def kernel_time(sess, fetch, node, n):
 CHAIN = 64   # MatMuls (and CHAIN/4 adds) timed together on a throttled task
 SEND_CHAIN = 24   # MatMuls queued on the sender in the send measurement
 RECV_CHAIN = 4    # and on the receiver after the tensor (short: one quota period)
-SEND_IDLE = 0.5   # a send that waits for more of the queued work than this: sends: idle
+SEND_IDLE = 0.5   # more of the receiver's chain than this after the sender's: sends: idle
 
 
 def traced_span(sess, fetch, n):
