@@ -569,6 +569,17 @@ static void test_sim_allreduce_blocking(void)
 	graph_free(g);
 }
 
+/* Simulates g and checks its makespan and, when o is given, o's start. */
+static void expect_run(Graph *g, const Op *o, double start, double makespan)
+{
+	SimResult r;
+	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+	if (o)
+		NEAR(r.start[o->id], start);
+	NEAR(r.makespan, makespan);
+	sim_free(&r);
+}
+
 static void test_sim_sends_idle(void)
 {
 	/* gpu0: a (1 ms, 1 MB), then c (2 ms, reads a); gpu1: b (1 ms)
@@ -584,12 +595,9 @@ static void test_sim_sends_idle(void)
 		Op *src = explicit_op ? comm_op(g, "t", "Transfer", "m0/gpu1", a) : a;
 		Op *b = op(g, "b", 10, 1, "m0/gpu1", 1, src);
 		Op *c = op(g, "c", 10, 2, "m0/gpu0", 1, a);
-		SimResult r;
-		CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-		NEAR(r.start[b->id], 2 * MS);
-		NEAR(r.makespan, 3 * MS);
-		sim_free(&r);
+		expect_run(g, b, 2 * MS, 3 * MS);
 		g->cluster->types[0].sends_idle = true;
+		SimResult r;
 		CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
 		NEAR(r.start[c->id], 1 * MS);
 		NEAR(r.start[b->id], 4 * MS);
@@ -598,10 +606,7 @@ static void test_sim_sends_idle(void)
 			NEAR(r.start[src->id], 3 * MS);
 		sim_free(&r);
 		graph_remove_op(g, c);
-		CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-		NEAR(r.start[b->id], 2 * MS);
-		NEAR(r.makespan, 3 * MS);
-		sim_free(&r);
+		expect_run(g, b, 2 * MS, 3 * MS);
 		graph_free(g);
 	}
 }
@@ -658,31 +663,20 @@ static void test_sim_dispatch(void)
 	Graph *g = mk_graph(2, 1, 16e9);
 	g->cluster->dispatch = 0.5 * MS;
 	Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
-	SimResult r;
 	/* a alone on the first machine: no dispatch, 1 ms. */
-	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-	NEAR(r.makespan, 1 * MS);
-	sim_free(&r);
+	expect_run(g, NULL, 0, 1 * MS);
 	/* a alone on m1: the call reaches it at 0.5, a runs 0.5..1.5, its
 	 * end is back at 2.0. */
 	op_set_ann(g, a, ANN_DEVICE, val_str(g->arena, "m1/gpu0"));
-	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-	NEAR(r.start[a->id], 0.5 * MS);
-	NEAR(r.makespan, 2 * MS);
-	sim_free(&r);
+	expect_run(g, a, 0.5 * MS, 2 * MS);
 	/* a on m0 (0..1), 1 MB to m1 (1..2), b on m1 (2..3; the call came
 	 * at 0.5), back at 3.5. */
 	op_set_ann(g, a, ANN_DEVICE, val_str(g->arena, "m0/gpu0"));
 	Op *b = op(g, "b", 1000000, 1, "m1/gpu0", 1, a);
-	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-	NEAR(r.start[b->id], 2 * MS);
-	NEAR(r.makespan, 3.5 * MS);
-	sim_free(&r);
+	expect_run(g, b, 2 * MS, 3.5 * MS);
 	/* Without a dispatch latency: 3 ms. */
 	g->cluster->dispatch = 0;
-	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-	NEAR(r.makespan, 3 * MS);
-	sim_free(&r);
+	expect_run(g, NULL, 0, 3 * MS);
 	graph_free(g);
 
 	/* A graph input on m1 (1 MB, 1 ms): the call at 0.5, its value from
@@ -692,14 +686,9 @@ static void test_sim_dispatch(void)
 	g->cluster->dispatch = 0.5 * MS;
 	Op *in = op(g, "in", 1000000, 1, "m1/gpu0", 0);
 	op_set_ann(g, in, ANN_ROLE, val_ident(g->arena, "input"));
-	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-	NEAR(r.start[in->id], 1.5 * MS);
-	NEAR(r.makespan, 3 * MS);
-	sim_free(&r);
+	expect_run(g, in, 1.5 * MS, 3 * MS);
 	op_set_ann(g, in, ANN_DEVICE, val_str(g->arena, "m0/gpu0"));
-	CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
-	NEAR(r.makespan, 1 * MS);
-	sim_free(&r);
+	expect_run(g, NULL, 0, 1 * MS);
 	graph_free(g);
 }
 
