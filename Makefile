@@ -9,6 +9,7 @@
 #   make models       regenerate examples/models/ with tools/torch2gir
 #   make bench        performance figures (never pass/fail)
 #   make bench-published  simulated vs published GPU training throughput
+#   make bench-fit TYPE=K80  the grid that fitted a GPU type's two factors
 #   make bench-real   pcc's simulated step times against TensorFlow's measured ones
 #   make docs-pictures  docs/img/: a plan drawn by every picture backend
 #   make tsan         run a distributed plan's generated C under ThreadSanitizer
@@ -58,7 +59,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures bench-plans bench-published bench-real ctests tsan check-tf-models check-torch models
+        fuzz-build viz docs-pictures bench-plans bench-published bench-fit bench-real ctests tsan check-tf-models check-torch models
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -234,6 +235,11 @@ bench: $(B)/pcc $(B)/gengraph
 # (docs/cost-model.md, "Fidelity"); imports models with tools/torch2gir.
 bench-published: $(B)/pcc
 	/usr/bin/python3 bench/published.py $(B)
+# how a named GPU type's kernel_efficiency and mem_efficiency were fitted
+# on its fit rows of bench-published (docs/cost-model.md, "Calibration")
+TYPE ?= K80
+bench-fit: $(B)/pcc
+	/usr/bin/python3 bench/fit.py $(TYPE) $(B)
 # pcc's simulator against real TensorFlow on a 2-task local cluster
 # (docs/bench-real.md); needs tools/tfpython's TensorFlow.
 bench-real: $(B)/pcc

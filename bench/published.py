@@ -138,13 +138,16 @@ def import_model(cache, model, batch):
     return path
 
 
-def cluster(tmp, machine, count):
+def cluster(tmp, machine, count, keys=""):
+    """A cluster YAML shaped like machine with count GPUs; keys: more
+    device-type keys ("kernel_efficiency: 0.6, ..."; bench/fit.py)."""
     dtype, bw, lat, coll = MACHINES[machine]
     path = os.path.join(tmp, "%s-%d.yaml" % (machine.replace(" ", "_"), count))
     per = min(count, 8)
     with open(path, "w") as f:
-        f.write("# %s, %d GPU(s)\ndevice_types:\n  %s: {collectives: %s}\n"
-                "machines:\n" % (machine, count, dtype, coll))
+        f.write("# %s, %d GPU(s)\ndevice_types:\n  %s: {collectives: %s%s}\n"
+                "machines:\n" % (machine, count, dtype, coll,
+                                  ", " + keys if keys else ""))
         for k in range((count + per - 1) // per):
             f.write("  - {name: m%d, type: %s, count: %d, link: {bandwidth: "
                     "%s, latency: %s}}\n" % (k, dtype, per, bw, lat))
@@ -230,4 +233,5 @@ def main():
               % (model, MACHINES[machine][0], batch, n, pe, se, se - pe))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,10 @@
 #      makespan) and the measured one: tools/tfrun --steps STEPS (20) on
 #      the local cluster, the median of the steps after the first (STAT=min:
 #      profiles and measurements take the minimum instead, the machine
-#      without the other processes' load);
+#      without the other processes' load); a model's plans run in one
+#      tfrun, their steps interleaved, so that they are measured side by
+#      side under the same load (INTERLEAVE=0: one tfrun per plan, one
+#      after another);
 #   4. per plan the error (simulated / measured - 1), the measured speedup
 #      of -O1 and -O2 over -O0; per model whether the plan pcc ranks
 #      fastest is the one measured fastest; the median |error| overall.
@@ -49,6 +52,7 @@ STEPS=${STEPS:-20}
 TASKS=${TASKS:-2}
 PLANS=${PLANS:-"O0 O1 O2 mp"}
 STAT=${STAT:-median}
+INTERLEAVE=${INTERLEAVE:-1}
 NETWORK=${NETWORK:-both}
 VARIANTS=${VARIANTS:-"homogeneous heterogeneous"}
 THROTTLE=${THROTTLE:-0.5}
@@ -99,6 +103,33 @@ model_file() { # model_file NAME: the .gir of a model, made when needed
 
 median() { sort -g | awk '{v[NR]=$1} END{if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
+# row MODEL PLAN RC: the table row, error and ranking lines of one plan
+# from its files ($OUT/$V$m.$o.sim, .steps, .pbtxt, .tfrun.log)
+row() {
+	m=$1 o=$2 rc=$3
+	plan=$OUT/$V$m.$o.pbtxt
+	sim=$(cat "$OUT/$V$m.$o.sim")
+	if [ "$STAT" = min ]; then meas=$(sort -g "$OUT/$V$m.$o.steps" | head -n 1); else meas=$(median <"$OUT/$V$m.$o.steps"); fi
+	[ -n "$meas" ] || meas=nan
+	mn=$(sort -g "$OUT/$V$m.$o.steps" | head -n 1)
+	if [ "$rc" -ne 0 ] || [ "$meas" = nan ]; then
+		echo "bench-real: $m $(label "$o"): tfrun failed (exit $rc): $(quiet <"$OUT/$V$m.$o.tfrun.log" | tail -n 1)"
+		printf '| %s | %s | %.3f | failed | | | | |\n' "$m" "$(label "$o")" "$(awk -v s="$sim" 'BEGIN{print s * 1000}')" >>"$table"
+		return
+	fi
+	[ -n "$base" ] || { [ "$o" = O0 ] && base=$meas; }
+	err=$(awk -v s="$sim" -v t="$meas" 'BEGIN{printf "%+.1f", (s / t - 1) * 100}')
+	echo "$err" >>"$OUT/${V}errors.txt"
+	echo "$m $(label "$o") $sim $meas" >>"$OUT/${V}ranking.txt"
+	sp=$(awk -v b="${base:-0}" -v t="$meas" 'BEGIN{if (b > 0) printf "%.2fx", b / t; else printf "-"}')
+	# the plan's GraphDef nodes per task (where the work went)
+	per=$(sed -n 's/^ *device: "\/job:[^/]*\/replica:0\/task:\([0-9]*\)\/.*/\1/p' "$plan" |
+		awk '{c[$1]++; if ($1 > n) n = $1} END{for (i = 0; i <= n; i++) printf "%s%d", i ? "/" : "", c[i]}')
+	printf '| %s | %s | %.3f | %.3f | %s %% | %s | %.3f | %s |\n' "$m" "$(label "$o")" \
+		"$(awk -v s="$sim" 'BEGIN{print s * 1000}')" "$(awk -v t="$meas" 'BEGIN{print t * 1000}')" \
+		"$err" "$sp" "$(awk -v t="$mn" 'BEGIN{print t * 1000}')" "$per" >>"$table"
+}
+
 # variant NAME: one run of the benchmark; V (the file prefix), PPT (the
 # process options of tfrun and tfprofile), RUNX (tfrun's throttle),
 # CLX (the cluster measurement's), PROF2 (a second profile's options:
@@ -131,6 +162,7 @@ variant() {
 			echo "bench-real: $m: profiling failed"; continue
 		fi
 		quiet <"$OUT/$V$m.profile.log"
+		base=
 		if [ -n "$PROF2" ]; then
 			# shellcheck disable=SC2086
 			if ! tools/tfprofile "$f" -o "$P.2" --pcc "$PCC" --stat "$STAT" $PPT $PROF2 --merge "$P" \
@@ -141,38 +173,48 @@ variant() {
 			quiet <"$OUT/$V$m.profile2.log"
 			mv "$P.2" "$P"
 		fi
-		base=
+		# Every plan first, then one tfrun with all of them: their steps
+		# interleave on one local cluster (round k starts with plan k mod
+		# n), so that a slow minute of the machine falls on every plan
+		# alike; the ranking compares plans measured side by side.  When
+		# that run fails, each plan runs alone (a failing plan fails alone).
+		ok=
 		for o in $PLANS; do
 			plan=$OUT/$V$m.$o.pbtxt
+			rm -f "$OUT/$V$m.$o.steps" "$OUT/$V$m.$o.sim"
 			if ! "$PCC" "$(pipeline "$o")" "$f" --cluster "$C" --profile "$P" --stats-json="$OUT/$V$m.$o.json" \
 				--emit=tf -o "$plan" 2>"$OUT/$V$m.$o.pcc.log"; then
 				echo "bench-real: $m $(label "$o"): pcc failed: $(tail -n 1 "$OUT/$V$m.$o.pcc.log")"; continue
 			fi
-			sim=$(sed -n 's/.*"makespan_s": *\([0-9.eE+-]*\).*/\1/p' "$OUT/$V$m.$o.json" | head -n 1)
+			sed -n 's/.*"makespan_s": *\([0-9.eE+-]*\).*/\1/p' "$OUT/$V$m.$o.json" | head -n 1 >"$OUT/$V$m.$o.sim"
+			ok="$ok $o"
+		done
+		plans=
+		for o in $ok; do plans="$plans $OUT/$V$m.$o.pbtxt"; done
+		rc=1
+		if [ "$INTERLEAVE" = 1 ] && [ -n "$ok" ]; then
 			# shellcheck disable=SC2086
-			tools/tfrun "$plan" --tasks "$TASKS" --steps "$STEPS" $PPT $RUNX >"$OUT/$V$m.$o.vars" 2>"$OUT/$V$m.$o.tfrun.log"
+			tools/tfrun $plans --tasks "$TASKS" --steps "$STEPS" $PPT $RUNX >"$OUT/$V$m.vars" 2>"$OUT/$V$m.tfrun.log"
 			rc=$?
-			sed -n 's/^tfrun: step \([0-9]*\): \([0-9.eE+-]*\) s$/\1 \2/p' "$OUT/$V$m.$o.tfrun.log" |
-				awk '$1 > 1 {print $2}' >"$OUT/$V$m.$o.steps"
-			if [ "$STAT" = min ]; then meas=$(sort -g "$OUT/$V$m.$o.steps" | head -n 1); else meas=$(median <"$OUT/$V$m.$o.steps"); fi
-			[ -n "$meas" ] || meas=nan
-			mn=$(sort -g "$OUT/$V$m.$o.steps" | head -n 1)
-			if [ $rc -ne 0 ] || [ "$meas" = nan ]; then
-				echo "bench-real: $m $(label "$o"): tfrun failed (exit $rc): $(quiet <"$OUT/$V$m.$o.tfrun.log" | tail -n 1)"
-				printf '| %s | %s | %.3f | failed | | | | |\n' "$m" "$(label "$o")" "$(awk -v s="$sim" 'BEGIN{print s * 1000}')" >>"$table"
-				continue
+		fi
+		for o in $ok; do
+			plan=$OUT/$V$m.$o.pbtxt
+			if [ $rc -eq 0 ]; then
+				# "tfrun: PLAN: step K: X s" (one plan: "tfrun: step K: X s")
+				awk -v p="tfrun: $plan: " -v one="$(echo $ok | wc -w)" '
+					one == 1 && /^tfrun: step [0-9]*: / { sub(/^tfrun: /, ""); print; next }
+					index($0, p) == 1 { print substr($0, length(p) + 1) }' "$OUT/$V$m.tfrun.log" |
+					sed -n 's/^step \([0-9]*\): \([0-9.eE+-]*\) s$/\1 \2/p' | awk '$1 > 1 {print $2}' >"$OUT/$V$m.$o.steps"
+				cp "$OUT/$V$m.tfrun.log" "$OUT/$V$m.$o.tfrun.log"
+				prc=0
+			else
+				# shellcheck disable=SC2086
+				tools/tfrun "$plan" --tasks "$TASKS" --steps "$STEPS" $PPT $RUNX >"$OUT/$V$m.$o.vars" 2>"$OUT/$V$m.$o.tfrun.log"
+				prc=$?
+				sed -n 's/^tfrun: step \([0-9]*\): \([0-9.eE+-]*\) s$/\1 \2/p' "$OUT/$V$m.$o.tfrun.log" |
+					awk '$1 > 1 {print $2}' >"$OUT/$V$m.$o.steps"
 			fi
-			[ -n "$base" ] || { [ "$o" = O0 ] && base=$meas; }
-			err=$(awk -v s="$sim" -v t="$meas" 'BEGIN{printf "%+.1f", (s / t - 1) * 100}')
-			echo "$err" >>"$OUT/${V}errors.txt"
-			echo "$m $(label "$o") $sim $meas" >>"$OUT/${V}ranking.txt"
-			sp=$(awk -v b="${base:-0}" -v t="$meas" 'BEGIN{if (b > 0) printf "%.2fx", b / t; else printf "-"}')
-			# the plan's GraphDef nodes per task (where the work went)
-			per=$(sed -n 's/^ *device: "\/job:[^/]*\/replica:0\/task:\([0-9]*\)\/.*/\1/p' "$plan" |
-				awk '{c[$1]++; if ($1 > n) n = $1} END{for (i = 0; i <= n; i++) printf "%s%d", i ? "/" : "", c[i]}')
-			printf '| %s | %s | %.3f | %.3f | %s %% | %s | %.3f | %s |\n' "$m" "$(label "$o")" \
-				"$(awk -v s="$sim" 'BEGIN{print s * 1000}')" "$(awk -v t="$meas" 'BEGIN{print t * 1000}')" \
-				"$err" "$sp" "$(awk -v t="$mn" 'BEGIN{print t * 1000}')" "$per" >>"$table"
+			row "$m" "$o" "$prc"
 		done
 	done
 	echo

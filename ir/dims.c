@@ -390,3 +390,65 @@ bool op_part_inputs(const Graph *g, const Op *op, int p, int *in_dim,
 	}
 }
 
+
+/* ---- ops that pass their input through ---------------------------------- */
+
+/* Do the n integers of data input k equal want(i) for every i < r? */
+static bool ints_are(const Graph *g, const Ins *s, uint32_t k, int n,
+		     int64_t (*want)(int))
+{
+	int64_t v[2 * MAXR];
+	if (n > 2 * MAXR || const_ints(g, s, k, v, 2 * MAXR) != n)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (v[i] != want(i))
+			return false;
+	return true;
+}
+
+static int64_t zero(int i) { (void)i; return 0; }
+static int64_t one(int i) { (void)i; return 1; }
+static int64_t self(int i) { return i; }
+
+bool op_is_identity(const Graph *g, const Op *op)
+{
+	Ins s = ins_of(op);
+	const Type *x = in_type(&s, 0), *o = out_type(op, 0);
+	if (op->nout != 1 || !x || !o || !type_known(x) || !type_eq(x, o))
+		return false;
+	int r = x->rank;
+	switch (op->opcode) {
+	case O_Pad: case O_PadV2: case O_MirrorPad:
+		return ints_are(g, &s, 1, 2 * r, zero);
+	case O_Tile:
+		return ints_are(g, &s, 1, r, one);
+	case O_Transpose:
+		return ints_are(g, &s, 1, r, self);
+	case O_Slice:
+		/* the same type, so the sizes are the input's (or -1) */
+		return ints_are(g, &s, 1, r, zero);
+	case O_StridedSlice: {
+		int64_t b[MAXR], e[MAXR], st[MAXR];
+		int n = const_ints(g, &s, 1, b, MAXR);
+		SSlice ss;
+		if (n < 0 || r > MAXR || const_ints(g, &s, 2, e, MAXR) != n ||
+		    const_ints(g, &s, 3, st, MAXR) != n ||
+		    ss_spec(g, op, x, b, e, st, n, &ss, NULL, 0) != 0 ||
+		    ss.nfinal != r)
+			return false;
+		for (int i = 0; i < r; i++)
+			if (ss.final[i] != i || ss.begin[i] != 0 || ss.stride[i] != 1 ||
+			    ss.size[i] != x->dims[i])
+				return false;
+		return true;
+	}
+	case O_Cast: case O_Reshape: case O_BroadcastTo: case O_Squeeze:
+		return true;             /* same type: nothing moves */
+	case O_ConcatV2:
+		return s.n == 2;         /* one value and the axis */
+	case O_AddN:
+		return s.n == 1;
+	default:
+		return false;
+	}
+}

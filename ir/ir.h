@@ -710,6 +710,11 @@ double op_bytes_moved(const Graph *g, const Op *op);
  * dimension for SPLIT_CONCAT/SPLIT_SUM ops, plus channel / output-feature
  * dimensions where the op allows); returns how many were written. */
 int op_split_dims(const Graph *g, const Op *op, int *dims, int max);
+/* Does op hand data input 0 on unchanged (output 0 of the same type, and
+ * nothing moved: zero paddings, unit multiples, the identity permutation,
+ * a full slice, a cast to its own type, a concatenation of one tensor)?
+ * simplify bypasses such ops as it bypasses Identity. */
+bool op_is_identity(const Graph *g, const Op *op);
 /* The output-0 dimensions a part of op may take in the split pass:
  * op_split_dims, and the filter's channels of a filter gradient. */
 int op_part_dims(const Graph *g, const Op *op, int *dims, int max);

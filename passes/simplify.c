@@ -1,9 +1,13 @@
 /* simplify.c — graph simplification (TAG §4.1.1, "Simplifying the graph").
  *
  * 1. No-op removal.  Ops the op table flags OPF_NOOP (Identity, IdentityN,
- *    NoOp, StopGradient, Snapshot, ...) are bypassed: a data use of output k
- *    reads the no-op's data input k instead; a control use waits for all
- *    of the no-op's inputs instead.  A data use also inherits the no-op's
+ *    NoOp, StopGradient, Snapshot, ...) are bypassed, and so are ops that
+ *    hand their input on unchanged (op_is_identity: a Pad of zeros, a
+ *    full Slice, an identity Transpose, a Cast to the same type, ...;
+ *    PyTorch traces are full of them, and TensorFlow's Grappler removes
+ *    them too): a data use of output k reads the no-op's data input k
+ *    instead; a control use waits for all of the no-op's inputs
+ *    instead.  A data use also inherits the no-op's
  *    control inputs, so no ordering constraint is lost.  Visiting ops in
  *    topological order makes chains of no-ops collapse in one sweep.
  *    A no-op that is itself a sink (below) is kept, and so is one whose
@@ -23,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_noop(const Op *op)
+static bool is_noop(const Graph *g, const Op *op)
 {
 	const OpInfo *info = op_info(op->opcode);
-	return info && (info->flags & OPF_NOOP);
+	return info && ((info->flags & OPF_NOOP) || op_is_identity(g, op));
 }
 
 static bool is_explicit_sink(const Graph *g, const Op *op)
@@ -173,7 +177,7 @@ int pass_simplify(PassCtx *ctx)
 		for (uint32_t i = 0; i < n; i++) {
 			Op *op = g->ops[i];
 			if (!op->dead && u->start[i] == u->start[i + 1] &&
-			    !(is_noop(op) && op->nout == 0))
+			    !(is_noop(g, op) && op->nout == 0))
 				sink[i] = true;
 		}
 
@@ -188,7 +192,7 @@ int pass_simplify(PassCtx *ctx)
 			changed |= gone[op->in[j].src->id];
 		if (changed)
 			bypass_inputs(g, op, gone, &b, t + 1);
-		if (is_noop(op) && !sink[op->id]) {
+		if (is_noop(g, op) && !sink[op->id]) {
 			/* a no-op whose outputs are not all forwarded stays */
 			uint32_t ndata = 0;
 			for (uint32_t j = 0; j < op->nin; j++)

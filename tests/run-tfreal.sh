@@ -113,6 +113,17 @@ if [ "$B" = build ]; then
 	check "--process-per-task: the same results as one process" sh -c "
 		tools/tfrun '$t/dp.pbtxt' --steps 2 --process-per-task >'$t/ppt.out' 2>'$t/ppt.err' &&
 		[ -s '$t/in.out' ] && cmp '$t/in.out' '$t/ppt.out'"
+	# several plans side by side: each plan's results are its own run's
+	# (sessions isolated on one cluster), its steps interleaved
+	tools/tfrun "$t/lr2.pbtxt" --steps 2 >"$t/lr2.out" 2>/dev/null
+	check "several plans: each one's variables as when run alone, steps interleaved" sh -c "
+		tools/tfrun '$t/dp.pbtxt' '$t/lr2.pbtxt' --steps 2 >'$t/two.out' 2>'$t/two.err' &&
+		{ echo '# $t/dp.pbtxt'; cat '$t/in.out'; echo '# $t/lr2.pbtxt'; cat '$t/lr2.out'; } | cmp - '$t/two.out' &&
+		[ \"\$(sed -n 's/^tfrun: \\(.*\\): step \\([12]\\): [0-9]*\\.[0-9]\\{6\\} s\$/\\1 \\2/p' '$t/two.err' | tr '\\n' ' ')\" = \\
+		 '$t/dp.pbtxt 1 $t/lr2.pbtxt 1 $t/lr2.pbtxt 2 $t/dp.pbtxt 2 ' ]"
+	check "several plans with --timeline: refused, exit 2" sh -c "
+		tools/tfrun '$t/dp.pbtxt' '$t/lr2.pbtxt' --timeline '$t/tl.json' 2>'$t/err' >/dev/null; [ \$? -eq 2 ] &&
+		grep -q 'timeline takes one plan' '$t/err'"
 	check "--throttle: bad TASK=FRACTION exits 2" sh -c "tools/tfrun '$t/dp.pbtxt' --throttle 2=0.5 2>'$t/err' >/dev/null;
 		[ \$? -eq 2 ] && grep -q \"throttle '2=0.5': the cluster has tasks 0 .. 1\" '$t/err'"
 	why=$(tools/tfpython -c 'import sys; sys.path.insert(0, "tools"); import pcctf

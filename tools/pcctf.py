@@ -694,83 +694,121 @@ def _assemble(parts):
     return parts[0][0]
 
 
+class PlanRun:
+    """One prepared GraphDef (prepare()) in a session of its own on
+    cluster: __init__ runs init (then, with restore, save/restore_all from
+    that checkpoint prefix); step() runs one training step and returns its
+    wall time; finish() (then, with save, save/control_dependency to that
+    prefix) closes the session and returns a Result with every original
+    variable's value, the step times, and in fetched the values of the
+    tensors named in fetch during the last step.  Several PlanRuns may
+    share one cluster (the session config isolates their state), so that
+    their steps can interleave (tools/tfrun with several plans)."""
+
+    def __init__(self, cluster, gd, seed=0, fetch=(), restore=None):
+        tf = _tf()
+        self.gd, self.fetch = gd, fetch
+        self.graph = graph = tf.Graph()
+        with graph.as_default():
+            tf.graph_util.import_graph_def(gd, name='')
+            self.reads = {}
+            for n in gd.node:
+                if n.op in VAR_OPS:
+                    op = graph.get_operation_by_name(n.name)
+                    if n.op == 'VarHandleOp':
+                        with tf.device(n.device or None):
+                            t = tf.raw_ops.ReadVariableOp(resource=op.outputs[0],
+                                                          dtype=n.attr['dtype'].type)
+                    else:
+                        t = op.outputs[0]
+                    self.reads.setdefault(origin(n), []).append(t)
+        self.feeds = placeholder_data(graph, gd, seed)
+        self.outs = _outputs(graph, gd)
+        self.onames = sorted(self.outs)
+        self.targets = [graph.get_operation_by_name(x) for x in step_targets(gd)]
+        self.res = Result()
+        self.has_save = any(n.name == 'save/restore_all' for n in gd.node)
+        self.sess = tf.compat.v1.Session(cluster.target, graph=graph, config=cluster.config)
+        try:
+            init_feed = {}
+            try:
+                init_feed[graph.get_tensor_by_name('init/seed:0')] = np.uint64(seed)
+            except KeyError:
+                pass
+            self.sess.run(graph.get_operation_by_name('init'), init_feed)
+            if restore and self.has_save:
+                self.sess.run(graph.get_operation_by_name('save/restore_all'),
+                              {graph.get_tensor_by_name('save/Const:0'): restore})
+        except BaseException:
+            self.sess.close()
+            raise
+
+    def step(self, last=False, trace=False, timeline=None):
+        """One step; last: fetch the outputs (and fetch's tensors); trace:
+        FULL_TRACE, returning its RunMetadata beside the time; timeline: a
+        Chrome trace of this step to that file.  Returns (seconds, meta)."""
+        tf = _tf()
+        graph, outs = self.graph, self.outs
+        opts = meta = None
+        if trace or timeline:
+            opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+            meta = tf.compat.v1.RunMetadata()
+        fetches = [graph.get_tensor_by_name(x if ':' in x else x + ':0')
+                   for x in self.fetch] if last else []
+        t0 = time.perf_counter()
+        otens = [[p[0] for p in outs[x]] for x in self.onames] if last else []
+        got, ovals = self.sess.run([self.targets, fetches, otens], self.feeds,
+                                   options=opts, run_metadata=meta)[1:]
+        dt = time.perf_counter() - t0
+        if last:
+            self.res.fetched = dict(zip(self.fetch, got))
+            for x, vals in zip(self.onames, ovals):
+                self.res.values[x] = _assemble([(v,) + p[1:] for v, p in zip(vals, outs[x])])
+        self.res.times.append(dt)
+        if timeline:
+            from tensorflow.python.client import timeline as tl
+            with open(timeline, 'w') as f:
+                f.write(tl.Timeline(meta.step_stats).generate_chrome_trace_format())
+        return dt, meta
+
+    def finish(self, save=None):
+        graph, res = self.graph, self.res
+        try:
+            if save and self.has_save:
+                self.sess.run(graph.get_tensor_by_name('save/control_dependency:0'),
+                              {graph.get_tensor_by_name('save/Const:0'): save})
+            names = sorted(self.reads)
+            vals = self.sess.run([self.reads[n] for n in names])
+        finally:
+            self.sess.close()
+        for name, copies in zip(names, vals):
+            res.values[name] = copies[0]
+            d = max(max_difference(c, copies[0]) for c in copies)
+            if d > 0:
+                res.copies_differ[name] = d
+        return res
+
+
 def run_plan(cluster, gd, steps=1, seed=0, timeline=None, log=None, fetch=(),
              restore=None, save=None, traces=None):
     """Runs a prepared GraphDef (prepare()) on cluster: init (then, with
     restore, save/restore_all from that checkpoint prefix), then steps
     steps (then, with save, save/control_dependency to that prefix);
-    returns a Result with every original variable's value, and in fetched
-    the values of the tensors named in fetch during the last step.  With a
-    list traces, every step runs with FULL_TRACE and appends its
-    RunMetadata (tools/tfprofile)."""
-    tf = _tf()
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(gd, name='')
-        reads = {}
-        for n in gd.node:
-            if n.op in VAR_OPS:
-                op = graph.get_operation_by_name(n.name)
-                if n.op == 'VarHandleOp':
-                    with tf.device(n.device or None):
-                        t = tf.raw_ops.ReadVariableOp(resource=op.outputs[0],
-                                                      dtype=n.attr['dtype'].type)
-                else:
-                    t = op.outputs[0]
-                reads.setdefault(origin(n), []).append(t)
-    feeds = placeholder_data(graph, gd, seed)
-    outs = _outputs(graph, gd)
-    onames = sorted(outs)
-    targets = [graph.get_operation_by_name(x) for x in step_targets(gd)]
-    res = Result()
-    with tf.compat.v1.Session(cluster.target, graph=graph, config=cluster.config) as s:
-        init_feed = {}
-        try:
-            init_feed[graph.get_tensor_by_name('init/seed:0')] = np.uint64(seed)
-        except KeyError:
-            pass
-        s.run(graph.get_operation_by_name('init'), init_feed)
-        has_save = any(n.name == 'save/restore_all' for n in gd.node)
-        if restore and has_save:
-            s.run(graph.get_operation_by_name('save/restore_all'),
-                  {graph.get_tensor_by_name('save/Const:0'): restore})
+    returns PlanRun.finish()'s Result.  With a list traces, every step
+    runs with FULL_TRACE and appends its RunMetadata (tools/tfprofile)."""
+    r = PlanRun(cluster, gd, seed, fetch, restore)
+    try:
         for k in range(steps):
-            opts = meta = None
-            if (timeline and k == steps - 1) or traces is not None:
-                opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
-                meta = tf.compat.v1.RunMetadata()
             last = k == steps - 1
-            fetches = [graph.get_tensor_by_name(x if ':' in x else x + ':0')
-                       for x in fetch] if last else []
-            t0 = time.perf_counter()
-            otens = [[p[0] for p in outs[x]] for x in onames] if last else []
-            got, ovals = s.run([targets, fetches, otens], feeds, options=opts,
-                               run_metadata=meta)[1:]
-            dt = time.perf_counter() - t0
-            if last:
-                res.fetched = dict(zip(fetch, got))
-                for x, vals in zip(onames, ovals):
-                    res.values[x] = _assemble([(v,) + p[1:] for v, p in zip(vals, outs[x])])
-            res.times.append(dt)
+            dt, meta = r.step(last, traces is not None, timeline if last else None)
             if traces is not None:
                 traces.append(meta)
             if log:
                 log('step %d: %.6f s' % (k + 1, dt))
-            if timeline and k == steps - 1:
-                from tensorflow.python.client import timeline as tl
-                with open(timeline, 'w') as f:
-                    f.write(tl.Timeline(meta.step_stats).generate_chrome_trace_format())
-        if save and has_save:
-            s.run(graph.get_tensor_by_name('save/control_dependency:0'),
-                  {graph.get_tensor_by_name('save/Const:0'): save})
-        names = sorted(reads)
-        vals = s.run([reads[n] for n in names])
-    for name, copies in zip(names, vals):
-        res.values[name] = copies[0]
-        d = max(max_difference(c, copies[0]) for c in copies)
-        if d > 0:
-            res.copies_differ[name] = d
-    return res
+    except BaseException:
+        r.sess.close()
+        raise
+    return r.finish(save)
 
 
 def summary_lines(values):

@@ -1,7 +1,11 @@
 """tools/tfrun's body (run through tools/tfpython): see tools/tfrun and
 docs/backends.md.  stdout: NAME SUM L2NORM per original variable after the
 steps; stderr: tfrun: step K: X.XXXXXX s, and with --compare the largest
-difference.  Exit status: 0; 1 a difference above --tol (or a plan whose
+difference.  Several plans run on one local cluster, each in a session of
+its own, their steps interleaved (round k starts with plan k mod n), so
+that a slow minute of the machine falls on all of them alike: stdout
+then has a line "# PLAN" before each plan's variables, stderr "tfrun:
+PLAN: step K: X.XXXXXX s".  Exit status: 0; 1 a difference above --tol (or a plan whose
 replicas of a variable differ); 2 bad usage or a plan tfrun cannot run;
 3 TensorFlow failed running it; 4 --throttle impossible here (no writable
 cgroup CPU controller: the message says why)."""
@@ -27,7 +31,7 @@ def positive(s):
 def main():
     ap = argparse.ArgumentParser(prog='tfrun', description='Runs a pcc plan (--emit=tf) '
                                  'on a local TensorFlow cluster: init, then N steps.')
-    ap.add_argument('plan')
+    ap.add_argument('plan', nargs='+', help='one plan, or several to measure side by side')
     ap.add_argument('--tasks', type=positive, help='tasks of the local cluster '
                     '(default: as many as the plan uses)')
     ap.add_argument('--steps', type=positive, default=1)
@@ -48,8 +52,10 @@ def main():
     a = ap.parse_args()
     if a.seed < 0 or a.seed >= 2 ** 64:
         ap.error('--seed must be in [0, 2^64)')
+    if a.timeline and len(a.plan) > 1:
+        ap.error('--timeline takes one plan')
     try:
-        plans = [pcctf.load(a.plan)]
+        plans = [pcctf.load(p) for p in a.plan]
         if a.compare:
             plans.append(pcctf.load(a.compare))
         need = [pcctf.device_map(gd) for gd in plans]
@@ -62,7 +68,7 @@ def main():
         log('error: %s' % e)
         return 2
     except Exception as e:  # a malformed GraphDef
-        log('error: %s: %s' % (a.plan, e))
+        log('error: %s: %s' % (' '.join(a.plan), e))
         return 2
     try:
         cluster = pcctf.Cluster(ntasks, ncpu, a.intra, a.inter, a.process_per_task, throttle)
@@ -77,30 +83,63 @@ def main():
             % (t, q.quota_us, q.period_us, q.fraction, q.path))
     import tensorflow as tf
     try:
-        r = pcctf.run_plan(cluster, plans[0], a.steps, a.seed, a.timeline, log)
-        ref = pcctf.run_plan(cluster, plans[1], a.steps, a.seed) if a.compare else None
+        if len(a.plan) == 1:
+            results = [pcctf.run_plan(cluster, plans[0], a.steps, a.seed, a.timeline, log)]
+        else:
+            results = interleaved(cluster, a.plan, plans[:len(a.plan)], a.steps, a.seed)
+        ref = pcctf.run_plan(cluster, plans[-1], a.steps, a.seed) if a.compare else None
     except pcctf.PlanError as e:
         log('error: %s' % e)
         return 2
     except (tf.errors.OpError, ValueError) as e:
         log('error: TensorFlow: %s' % pcctf.error_line(e))
         return 3
-    print('\n'.join(pcctf.summary_lines(r.values)))
     status = 0
+    for path, r in zip(a.plan, results):
+        if len(a.plan) > 1:
+            print('# %s' % path)
+        print('\n'.join(pcctf.summary_lines(r.values)))
+        status = max(status, check(a, path, r, ref))
+    return status
+
+
+def interleaved(cluster, paths, gds, steps, seed):
+    """Steps of several plans in turn, each in its own session; round k
+    starts with plan k mod n.  Their Results, in the order of paths."""
+    runs = []
+    try:
+        for gd in gds:
+            runs.append(pcctf.PlanRun(cluster, gd, seed))
+        n = len(runs)
+        for k in range(steps):
+            for j in range(n):
+                i = (k + j) % n
+                dt = runs[i].step(k == steps - 1)[0]
+                log('%s: step %d: %.6f s' % (paths[i], k + 1, dt))
+        return [r.finish() for r in runs]
+    finally:
+        for r in runs:
+            r.sess.close()
+
+
+def check(a, path, r, ref):
+    """Reports copies that differ and, with --compare, the difference from
+    the reference; the exit status this plan asks for."""
+    status = 0
+    who = '%s: ' % path if len(a.plan) > 1 else ''
     for name, d in sorted(r.copies_differ.items()):
-        log('copies of %s differ by up to %.3g' % (name, d))
+        log('%scopies of %s differ by up to %.3g' % (who, name, d))
     if ref is not None:
         d, where = pcctf.largest_difference(r.values, ref.values)
         missing = sorted(set(ref.values) - set(r.values))
-        log('largest difference from %s: %.3g (%s)' % (a.compare, d, where))
+        log('%slargest difference from %s: %.3g (%s)' % (who, a.compare, d, where))
         if missing:
-            log('variables of %s missing from the plan: %s' % (a.compare, ' '.join(missing)))
+            log('%svariables of %s missing from the plan: %s' % (who, a.compare, ' '.join(missing)))
             status = 1
         if not d <= a.tol:
-            log('difference above --tol %g' % a.tol)
+            log('%sdifference above --tol %g' % (who, a.tol))
             status = 1
     return status
-
 
 if __name__ == '__main__':
     sys.exit(main())

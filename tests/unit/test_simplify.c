@@ -213,6 +213,74 @@ static void test_noop_fanin(void)
 	noop_join(2, 4, false);  /* 8 > 6 */
 }
 
+/* Ops that hand their input on unchanged go like Identity: each r_k reads
+ * x, and the op it read stays only where it moves or converts data. */
+static void test_identity_values(void)
+{
+	Graph *g = simplified(
+		"graph g {\n"
+		"  %x = Placeholder() : f32[2,3]\n"
+		"  %z4 = Const() {value = [0, 0, 0, 0]} : i32[2,2]\n"
+		"  %p4 = Const() {value = [1, 0, 0, 0]} : i32[2,2]\n"
+		"  %b0 = Const() {value = [0, 0]} : i32[2]\n"
+		"  %b1 = Const() {value = [1, 0]} : i32[2]\n"
+		"  %sz = Const() {value = [-1, 3]} : i32[2]\n"
+		"  %sz1 = Const() {value = [1, 3]} : i32[2]\n"
+		"  %id = Const() {value = [0, 1]} : i32[2]\n"
+		"  %sw = Const() {value = [1, 0]} : i32[2]\n"
+		"  %one = Const() {value = [1, 1]} : i32[2]\n"
+		"  %two = Const() {value = [1, 2]} : i32[2]\n"
+		"  %ax = Const() {value = 0} : i32[]\n"
+		"  %e = Const() {value = [2, 3]} : i32[2]\n"
+		"  %pad = Pad(%x, %z4) : f32[2,3]\n"
+		"  %padn = Pad(%x, %p4) : f32[3,3]\n"
+		"  %sl = Slice(%x, %b0, %sz) : f32[2,3]\n"
+		"  %sln = Slice(%x, %b0, %sz1) : f32[1,3]\n"
+		"  %ss = StridedSlice(%x, %b0, %e, %one) : f32[2,3]\n"
+		"  %tr = Transpose(%x, %id) : f32[2,3]\n"
+		"  %trn = Transpose(%x, %sw) : f32[3,2]\n"
+		"  %ti = Tile(%x, %one) : f32[2,3]\n"
+		"  %tin = Tile(%x, %two) : f32[2,6]\n"
+		"  %ca = Cast(%x) {SrcT = f32, DstT = f32} : f32[2,3]\n"
+		"  %can = Cast(%x) {SrcT = f32, DstT = f64} : f64[2,3]\n"
+		"  %cc = ConcatV2(%x, %ax) : f32[2,3]\n"
+		"  %ccn = ConcatV2(%x, %x, %ax) : f32[4,3]\n"
+		"  %an = AddN(%x) : f32[2,3]\n"
+		"  %r1 = Relu(%pad) {@output = true} : f32[2,3]\n"
+		"  %r2 = Relu(%sl) {@output = true} : f32[2,3]\n"
+		"  %r3 = Relu(%ss) {@output = true} : f32[2,3]\n"
+		"  %r4 = Relu(%tr) {@output = true} : f32[2,3]\n"
+		"  %r5 = Relu(%ti) {@output = true} : f32[2,3]\n"
+		"  %r6 = Relu(%ca) {@output = true} : f32[2,3]\n"
+		"  %r7 = Relu(%cc) {@output = true} : f32[2,3]\n"
+		"  %r8 = Relu(%an, ^%pad) {@output = true} : f32[2,3]\n"
+		"  %k1 = Relu(%padn) {@output = true} : f32[3,3]\n"
+		"  %k2 = Relu(%sln) {@output = true} : f32[1,3]\n"
+		"  %k3 = Relu(%trn) {@output = true} : f32[3,2]\n"
+		"  %k4 = Relu(%tin) {@output = true} : f32[2,6]\n"
+		"  %k5 = Relu(%can) {@output = true} : f64[2,3]\n"
+		"  %k6 = Relu(%ccn) {@output = true} : f32[4,3]\n"
+		"}\n");
+	static const char *const gone[] = {"pad", "sl", "ss", "tr", "ti", "ca", "cc", "an"};
+	for (int i = 1; i <= 7; i++) {
+		char r[4];
+		snprintf(r, sizeof r, "r%d", i);
+		EXPECT_INS(g, r, "x");
+	}
+	/* a control use of the Pad waits for its inputs: x (data already)
+	 * and the paddings */
+	EXPECT_INS(g, "r8", "x, ^z4");
+	for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+		EXPECT_INS(g, gone[i], "-");
+	EXPECT_INS(g, "k1", "padn");
+	EXPECT_INS(g, "k2", "sln");
+	EXPECT_INS(g, "k3", "trn");
+	EXPECT_INS(g, "k4", "tin");
+	EXPECT_INS(g, "k5", "can");
+	EXPECT_INS(g, "k6", "ccn");
+	graph_free(g);
+}
+
 /* Running it again changes nothing (the first run left no no-op it can
  * bypass and no dead op). */
 static void test_idempotent(void)
@@ -240,5 +308,6 @@ void suite_simplify(void)
 	CU_add_test(s, "sinks by @role", test_sinks_by_role);
 	CU_add_test(s, "inference graph sinks", test_inference);
 	CU_add_test(s, "NoOp joins: n*m against n+m", test_noop_fanin);
+	CU_add_test(s, "ops that hand their input on unchanged", test_identity_values);
 	CU_add_test(s, "idempotent", test_idempotent);
 }
