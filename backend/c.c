@@ -727,6 +727,13 @@ static bool kernel_attrs(E *e, const Op *op, OpI *o)
 		return slice_attrs(e, op, at);
 	case PCC_K_Pad: case PCC_K_PadV2:
 		return pad_attrs(e, op, at);
+	case PCC_K_Roll: {
+		/* the net shift per dimension, into begin */
+		if (rank0 > PCC_MAX_RANK || !op_roll_shifts(e->g, op, at->begin, PCC_MAX_RANK))
+			return err(e, op, "shift and axis must be Consts of as many "
+				   "integers, every axis in range");
+		return true;
+	}
 	case PCC_K_GatherV2: {
 		const Input *x = data_in(op, 0);
 		if (op_get_int(e->g, op, "batch_dims", 0) != 0)

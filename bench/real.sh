@@ -17,9 +17,10 @@
 #      the local cluster, the median of the steps after the first (STAT=min:
 #      profiles and measurements take the minimum instead, the machine
 #      without the other processes' load); a model's plans run in one
-#      tfrun, their steps interleaved, so that they are measured side by
-#      side under the same load (INTERLEAVE=0: one tfrun per plan, one
-#      after another);
+#      tfrun, in turns of BLOCK (5) steps, so that they are measured side
+#      by side under the same load; the first step of every turn is not
+#      timed (tfrun marks it: the caches are the previous plan's)
+#      (INTERLEAVE=0: one tfrun per plan, one after another);
 #   4. per plan the error (simulated / measured - 1), the measured speedup
 #      of -O1 and -O2 over -O0; per model whether the plan pcc ranks
 #      fastest is the one measured fastest; the median |error| overall.
@@ -53,6 +54,7 @@ TASKS=${TASKS:-2}
 PLANS=${PLANS:-"O0 O1 O2 mp"}
 STAT=${STAT:-median}
 INTERLEAVE=${INTERLEAVE:-1}
+BLOCK=${BLOCK:-5}
 NETWORK=${NETWORK:-both}
 VARIANTS=${VARIANTS:-"homogeneous heterogeneous"}
 THROTTLE=${THROTTLE:-0.5}
@@ -194,13 +196,15 @@ variant() {
 		rc=1
 		if [ "$INTERLEAVE" = 1 ] && [ -n "$ok" ]; then
 			# shellcheck disable=SC2086
-			tools/tfrun $plans --tasks "$TASKS" --steps "$STEPS" $PPT $RUNX >"$OUT/$V$m.vars" 2>"$OUT/$V$m.tfrun.log"
+			tools/tfrun $plans --tasks "$TASKS" --steps "$STEPS" --block "$BLOCK" $PPT $RUNX \
+				>"$OUT/$V$m.vars" 2>"$OUT/$V$m.tfrun.log"
 			rc=$?
 		fi
 		for o in $ok; do
 			plan=$OUT/$V$m.$o.pbtxt
 			if [ $rc -eq 0 ]; then
-				# "tfrun: PLAN: step K: X s" (one plan: "tfrun: step K: X s")
+				# "tfrun: PLAN: step K: X s" (one plan: "tfrun: step K: X s");
+				# not "... X s (after a switch)"
 				awk -v p="tfrun: $plan: " -v one="$(echo $ok | wc -w)" '
 					one == 1 && /^tfrun: step [0-9]*: / { sub(/^tfrun: /, ""); print; next }
 					index($0, p) == 1 { print substr($0, length(p) + 1) }' "$OUT/$V$m.tfrun.log" |

@@ -590,6 +590,11 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype)
 	if ((op_flags(op) & (OPF_SOURCE | OPF_PARAM)) || op->opcode == O_Reshape ||
 	    op->opcode == O_ExpandDims || op->opcode == O_Squeeze)
 		return 0;
+	/* Computed from constants alone: folded before the first step
+	 * (graph_folded; a cache of the graph, so the cast). */
+	if (op->id < g->nops && g->ops[op->id] == op &&
+	    graph_folded((Graph *)g)[op->id])
+		return 0;
 	double flops = op_flops(g, op);
 	if (flops < 0)
 		flops = 0;

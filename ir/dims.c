@@ -217,6 +217,15 @@ int op_split_dims(const Graph *g, const Op *op, int *dims, int max)
 		return n;
 	case SD_STRIDEDSLICE:
 		return op_split_dims_ss(g, op, dims, max);
+	case SD_ROLL: {
+		int64_t sh[MAXR];
+		if (!x || x->rank != r || !op_roll_shifts(g, op, sh, MAXR))
+			return 0;
+		for (int i = 0; i < r; i++)
+			if (sh[i] == 0)
+				n = put(dims, n, max, i);
+		return n;
+	}
 	case SD_SLICE:
 		if (!x || x->rank != r || r > MAXR ||
 		    const_ints(g, &s, 1, v, MAXR) != r ||
@@ -393,6 +402,31 @@ bool op_part_inputs(const Graph *g, const Op *op, int p, int *in_dim,
 
 /* ---- ops that pass their input through ---------------------------------- */
 
+bool op_roll_shifts(const Graph *g, const Op *op, int64_t *shift, int max)
+{
+	Ins s = ins_of(op);
+	const Type *x = in_type(&s, 0);
+	int64_t sh[MAXR], ax[MAXR];
+	if (op->opcode != O_Roll || !x || !type_known(x) || x->rank > max ||
+	    x->rank > MAXR)
+		return false;
+	int n = const_ints(g, &s, 1, sh, MAXR);
+	if (n < 0 || const_ints(g, &s, 2, ax, MAXR) != n)
+		return false;
+	int r = x->rank;
+	for (int i = 0; i < r; i++)
+		shift[i] = 0;
+	for (int i = 0; i < n; i++) {
+		if (!norm_axis(&ax[i], r))
+			return false;
+		int64_t d = x->dims[ax[i]];
+		/* shifts add up per axis (TensorFlow's Roll); mod the size,
+		 * into [0, d) */
+		shift[ax[i]] = d ? ((shift[ax[i]] + sh[i] % d) % d + d) % d : 0;
+	}
+	return true;
+}
+
 /* Do the n integers of data input k equal want(i) for every i < r? */
 static bool ints_are(const Graph *g, const Ins *s, uint32_t k, int n,
 		     int64_t (*want)(int))
@@ -448,6 +482,15 @@ bool op_is_identity(const Graph *g, const Op *op)
 		return s.n == 2;         /* one value and the axis */
 	case O_AddN:
 		return s.n == 1;
+	case O_Roll: {
+		int64_t sh[MAXR];
+		if (!op_roll_shifts(g, op, sh, MAXR))
+			return false;
+		for (int i = 0; i < r; i++)
+			if (sh[i])
+				return false;
+		return true;
+	}
 	default:
 		return false;
 	}

@@ -32,6 +32,8 @@ void graph_invalidate(Graph *g)
 	}
 	free(g->topo);
 	g->topo = NULL;
+	free(g->folded);
+	g->folded = NULL;
 }
 
 void graph_free(Graph *g)
@@ -326,6 +328,40 @@ void graph_dag(Graph *g, TopoDag *d)
 {
 	*d = (TopoDag){.n = g->nops, .start = graph_uses(g)->start,
 		       .to_fn = use_head, .keep = op_live, .arg = g};
+}
+
+#define FOLD_MAX_BYTES (10 << 20)
+
+const uint8_t *graph_folded(Graph *g)
+{
+	if (g->folded)
+		return g->folded;
+	const uint32_t *topo = graph_topo(g);
+	uint8_t *f = xcalloc((size_t)g->nops + 1, 1);
+	uint32_t live = 0;
+	for (uint32_t i = 0; topo && i < g->nops; i++)
+		live += !g->ops[i]->dead;
+	for (uint32_t t = 0; topo && t < live; t++) {
+		Op *op = g->ops[topo[t]];
+		if (op->opcode == O_Const) {
+			f[op->id] = 1;
+			continue;
+		}
+		unsigned fl = op_flags(op);
+		if (!op->nin || !op_info(op->opcode) || op->opcode == O_RandomUniform ||
+		    (fl & (OPF_SOURCE | OPF_PARAM | OPF_UPDATE | OPF_COMM | OPF_LOSS)))
+			continue;
+		bool ok = true;
+		for (uint32_t j = 0; ok && j < op->nin; j++)
+			ok = f[op->in[j].src->id];
+		for (uint32_t k = 0; ok && k < op->nout; k++) {
+			int64_t b = type_bytes(&op->out[k]);
+			ok = b >= 0 && b <= FOLD_MAX_BYTES;
+		}
+		f[op->id] = ok;
+	}
+	g->folded = f;
+	return f;
 }
 
 const uint32_t *graph_topo(Graph *g)

@@ -1319,6 +1319,29 @@ static int sh_unary(Ctx *c, int fn)
 	return 0;
 }
 
+/* Roll(input, shift, axis): the input's type; shift and axis (when
+ * constant) as many integers, every axis in range. */
+static int sh_roll(Ctx *c, int fn)
+{
+	(void)fn;
+	const Type *x = in_type(&c->in, 0);
+	if (!x)
+		return 1;
+	int64_t sh[MAXR], ax[MAXR];
+	int n = const_ints(c->g, &c->in, 1, sh, MAXR);
+	int m = const_ints(c->g, &c->in, 2, ax, MAXR);
+	if (n >= 0 && m >= 0) {
+		if (n != m)
+			return fail(c, "shift has %d entries but axis %d", n, m);
+		for (int i = 0; i < m; i++)
+			if (!norm_axis(&ax[i], x->rank))
+				return fail(c, "axis %lld is out of range for rank %d",
+					    (long long)ax[i], x->rank);
+	}
+	set_out(c, 0, x->dt, x->rank, x->dims);
+	return 0;
+}
+
 /* Binary element-wise with broadcasting; comparisons and logical ops
  * give bool. */
 static int sh_binary(Ctx *c, int fn)
@@ -1480,7 +1503,7 @@ static int (*const shape_fns[SH_COUNT])(Ctx *c, int fn) = {
 	[SH_SPACETOBATCH] = sh_spacebatch, [SH_BATCHTOSPACE] = sh_spacebatch,
 	[SH_RESIZE] = sh_resize, [SH_SPARSETODENSE] = sh_sparsetodense,
 	[SH_TOPK] = sh_topk, [SH_SEGMENTSUM] = sh_segmentsum,
-	[SH_RANDOM] = sh_random_fill, [SH_FILL] = sh_random_fill,
+	[SH_ROLL] = sh_roll, [SH_RANDOM] = sh_random_fill, [SH_FILL] = sh_random_fill,
 };
 
 static int infer(Ctx *c, int fn)

@@ -372,6 +372,7 @@ struct Graph {
 	const char *ann[ANN_COUNT];         /* interned annotation keys */
 	Uses *uses;                         /* cached analysis, or NULL */
 	uint32_t *topo;                     /* cached analysis, or NULL */
+	uint8_t *folded;                    /* cached analysis, or NULL */
 	/* Mutation counter: bumped by graph_invalidate (so by adding,
 	 * removing and rewiring ops) and by op_set, op_unset and
 	 * graph_set_attr.  Analyses cached outside the graph (the plan
@@ -424,6 +425,13 @@ const Uses *graph_uses(Graph *g);
 /* Topological order of live op ids counting control edges, ties broken by
  * id (stable).  NULL if the graph has a cycle. */
 const uint32_t *graph_topo(Graph *g);
+/* Per op id: 1 where the op computes the same value every step from
+ * constants alone (a Const, or a deterministic op whose inputs are all
+ * such, with outputs of known size up to 10 MiB): TensorFlow's Grappler
+ * folds those into constants before the first step (constant folding,
+ * its max_constant_size_in_bytes), so they cost no time per step.
+ * Cached until the graph changes. */
+const uint8_t *graph_folded(Graph *g);
 /* The live ops and their data and control edges as a TopoDag (valid
  * until the graph changes). */
 void graph_dag(Graph *g, TopoDag *d);
@@ -715,6 +723,10 @@ int op_split_dims(const Graph *g, const Op *op, int *dims, int max);
  * a full slice, a cast to its own type, a concatenation of one tensor)?
  * simplify bypasses such ops as it bypasses Identity. */
 bool op_is_identity(const Graph *g, const Op *op);
+/* A Roll's net shift along every dimension of its input, in [0, size)
+ * (shifts along one axis add up); false when shift or axis is not
+ * constant, or an axis is out of range. */
+bool op_roll_shifts(const Graph *g, const Op *op, int64_t *shift, int max);
 /* The output-0 dimensions a part of op may take in the split pass:
  * op_split_dims, and the filter's channels of a filter gradient. */
 int op_part_dims(const Graph *g, const Op *op, int *dims, int max);

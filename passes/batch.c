@@ -208,6 +208,55 @@ static bool batch0(Ctx *c, uint32_t j)
 	return need(c, j, 0, NULL) && all_split(c, 0, NULL);
 }
 
+/* FusedBatchNormV3 (grad: FusedBatchNormGradV3) whose x carries the batch
+ * in its channel dimension, as Keras's layer norm lays it out ([1,
+ * batch·tokens, features, 1], NCHW: a channel per token): statistics are
+ * per channel, so every [C] operand (scale, offset, the statistics and
+ * reserve spaces; not the empty ones) slices along its dimension 0 and
+ * every output follows: y (x_backprop) at the channel, the [C] outputs at
+ * 0, the empty reserve space local.  False: not this layout (the caller
+ * tries the batch in dimension 0). */
+static bool fbn_channel(Ctx *c, bool grad)
+{
+	const Op *op = c->op;
+	uint32_t xi = data_pos(op, grad ? 1 : 0);
+	const Type *x = xi == UINT32_MAX ? NULL : in_t(c, xi);
+	const char *df = op_get_str(c->g, op, "data_format");
+	int ch = df && strncmp(df, "NCHW", 4) == 0 ? 1 : 3;
+	if (!x || x->rank != 4 || bin(c, xi).dim != ch || bin(c, xi).v ||
+	    !batch_sized(x, ch, c->b->batch))
+		return false;
+	int64_t C = x->dims[ch];
+	uint32_t first = grad ? 2 : 1, nin = 0;
+	while (data_pos(op, nin) != UINT32_MAX)
+		nin++;
+	for (uint32_t j = first; j < nin; j++) {
+		uint32_t i = data_pos(op, j);
+		const Type *t = in_t(c, i);
+		/* [C] operands whole (a Const) or sliced at 0 (statistics of
+		 * this layout), never a replica's own [C] values */
+		if (!t || t->rank != 1 || (t->dims[0] != C && t->dims[0] != 0) ||
+		    (t->dims[0] == C && (in_local(c, i) ||
+					 (bin(c, i).dim >= 0 && bin(c, i).dim != 0))))
+			return false;
+	}
+	if (grad && !need(c, 0, ch, NULL))
+		return false;
+	slice_in(c, xi, ch, NULL);
+	for (uint32_t j = first; j < nin; j++) {
+		uint32_t i = data_pos(op, j);
+		if (in_t(c, i)->dims[0] == C)
+			slice_in(c, i, 0, NULL);
+	}
+	set_out(c, 0, OK_SPLIT, ch, NULL);
+	for (uint32_t k = 1; k < op->nout; k++) {
+		const Type *o = out_t(c, k);
+		set_out(c, k, o && o->rank == 1 && o->dims[0] == C ? OK_SPLIT : OK_LOCAL,
+			0, NULL);
+	}
+	return true;
+}
+
 /* Element-wise with broadcasting (trailing dimensions aligned): every
  * batch-carrying input must land on one output dimension p; other inputs
  * full-size along p (a batch-sized constant) are sliced too, size-1 ones
@@ -508,8 +557,9 @@ static bool pack(Ctx *c)
 	return p >= 0 && all_split(c, p + (a <= p), NULL);
 }
 
-/* Slice(x, begin, size), Pad(x, paddings), Tile(x, multiples): the batch
- * dimension must be taken whole, unpadded, untiled. */
+/* Slice(x, begin, size), Pad(x, paddings), Tile(x, multiples), Roll(x,
+ * shift, axis): the batch dimension must be taken whole, unpadded,
+ * untiled, unrolled. */
 static bool slice_like(Ctx *c)
 {
 	uint32_t x = data_pos(c->op, 0);
@@ -533,6 +583,10 @@ static bool slice_like(Ctx *c)
 		break;
 	case O_Tile:
 		if (ints(c, 1, v, MAXR) != t->rank || v[d] != 1)
+			return false;
+		break;
+	case O_Roll:      /* shift and axis: whole in every replica */
+		if (t->rank > MAXR || !op_roll_shifts(c->g, c->op, v, MAXR) || v[d])
 			return false;
 		break;
 	default:
@@ -804,12 +858,16 @@ static bool batched(Ctx *c)
 		return elementwise(c);
 	}
 	case BR_FBN:
+		if (fbn_channel(c, false))
+			return true;
 		if (!batch0(c, 0))
 			return false;
 		for (uint32_t k = 1; k < op->nout; k++)
 			set_out(c, k, OK_LOCAL, -1, NULL);
 		return true;
 	case BR_FBNGRAD:
+		if (fbn_channel(c, true))
+			return true;
 		if (!need(c, 1, 0, NULL) || !batch0(c, 0))
 			return false;
 		for (uint32_t k = 1; k < op->nout; k++)

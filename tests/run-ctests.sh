@@ -191,6 +191,15 @@ select_v2() {
 }
 check "select.gir: SelectV2 broadcasting all three inputs (by hand)" select_v2
 
+# ---- Roll through the C backend: shifts along one axis add up, by hand ----
+roll() {
+	"$PCC" '-passes=place<algo=single>,comm' tests/ctests/roll.gir \
+		--cluster tests/ctests/one-cpu.yaml --emit=c -o "$t/roll.c" &&
+	$CC $CWARN "$t/roll.c" $FLAGS -o "$t/roll" &&
+	"$t/roll" | diff -u tests/ctests/roll.expected -
+}
+check "roll.gir: Roll along two axes, negative shifts and axes (by hand)" roll
+
 # ---- --values=N: N evenly spaced elements, indices floor(k * size / N) ----
 # Against --values of mlp's reference (every element): with N = 3, each
 # result's lines are its elements floor(k * n / 3), k = 0, 1, 2 (all of them

@@ -117,10 +117,14 @@ if [ "$B" = build ]; then
 	# (sessions isolated on one cluster), its steps interleaved
 	tools/tfrun "$t/lr2.pbtxt" --steps 2 >"$t/lr2.out" 2>/dev/null
 	check "several plans: each one's variables as when run alone, steps interleaved" sh -c "
-		tools/tfrun '$t/dp.pbtxt' '$t/lr2.pbtxt' --steps 2 >'$t/two.out' 2>'$t/two.err' &&
+		tools/tfrun '$t/dp.pbtxt' '$t/lr2.pbtxt' --steps 2 --block 1 >'$t/two.out' 2>'$t/two.err' &&
 		{ echo '# $t/dp.pbtxt'; cat '$t/in.out'; echo '# $t/lr2.pbtxt'; cat '$t/lr2.out'; } | cmp - '$t/two.out' &&
-		[ \"\$(sed -n 's/^tfrun: \\(.*\\): step \\([12]\\): [0-9]*\\.[0-9]\\{6\\} s\$/\\1 \\2/p' '$t/two.err' | tr '\\n' ' ')\" = \\
+		[ \"\$(sed -n 's/^tfrun: \\(.*\\): step \\([12]\\): [0-9]*\\.[0-9]\\{6\\} s (after a switch)\$/\\1 \\2/p' '$t/two.err' | tr '\\n' ' ')\" = \\
 		 '$t/dp.pbtxt 1 $t/lr2.pbtxt 1 $t/lr2.pbtxt 2 $t/dp.pbtxt 2 ' ]"
+	check "several plans in turns of 2 steps: the first of each turn marked" sh -c "
+		tools/tfrun '$t/dp.pbtxt' '$t/lr2.pbtxt' --steps 3 --block 2 2>'$t/three.err' >/dev/null &&
+		[ \"\$(sed -n 's/^tfrun: .*\\(lr2\\|dp\\)\\.pbtxt: step \\([123]\\): [0-9]*\\.[0-9]\\{6\\} s\\( (after a switch)\\)\\{0,1\\}\$/\\1 \\2\\3/p' '$t/three.err' | tr '\\n' ',')\" = \\
+		 'dp 1 (after a switch),dp 2,lr2 1 (after a switch),lr2 2,lr2 3 (after a switch),dp 3 (after a switch),' ]"
 	check "several plans with --timeline: refused, exit 2" sh -c "
 		tools/tfrun '$t/dp.pbtxt' '$t/lr2.pbtxt' --timeline '$t/tl.json' 2>'$t/err' >/dev/null; [ \$? -eq 2 ] &&
 		grep -q 'timeline takes one plan' '$t/err'"

@@ -2,10 +2,12 @@
 docs/backends.md.  stdout: NAME SUM L2NORM per original variable after the
 steps; stderr: tfrun: step K: X.XXXXXX s, and with --compare the largest
 difference.  Several plans run on one local cluster, each in a session of
-its own, their steps interleaved (round k starts with plan k mod n), so
-that a slow minute of the machine falls on all of them alike: stdout
-then has a line "# PLAN" before each plan's variables, stderr "tfrun:
-PLAN: step K: X.XXXXXX s".  Exit status: 0; 1 a difference above --tol (or a plan whose
+its own, their steps interleaved in turns of --block steps (round k
+starts with plan k mod n), so that a slow minute of the machine falls on
+all of them alike: stdout then has a line "# PLAN" before each plan's
+variables, stderr "tfrun: PLAN: step K: X.XXXXXX s", with " (after a
+switch)" after the first step of every turn (caches and the executor's
+state are the previous plan's then: not a step to time).  Exit status: 0; 1 a difference above --tol (or a plan whose
 replicas of a variable differ); 2 bad usage or a plan tfrun cannot run;
 3 TensorFlow failed running it; 4 --throttle impossible here (no writable
 cgroup CPU controller: the message says why)."""
@@ -35,6 +37,8 @@ def main():
     ap.add_argument('--tasks', type=positive, help='tasks of the local cluster '
                     '(default: as many as the plan uses)')
     ap.add_argument('--steps', type=positive, default=1)
+    ap.add_argument('--block', type=positive, default=5,
+                    help='with several plans: steps of one plan per turn (default 5)')
     ap.add_argument('--intra', type=positive, default=1, help='intra-op threads per task')
     ap.add_argument('--inter', type=positive, default=1, help='inter-op threads per task')
     ap.add_argument('--seed', type=int, default=0, help='seed of the data and initial values')
@@ -86,7 +90,8 @@ def main():
         if len(a.plan) == 1:
             results = [pcctf.run_plan(cluster, plans[0], a.steps, a.seed, a.timeline, log)]
         else:
-            results = interleaved(cluster, a.plan, plans[:len(a.plan)], a.steps, a.seed)
+            results = interleaved(cluster, a.plan, plans[:len(a.plan)], a.steps, a.block,
+                                  a.seed)
         ref = pcctf.run_plan(cluster, plans[-1], a.steps, a.seed) if a.compare else None
     except pcctf.PlanError as e:
         log('error: %s' % e)
@@ -103,19 +108,22 @@ def main():
     return status
 
 
-def interleaved(cluster, paths, gds, steps, seed):
-    """Steps of several plans in turn, each in its own session; round k
-    starts with plan k mod n.  Their Results, in the order of paths."""
+def interleaved(cluster, paths, gds, steps, block, seed):
+    """Steps of several plans in turns of block steps, each plan in its
+    own session; round k starts with plan k mod n.  Their Results, in the
+    order of paths."""
     runs = []
     try:
         for gd in gds:
             runs.append(pcctf.PlanRun(cluster, gd, seed))
         n = len(runs)
-        for k in range(steps):
+        for k in range(0, steps, block):
             for j in range(n):
-                i = (k + j) % n
-                dt = runs[i].step(k == steps - 1)[0]
-                log('%s: step %d: %.6f s' % (paths[i], k + 1, dt))
+                i = (k // block + j) % n
+                for s in range(k, min(k + block, steps)):
+                    dt = runs[i].step(s == steps - 1)[0]
+                    log('%s: step %d: %.6f s%s' % (paths[i], s + 1, dt,
+                                                   ' (after a switch)' if s == k else ''))
         return [r.finish() for r in runs]
     finally:
         for r in runs:

@@ -478,6 +478,45 @@ void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	strided_copy(x, y, xs, corner);
 }
 
+/* Roll: element i of every dimension d moves to (i + a->begin[d]) mod its
+ * size (the net shifts, in [0, size): pcc resolves shift and axis at
+ * emit time).  Any element type. */
+void k_roll(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	    int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	const pcc_buf *x = in[0];
+	pcc_buf *y = out[0];
+	int R = x->rank;
+	if (y->rank != R || y->dt != x->dt)
+		k_fail(k, a, "output rank or type differs from the input's");
+	int64_t ys[PCC_MAX_RANK], s = 1, cnt[PCC_MAX_RANK] = {0}, iy = 0;
+	for (int i = R - 1; i >= 0; i--) {
+		if (y->dims[i] != x->dims[i] || a->begin[i] < 0 ||
+		    (a->begin[i] && a->begin[i] >= x->dims[i]))
+			k_fail(k, a, "dimension %d: shift %lld for size %lld", i,
+			       (long long)a->begin[i], (long long)x->dims[i]);
+		ys[i] = s;
+		s *= y->dims[i];
+		iy += a->begin[i] * ys[i];    /* where element 0 goes */
+	}
+	size_t es = rt_dtype_size(x->dt);
+	const char *src = x->data;
+	char *dst = y->data;
+	for (int64_t i = 0; i < x->numel; i++) {
+		memcpy(dst + (size_t)iy * es, src + (size_t)i * es, es);
+		/* the next element: the last dimension first, wrapping the
+		 * destination index within each dimension */
+		for (int d = R - 1; d >= 0; d--) {
+			int64_t c = ++cnt[d], at = (c - 1 + a->begin[d]) % x->dims[d];
+			iy += at + 1 == x->dims[d] ? -at * ys[d] : ys[d];
+			if (c < x->dims[d])
+				break;
+			cnt[d] = 0;
+		}
+	}
+}
+
 /* Pad, PadV2: the output filled with 0 (PadV2: its scalar value input),
  * the input copied to the box at a->begin (the paddings before each
  * dimension; the output's shape gives those after).  f32. */

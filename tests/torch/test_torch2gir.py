@@ -247,10 +247,12 @@ class TestTorch2Gir(unittest.TestCase):
         seg = [o for o in ops if o["type"] == "UnsortedSegmentSum"]
         self.assertEqual(len(seg), 2)
         self.assertEqual(seg[0]["types"][0], ("f32", [V, d]))
-        # no aten op is left: layer norm, dropout and softmax's backward are
-        # compositions of TensorFlow core ops
+        # no aten op is left: layer norm (fused: FusedBatchNormV3 with a
+        # channel per token), dropout (its mask scaled by a SelectV2) and
+        # softmax's backward are TensorFlow core ops
         self.assertEqual([t for t in types if t.startswith("aten.")], [])
-        for t in ("Rsqrt", "RandomUniform", "GreaterEqual", "Cast"):
+        for t in ("FusedBatchNormV3", "FusedBatchNormGradV3", "RandomUniform",
+                  "GreaterEqual", "SelectV2"):
             self.assertIn(t, types)
         # 62 dropout masks, each RandomUniform with seed 1 and its own seed2
         ru = [o for o in ops if o["type"] == "RandomUniform"]
@@ -647,12 +649,14 @@ class TestLoweringNumerics(unittest.TestCase):
 
     def test_transformer_tiny(self):
         """Embeddings, sinusoidal positions and the causal mask (buffers
-        with their values), encoder-decoder attention, layer norm, dropout
-        masks."""
+        with their values), encoder-decoder attention, layer norm (as
+        Keras's fused one: FusedBatchNormV3 and its gradient with a channel
+        per token), dropout masks."""
         m = self.check("transformer_tiny", tol=1e-4)
         self.assertGreaterEqual(len(m["masks"]), 7)
         types = {o["type"] for o in m["ops"]}
-        for t in ("GatherV2", "UnsortedSegmentSum", "BatchMatMulV2", "Softmax", "Rsqrt"):
+        for t in ("GatherV2", "UnsortedSegmentSum", "BatchMatMulV2", "Softmax",
+                  "FusedBatchNormV3", "FusedBatchNormGradV3"):
             self.assertIn(t, types)
         causal = [o for o in m["ops"] if o["name"] == "%causal"][0]
         # the causal mask keeps its exact -inf (gir spells it)
@@ -667,12 +671,12 @@ class TestLoweringNumerics(unittest.TestCase):
         self.assertEqual(types.count("UnsortedSegmentSum"), 2)
 
     def test_swin(self):
-        """Swin's window ops from core ops: torch.roll as Slice+ConcatV2,
+        """Swin's window ops from core ops: torch.roll as Roll,
         x[:, 0::2] as Pad/Slice/Reshape, negative pads as Slice, the
         shifted-window mask's != 0 and == 0 as NotEqual/Equal."""
         m = self.check("swin_tiny", tol=1e-4)
         types = [o["type"] for o in m["ops"]]
-        for t in ("ConcatV2", "Pad", "Slice", "NotEqual", "Equal", "GatherV2"):
+        for t in ("Roll", "ConcatV2", "Pad", "Slice", "NotEqual", "Equal", "GatherV2"):
             self.assertIn(t, types)
         # stochastic depth: two keep masks (attention, MLP) in each block
         # but the first (its probability is 0)

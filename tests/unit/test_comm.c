@@ -563,6 +563,67 @@ static void test_batch_rules_new(void)
 	graph_free(g);
 }
 
+/* Layer norm as Keras lays it out for FusedBatchNormV3: x [8, 3, 4]
+ * (batch 8) as [1, 24, 4, 1] NCHW, a channel per row: the batch is in
+ * the channel, so scale and offset (Consts of 24) slice along their
+ * dimension 0, the empty mean and variance stay whole, y splits at 1,
+ * the statistics and reserve spaces at 0; the gradient alike, its
+ * scale and offset gradients per channel (split, not partial sums). */
+static void test_batch_fbn_channel(void)
+{
+	Graph *g = tu_parse(CLUSTER4 "graph ln {batch = 8} {\n"
+		"  %x = Placeholder() {@batch_dim = 0} : f32[8,3,4]\n"
+		"  %dy = Placeholder() {@batch_dim = 0} : f32[8,3,4]\n"
+		"  %s4 = Const() {value = [1, 24, 4, 1]} : i32[4]\n"
+		"  %x4 = Reshape(%x, %s4) : f32[1,24,4,1]\n"
+		"  %g4 = Reshape(%dy, %s4) : f32[1,24,4,1]\n"
+		"  %ones = Const() {value = 1.0} : f32[24]\n"
+		"  %zeros = Const() {value = 0.0} : f32[24]\n"
+		"  %e = Const() : f32[0]\n"
+		"  %y, %m, %v, %r1, %r2, %r3 = FusedBatchNormV3(%x4, %ones, %zeros, %e, %e) "
+		"{data_format = \"NCHW\", is_training = true} : "
+		"(f32[1,24,4,1], f32[24], f32[24], f32[24], f32[24], f32[0])\n"
+		"  %dx, %ds, %do, %q1, %q2 = FusedBatchNormGradV3(%g4, %x4, %ones, %r1, %r2, %r3) "
+		"{data_format = \"NCHW\", is_training = true} : "
+		"(f32[1,24,4,1], f32[24], f32[24], f32[0], f32[0])\n"
+		"}\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	BatchInfo b;
+	batch_analyze(g, &b);
+	Op *y = tu_op(g, "y"), *dx = tu_op(g, "dx");
+	CU_ASSERT_TRUE(b.replicable[y->id]);
+	CU_ASSERT_TRUE(b.replicable[dx->id]);
+	CU_ASSERT_EQUAL(batch_okind(&b, y, 0), OK_SPLIT);
+	CU_ASSERT_EQUAL(batch_odim(&b, y, 0), 1);
+	for (uint32_t k = 1; k <= 4; k++) {
+		CU_ASSERT_EQUAL(batch_okind(&b, y, k), OK_SPLIT);
+		CU_ASSERT_EQUAL(batch_odim(&b, y, k), 0);
+	}
+	CU_ASSERT_EQUAL(batch_okind(&b, y, 5), OK_LOCAL);
+	/* inputs: x4 at 1, ones and zeros at 0, the empty ones whole */
+	const int8_t *id = &b.idim[b.inbase[y->id]];
+	CU_ASSERT_EQUAL(id[0], 1);
+	CU_ASSERT_EQUAL(id[1], 0);
+	CU_ASSERT_EQUAL(id[2], 0);
+	CU_ASSERT_EQUAL(id[3], -1);
+	CU_ASSERT_EQUAL(id[4], -1);
+	CU_ASSERT_EQUAL(batch_okind(&b, dx, 0), OK_SPLIT);
+	CU_ASSERT_EQUAL(batch_odim(&b, dx, 0), 1);
+	for (uint32_t k = 1; k <= 2; k++) {
+		CU_ASSERT_EQUAL(batch_okind(&b, dx, k), OK_SPLIT);
+		CU_ASSERT_EQUAL(batch_odim(&b, dx, k), 0);
+	}
+	id = &b.idim[b.inbase[dx->id]];
+	CU_ASSERT_EQUAL(id[0], 1);
+	CU_ASSERT_EQUAL(id[1], 1);
+	CU_ASSERT_EQUAL(id[2], 0);
+	CU_ASSERT_EQUAL(id[3], 0);
+	CU_ASSERT_EQUAL(id[4], 0);
+	CU_ASSERT_EQUAL(id[5], -1);
+	batch_free(&b);
+	graph_free(g);
+}
+
 static void test_colocate(void)
 {
 	/* %w, %r and %y form one colocation group; %r is pinned to gpu1, so
@@ -611,4 +672,6 @@ void suite_comm(void)
 	CU_add_test(s, "gather, run whole, re-split", test_resplit);
 	CU_add_test(s, "batch rules: gather, strided slice, unpack, top-k",
 		    test_batch_rules_new);
+	CU_add_test(s, "batch norm with the batch in its channel (layer norm)",
+		    test_batch_fbn_channel);
 }

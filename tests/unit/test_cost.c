@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "testutil.h"
 
 #define NEAR(x, y) CU_ASSERT_DOUBLE_EQUAL((x), (y), 1e-12)
 
@@ -266,6 +267,48 @@ static void test_cost_analytic(void)
 	graph_free(g);
 }
 
+/* Ops computed from constants alone cost nothing (folded before the
+ * first step); one input that varies, a random op, or an output over
+ * 10 MiB keeps the cost. */
+static void test_cost_folded(void)
+{
+	Graph *g = tu_parse(
+		"gir 1\n"
+		"cluster c {\n"
+		"  type GPU {flops = 10TFLOPS, memory = 16GiB, mem_bw = 900GB/s}\n"
+		"  machine m0 {type = GPU, count = 1, bandwidth = 10GB/s, latency = 1us}\n"
+		"}\n"
+		"graph g {\n"
+		"  %x = Placeholder() : f32[64,49]\n"
+		"  %k = Const() {value = 1.0} : f32[64,49]\n"
+		"  %p = Const() {value = [1, 0]} : i32[2]\n"
+		"  %t = Transpose(%k, %p) : f32[49,64]\n"
+		"  %s = Sub(%k, %k) : f32[64,49]\n"
+		"  %z = Const() {value = 0.0} : f32[]\n"
+		"  %ne = NotEqual(%s, %z) : bool[64,49]\n"
+		"  %sel = SelectV2(%ne, %k, %s) : f32[64,49]\n"
+		"  %y = AddV2(%x, %sel) {@output = true} : f32[64,49]\n"
+		"  %sh = Const() {value = [64, 49]} : i32[2]\n"
+		"  %r = RandomUniform(%sh) {dtype = \"f32\"} : f32[64,49]\n"
+		"  %rs = Mul(%r, %k) {@output = true} : f32[64,49]\n"
+		"  %big = Const() {value = [4096, 1024]} : i32[2]\n"
+		"  %one = Const() {value = 1.0} : f32[]\n"
+		"  %bc = BroadcastTo(%one, %big) : f32[4096,1024]\n"
+		"  %bt = Transpose(%bc, %p) {@output = true} : f32[1024,4096]\n"
+		"}\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
+	const char *free_ops[] = {"t", "s", "ne", "sel"};
+	for (int i = 0; i < 4; i++)
+		NEAR(cost_op(&m, tu_op(g, free_ops[i]), 0), 0);
+	/* y reads a Placeholder; r is random and rs reads it; bc is 16 MiB
+	 * (> 10), bt reads it: each pays at least the 30 us launch */
+	const char *paid[] = {"y", "r", "rs", "bc", "bt"};
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_TRUE(cost_op(&m, tu_op(g, paid[i]), 0) >= 30e-6);
+	graph_free(g);
+}
+
 /* A convolution of batch 8 on 14x14x256 inputs with a KHxKW window,
  * 256 output channels, stride S, NHWC. */
 static Op *mk_conv(Graph *g, const char *name, int kh, int kw, int s)
@@ -522,6 +565,7 @@ void suite_cost(void)
 	CU_add_test(s, "profile errors", test_cost_profile_errors);
 	CU_add_test(s, "analytic roofline", test_cost_analytic);
 	CU_add_test(s, "kernel classes by shape", test_cost_kernel_classes);
+	CU_add_test(s, "ops of constants alone are folded", test_cost_folded);
 	CU_add_test(s, "transfer", test_cost_transfer);
 	CU_add_test(s, "collectives", test_cost_collectives);
 	CU_add_test(s, "memory", test_cost_mem);
