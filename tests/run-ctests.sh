@@ -182,23 +182,16 @@ masked() {
 }
 check "masked.gir: -inf mask, softmax exactly 0 (by hand)" masked
 
-# ---- SelectV2 through the C backend: broadcasting, NaN not taken, by hand -
-select_v2() {
-	"$PCC" '-passes=place<algo=single>,comm' tests/ctests/select.gir \
-		--cluster tests/ctests/one-cpu.yaml --emit=c -o "$t/select.c" &&
-	$CC $CWARN "$t/select.c" $FLAGS -o "$t/select" &&
-	"$t/select" | diff -u tests/ctests/select.expected -
+# ---- one kernel through the C backend against an answer worked out by ----
+# hand: tests/ctests/NAME.gir on one device, its results NAME.expected
+by_hand() {
+	"$PCC" '-passes=place<algo=single>,comm' "tests/ctests/$1.gir" \
+		--cluster tests/ctests/one-cpu.yaml --emit=c -o "$t/$1.c" &&
+	$CC $CWARN "$t/$1.c" $FLAGS -o "$t/$1" &&
+	"$t/$1" | diff -u "tests/ctests/$1.expected" -
 }
-check "select.gir: SelectV2 broadcasting all three inputs (by hand)" select_v2
-
-# ---- Roll through the C backend: shifts along one axis add up, by hand ----
-roll() {
-	"$PCC" '-passes=place<algo=single>,comm' tests/ctests/roll.gir \
-		--cluster tests/ctests/one-cpu.yaml --emit=c -o "$t/roll.c" &&
-	$CC $CWARN "$t/roll.c" $FLAGS -o "$t/roll" &&
-	"$t/roll" | diff -u tests/ctests/roll.expected -
-}
-check "roll.gir: Roll along two axes, negative shifts and axes (by hand)" roll
+check "select.gir: SelectV2 broadcasting all three inputs (by hand)" by_hand select
+check "roll.gir: Roll along two axes, negative shifts and axes (by hand)" by_hand roll
 
 # ---- --values=N: N evenly spaced elements, indices floor(k * size / N) ----
 # Against --values of mlp's reference (every element): with N = 3, each

@@ -454,16 +454,23 @@ void k_broadcast(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	strided_copy(x, y, st, 0);
 }
 
+/* One input, one output of its rank and type (Slice, Roll): the rank. */
+static int one_to_one(pcc_kernel k, const pcc_attrs *a, int nin,
+		      pcc_buf *const *in, int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, 1);
+	if (out[0]->rank != in[0]->rank || out[0]->dt != in[0]->dt)
+		k_fail(k, a, "output rank or type differs from the input's");
+	return in[0]->rank;
+}
+
 /* The box of the output's shape at a->begin, any element type. */
 void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	     int nout, pcc_buf *const *out)
 {
-	k_arity(k, a, nin, 1, nout, 1);
+	int R = one_to_one(k, a, nin, in, nout, out);
 	const pcc_buf *x = in[0];
 	pcc_buf *y = out[0];
-	int R = x->rank;
-	if (y->rank != R || y->dt != x->dt)
-		k_fail(k, a, "output rank or type differs from the input's");
 	int64_t xs[PCC_MAX_RANK], s = 1, corner = 0;
 	for (int i = R - 1; i >= 0; i--) {
 		if (a->begin[i] < 0 || a->begin[i] + y->dims[i] > x->dims[i])
@@ -484,12 +491,9 @@ void k_slice(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 void k_roll(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	    int nout, pcc_buf *const *out)
 {
-	k_arity(k, a, nin, 1, nout, 1);
+	int R = one_to_one(k, a, nin, in, nout, out);
 	const pcc_buf *x = in[0];
 	pcc_buf *y = out[0];
-	int R = x->rank;
-	if (y->rank != R || y->dt != x->dt)
-		k_fail(k, a, "output rank or type differs from the input's");
 	int64_t ys[PCC_MAX_RANK], s = 1, cnt[PCC_MAX_RANK] = {0}, iy = 0;
 	for (int i = R - 1; i >= 0; i--) {
 		if (y->dims[i] != x->dims[i] || a->begin[i] < 0 ||
