@@ -399,7 +399,6 @@ bool op_part_inputs(const Graph *g, const Op *op, int p, int *in_dim,
 	}
 }
 
-
 /* ---- ops that pass their input through ---------------------------------- */
 
 bool op_roll_shifts(const Graph *g, const Op *op, int64_t *shift, int max)

@@ -566,7 +566,7 @@ static bool slice_like(Ctx *c)
 	int d = bin(c, x).dim;
 	const Type *t = in_t(c, x);
 	int64_t v[2 * MAXR], w[MAXR];
-	if (!t)
+	if (!t || d < 0 || d >= t->rank)   /* the batch only in another input */
 		return false;
 	switch (c->op->opcode) {
 	case O_Slice:

@@ -624,6 +624,28 @@ static void test_batch_fbn_channel(void)
 	graph_free(g);
 }
 
+/* A Slice, Pad or Roll whose batch is only in another input (begin,
+ * paddings, shift computed from a batch of 2) is not split: it runs whole
+ * (an out-of-range read once, caught by ASan). */
+static void test_batch_slice_other_input(void)
+{
+	Graph *g = tu_parse(CLUSTER4 "graph s {batch = 2} {\n"
+		"  %x = Const() {value = 1.0} : f32[4,4]\n"
+		"  %p = Placeholder() {@batch_dim = 0} : i32[2]\n"
+		"  %sz = Const() {value = [1, 1]} : i32[2]\n"
+		"  %s = Slice(%x, %p, %sz) {@output = true} : f32[1,1]\n"
+		"  %ax = Const() {value = [0, 1]} : i32[2]\n"
+		"  %r = Roll(%x, %p, %ax) {@output = true} : f32[4,4]\n"
+		"}\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	BatchInfo b;
+	batch_analyze(g, &b);
+	CU_ASSERT_FALSE(b.replicable[tu_op(g, "s")->id]);
+	CU_ASSERT_FALSE(b.replicable[tu_op(g, "r")->id]);
+	batch_free(&b);
+	graph_free(g);
+}
+
 static void test_colocate(void)
 {
 	/* %w, %r and %y form one colocation group; %r is pinned to gpu1, so
@@ -674,4 +696,6 @@ void suite_comm(void)
 		    test_batch_rules_new);
 	CU_add_test(s, "batch norm with the batch in its channel (layer norm)",
 		    test_batch_fbn_channel);
+	CU_add_test(s, "a slice whose batch is in another input runs whole",
+		    test_batch_slice_other_input);
 }
