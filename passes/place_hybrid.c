@@ -1084,17 +1084,34 @@ static double judge(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 const char *placer_name(int i);
 
 /* The final candidates: the search's plan and its model-parallel start;
- * every strategy of strategies.def judged at this level; at -O2 every
- * placer of placers.def on the fused groups and, when the graph is
- * fused, on single ops (the baselines' own plans).  Returns the count. */
+ * the whole model on one device of each type (a device of every type is
+ * judged: the search's estimate can misjudge which is fastest, and no
+ * plan should lose to the best single device by the simulator's
+ * measure); every strategy of strategies.def judged at this level; at
+ * -O2 every placer of placers.def on the fused groups and, when the
+ * graph is fused, on single ops (the baselines' own plans).  Returns the
+ * count. */
 static int candidates(PassCtx *ctx, const TaskGraph *t, const TaskGraph *ops,
 		      bool o2, int *st, int *mp, const char *mpname, Cand **out)
 {
 	int ns, nc = 0;
 	const StrategyInfo *si = strategy_table(&ns);
-	Cand *c = xmalloc(sizeof(Cand) * (size_t)(3 + 2 * ns + 2 * 64));
+	int ntypes = t->c->ntypes < 64 ? t->c->ntypes : 64;
+	Cand *c = xmalloc(sizeof(Cand) * (size_t)(3 + 2 * ns + 2 * 64 + ntypes));
 	c[nc++] = (Cand){"hybrid", st, NULL, NULL, NULL, false};
 	c[nc++] = (Cand){mpname, mp, NULL, NULL, NULL, false};
+	for (int ty = 0; ty < ntypes && t->ndev > 1; ty++) {
+		int d = 0;
+		while (d < t->ndev && t->c->devs[d].type != ty)
+			d++;
+		if (d == t->ndev)
+			continue;
+		int *one = arena_alloc(ctx->scratch, sizeof(int) * ((size_t)t->n + 1));
+		for (uint32_t v = 0; v < t->n; v++)
+			one[v] = t->pinned[v] >= 0 ? t->pinned[v] : d;
+		c[nc++] = (Cand){arena_printf(ctx->scratch, "one %s", t->c->types[ty].name),
+				 one, NULL, NULL, NULL, false};
+	}
 	if (o2)
 		c[nc++] = (Cand){"hybrid+buckets", st, NULL, NULL, NULL, true};
 	for (int i = 0; i < ns; i++)

@@ -339,8 +339,11 @@ check "--stats-json=- -o FILE allowed" sh -c "'$PCC' -O1 $M --cluster $C --stats
 check "bad --progress" status 2 "$PCC" --progress=sometimes $M
 # --progress=always into a file: lines naming the pass, evaluations done
 # of the budget and the best plan (estimated while searching), and the
-# pass's last state marked (done); nothing on stdout.
-check "--progress=always" sh -c "'$PCC' -O1 $M --cluster $C --progress=always -o '$t/p1.gir' 2>'$t/p.err' && grep -Eq '^pcc: progress: place: greedy search [0-9]+/[0-9]+ evaluations, best plan [0-9.e+-]+ m?s \(estimated\)$' '$t/p.err' && grep -Eq '^pcc: progress: place: judging candidate plans 4/4 evaluations, best plan [0-9.e+-]+ m?s \(simulated\) \(done\)$' '$t/p.err'"
+# pass's last state marked (done); nothing on stdout.  -O1 judges 6 plans
+# on hetero-4: the search's, its model-parallel start, the whole model on
+# a V100 and on a T4, dp and dp-prop.
+check "--progress=always" sh -c "'$PCC' -O1 $M --cluster $C --progress=always -o '$t/p1.gir' 2>'$t/p.err' && grep -Eq '^pcc: progress: place: greedy search [0-9]+/[0-9]+ evaluations, best plan [0-9.e+-]+ m?s \(estimated\)$' '$t/p.err' && grep -Eq '^pcc: progress: place: judging candidate plans 6/6 evaluations, best plan [0-9.e+-]+ m?s \(simulated\) \(done\)$' '$t/p.err'"
+check "-O1 judges the whole model on one device of each type" sh -c "'$PCC' -v -O1 $M --cluster $C -o /dev/null 2>&1 | grep -Eq '^  one V100-16G +[0-9.e-]+ s \\(simulated\\)' && '$PCC' -v -O1 $M --cluster $C -o /dev/null 2>&1 | grep -Eq '^  one T4 +[0-9.e-]+ s \\(simulated\\)'"
 check "--progress never on stdout" sh -c "'$PCC' -O1 $M --cluster $C --progress=always -o - 2>/dev/null >'$t/p2.gir' && '$PCC' -O1 $M --cluster $C --progress=never -o - 2>/dev/null >'$t/p3.gir' && cmp '$t/p2.gir' '$t/p3.gir' && cmp '$t/p1.gir' '$t/p2.gir'"
 check "--progress=auto silent off a terminal" sh -c "'$PCC' -O1 $M --cluster $C --progress=auto -o /dev/null 2>&1 | grep -c 'progress' | grep -qx 0"
 check "--progress=never silent" sh -c "'$PCC' -O1 $M --cluster $C --progress=never -o /dev/null 2>&1 | grep -c 'progress' | grep -qx 0"
