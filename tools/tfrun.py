@@ -7,8 +7,9 @@ starts with plan k mod n), so that a slow minute of the machine falls on
 all of them alike: stdout then has a line "# PLAN" before each plan's
 variables, stderr "tfrun: PLAN: step K: X.XXXXXX s", with " (after a
 switch)" after the first step of every turn (caches and the executor's
-state are the previous plan's then: not a step to time).  Exit status: 0; 1 a difference above --tol (or a plan whose
-replicas of a variable differ); 2 bad usage or a plan tfrun cannot run;
+state are the previous plan's then: not a step to time).  Exit status:
+0; 1 a difference above --tol (or a plan whose replicas of a variable
+differ); 2 bad usage or a plan tfrun cannot run;
 3 TensorFlow failed running it; 4 --throttle impossible here (no writable
 cgroup CPU controller: the message says why)."""
 import argparse
