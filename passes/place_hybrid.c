@@ -14,15 +14,18 @@
  *
  * The judge during search is a strategy simulator over the task graph of
  * groups, in the spirit of HeteroG §5 and TAG §4.3.2: each group replica
- * is a task of time cost × share on its device; each edge moves its
- * bytes by kind (batch slices, partial sums, whole tensors) between the
- * producer's and the consumer's replicas over the link resources of the
- * cluster (intra-machine pairs, NICs out and in), FIFO per resource;
- * partial sums between identical replica sets take one AllReduce (ring
- * or hierarchical, the cheaper); parameters and optimizer state are kept
- * whole by every replica of the group that updates them, activations by
- * share; a plan that overflows a device's memory is penalised.  One
- * evaluation is O(groups · replicas + edges · replicas²).
+ * is a task of time cost × share on its device (each op's fixed overhead
+ * whole); each edge moves its bytes by kind (batch slices, partial sums,
+ * whole tensors) between the producer's and the consumer's replicas over
+ * the link resources of the cluster (intra-machine pairs, NICs out and
+ * in), FIFO per resource; partial sums between identical replica sets
+ * take AllReduces (per tensor, or per DDP bucket; ring or hierarchical,
+ * the cheaper for the size), each starting when its gradient is computed
+ * (overlapping the backward pass) and holding back only the updates that
+ * read it; parameters and optimizer state are kept whole by every replica
+ * of the group that updates them, activations by share; a plan that
+ * overflows a device's memory is penalised.  One evaluation is
+ * O(groups · replicas + edges · replicas² + gradients).
  *
  * Search: start from the better of a model-parallel placement (Celeritas's
  * Adjusting Placement when present, else FastT's DPOS, else one device)
@@ -65,7 +68,9 @@ typedef struct RepSet {
 	int64_t *shares;
 	int *links;              /* ring links (resources), nlinks */
 	int nlinks;
-	double ar_per_byte, ar_lat;  /* AllReduce time = lat + bytes · per_byte */
+	/* AllReduce time = lat + bytes · per_byte, by ring [0] and
+	 * hierarchically [1] (comm takes the faster for each tensor). */
+	double ar_per_byte[2], ar_lat[2];
 	const char *label;
 } RepSet;
 
@@ -74,6 +79,8 @@ typedef struct PEdge {
 	double split, partial, full;
 	uint32_t nsplit, npartial, nfull;  /* tensors: each moves (and each
 					    * AllReduce runs) on its own */
+	double at0, at1;         /* the first and last partial sum are ready
+				  * this far into u's work (0..1) */
 } PEdge;
 
 typedef struct PParam {
@@ -94,13 +101,24 @@ typedef struct PlanSim {
 	/* Per node and device type: the time of ops every replica runs
 	 * whole (updates, weight ops: dup) and of ops that cannot be split,
 	 * which comm keeps on the first replica's device (one).  The rest
-	 * scales with the replica's share of the batch. */
-	double *dup, *one;
+	 * scales with the replica's share of the batch, but for each op's
+	 * fixed overhead (launch and executor, cost_overhead), which every
+	 * replica of a split op pays whole (ovh). */
+	double *dup, *one, *ovh;
 	/* Per node: partial sums its own ops produce and consume (a weight
 	 * gradient and its update in one group): AllReduces when it is
 	 * replicated. */
 	double *self_partial;
 	uint32_t *self_n, *done;
+	/* Those partial sums one by one (CSR by node, grad_start[n + 1]), in
+	 * the order the node computes them: at, the share of the node's
+	 * work done when it is ready. */
+	uint32_t *grad_start;
+	struct Grad { double at, tail, bytes; } *grad;
+	/* Per node: the share of its work that reads partial sums of other
+	 * nodes (updates of gradients computed elsewhere): it waits for
+	 * their AllReduces, the rest of the node does not. */
+	double *ptail;
 	uint32_t *in_start;      /* [n + 1] CSR of incoming edges */
 	PEdge *in;
 	uint32_t *pin_start;     /* [n + 1] parameters each node reads */
@@ -115,6 +133,9 @@ typedef struct PlanSim {
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
 	/* evaluation scratch */
 	double *dev_free, *rdy, *mem_perm, *mem_temp;
+	double *gstart;          /* [n]: when the node's last replica started */
+	double *arwait;          /* [n]: when the AllReduces of partial sums
+				  * it reads from other nodes end */
 	/* When each link resource is free, in this evaluation: a hash table
 	 * of the resources it has used (a machine of n devices has n^2
 	 * pair resources, 16M at 4096 devices: too many to clear or scan
@@ -127,6 +148,8 @@ typedef struct PlanSim {
 	Heap h;
 	double span;
 	long evals;
+	bool bucket;             /* gradients in DDP's buckets (-O2's
+				  * "hybrid+buckets" candidate) */
 	Graph *pipe;             /* -O2: the pipeline placer's plan, on a
 				  * copy of the graph, or NULL */
 	const PassCtx *ctx;      /* for pass_progress */
@@ -235,9 +258,9 @@ static void add_set(PlanSim *ps, const int *devs, int n, const double *w,
 {
 	if (n < 2 || ps->batch < n)
 		return;
-	RepSet s = {n, xmalloc(sizeof(int) * (size_t)n),
-		    xmalloc(sizeof(double) * (size_t)n),
-		    xmalloc(sizeof(int64_t) * (size_t)n), NULL, 0, 0, 0, label};
+	RepSet s = {.n = n, .dev = xmalloc(sizeof(int) * (size_t)n),
+		    .frac = xmalloc(sizeof(double) * (size_t)n),
+		    .shares = xmalloc(sizeof(int64_t) * (size_t)n), .label = label};
 	memcpy(s.dev, devs, sizeof(int) * (size_t)n);
 	plan_shares(ps->batch, n, w, s.shares);
 	for (int i = 0; i < n; i++)
@@ -264,13 +287,16 @@ static void add_set(PlanSim *ps, const int *devs, int n, const double *w,
 				s.links[s.nlinks++] = res[q];
 		}
 	}
-	/* AllReduce time is affine in the bytes: measure it at two sizes. */
-	double r1 = fmin(cost_allreduce_ring(ps->m, devs, n, 1e6),
-			 cost_allreduce_hier(ps->m, devs, n, 1e6));
-	double r2 = fmin(cost_allreduce_ring(ps->m, devs, n, 2e6),
-			 cost_allreduce_hier(ps->m, devs, n, 2e6));
-	s.ar_per_byte = (r2 - r1) / 1e6;
-	s.ar_lat = r1 - 1e6 * s.ar_per_byte;
+	/* AllReduce time is affine in the bytes, per algorithm: measure it
+	 * at two sizes. */
+	for (int a = 0; a < 2; a++) {
+		double r1 = a ? cost_allreduce_hier(ps->m, devs, n, 1e6)
+			      : cost_allreduce_ring(ps->m, devs, n, 1e6);
+		double r2 = a ? cost_allreduce_hier(ps->m, devs, n, 2e6)
+			      : cost_allreduce_ring(ps->m, devs, n, 2e6);
+		s.ar_per_byte[a] = (r2 - r1) / 1e6;
+		s.ar_lat[a] = r1 - 1e6 * s.ar_per_byte[a];
+	}
 	ps->sets = xrealloc(ps->sets, sizeof(RepSet) * (size_t)(ps->nsets + 1));
 	ps->sets[ps->nsets++] = s;
 }
@@ -335,6 +361,7 @@ static void build_sets(PlanSim *ps)
 typedef struct EKey {
 	uint32_t u, v;
 	double split, partial, full;
+	double at;               /* partial: how far into u's work it is ready */
 } EKey;
 
 typedef struct NodeOut {
@@ -399,6 +426,11 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
 	uint32_t m = 0;
 	for (size_t j = 0; j < ne; j++) {
 		if (m && ps->in[m - 1].u == e[j].u && j && e[j - 1].v == e[j].v) {
+			if (e[j].partial > 0) {
+				PEdge *x = &ps->in[m - 1];
+				x->at0 = x->npartial ? fmin(x->at0, e[j].at) : e[j].at;
+				x->at1 = x->npartial ? fmax(x->at1, e[j].at) : e[j].at;
+			}
 			ps->in[m - 1].split += e[j].split;
 			ps->in[m - 1].partial += e[j].partial;
 			ps->in[m - 1].full += e[j].full;
@@ -408,7 +440,8 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
 			continue;
 		}
 		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full,
-				      nz(e[j].split), nz(e[j].partial), nz(e[j].full)};
+				      nz(e[j].split), nz(e[j].partial), nz(e[j].full),
+				      e[j].at, e[j].at};
 		ps->in_start[e[j].v + 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++)
@@ -429,6 +462,47 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
 		ps->pin_start[v + 1] += ps->pin_start[v];
 }
 
+static int grad_cmp(const void *pa, const void *pb)
+{
+	const EKey *a = pa, *b = pb;
+	if (a->u != b->u)
+		return a->u < b->u ? -1 : 1;
+	return a->split < b->split ? -1 : a->split > b->split;
+}
+
+/* ps->grad (CSR by node, in the order computed) from gr[0..ngr):
+ * (node, -, at, tail, bytes). */
+static void grads_csr(PlanSim *ps, EKey *gr, size_t ngr)
+{
+	uint32_t n = ps->t->n;
+	if (ngr > 1)
+		qsort(gr, ngr, sizeof(EKey), grad_cmp);
+	ps->grad_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	ps->grad = xmalloc(sizeof(struct Grad) * (ngr + 1));
+	for (size_t j = 0; j < ngr; j++) {
+		ps->grad[j] = (struct Grad){gr[j].split, gr[j].partial, gr[j].full};
+		ps->grad_start[gr[j].u + 1]++;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		ps->grad_start[v + 1] += ps->grad_start[v];
+}
+
+/* The cost (first device type) of the ops of node w that read output k
+ * of op i. */
+static double consumers_cost(const PlanSim *ps, Graph *g, const Uses *us,
+			     uint32_t i, uint32_t k, uint32_t w)
+{
+	double c = 0;
+	for (uint32_t q = us->start[i]; q < us->start[i + 1]; q++) {
+		const Use *u = &us->use[q];
+		const Input *in = &u->op->in[u->slot];
+		if (ps->t->op_node[u->op->id] == w && !in->ctrl && in->idx == k)
+			c += cost_op(ps->m, u->op, 0);
+	}
+	(void)g;
+	return c;
+}
+
 /* Node-level facts from the graph: splittability, memory, edges by kind,
  * parameter reads (a parameter is kept by the node of its update). */
 static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
@@ -445,12 +519,28 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	ps->self_n = xcalloc((size_t)n + 1, sizeof(uint32_t));
 	ps->done = xcalloc((size_t)n + 1, sizeof(uint32_t));
 	ps->one = xcalloc(((size_t)n + 1) * (size_t)nt, sizeof(double));
+	ps->ovh = xcalloc(((size_t)n + 1) * (size_t)nt, sizeof(double));
+	ps->ptail = xcalloc((size_t)n + 1, sizeof(double));
 	for (uint32_t v = 0; v < n; v++) {
 		ps->splittable[v] = false;
 		ps->act[v] = t->mem_perm[v];
 		ps->temp[v] = t->mem_temp[v];
 	}
 	uint32_t *owner = param_owners(g, t);
+	/* How far into its node's work each op finishes (topological
+	 * order, costs on the first type). */
+	double *pos = xcalloc((size_t)g->nops + 1, sizeof(double));
+	double *ntot = xcalloc((size_t)n + 1, sizeof(double));
+	const uint32_t *topo = graph_topo(g);
+	for (uint32_t j = 0; topo && j < g->nops; j++) {
+		uint32_t i = topo[j];
+		if (i >= g->nops || g->ops[i]->dead || t->op_node[i] >= n)
+			continue;
+		ntot[t->op_node[i]] += cost_op(ps->m, g->ops[i], 0);
+		pos[i] = ntot[t->op_node[i]];
+	}
+	EKey *gr = NULL;         /* (node, at, bytes) of each partial sum */
+	size_t ngr = 0, capgr = 0;
 	EKey *e = NULL, *pe = NULL;
 	size_t ne = 0, cape = 0, npe = 0, cappe = 0;
 	NodeOut *use = NULL;
@@ -468,10 +558,14 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			sliced |= batch_okind(b, op, k) == OK_SPLIT;
 		if (b->replicable[i] && sliced)
 			ps->splittable[v] = t->pinned[v] < 0 && ps->batch > 0;
-		if (!b->replicable[i] || !sliced)
-			for (int ty = 0; ty < nt; ty++)
-				(b->replicable[i] ? ps->dup : ps->one)[(size_t)v * (size_t)nt + (size_t)ty] +=
-					cost_op(ps->m, op, ty);
+		for (int ty = 0; ty < nt; ty++) {
+			size_t ix = (size_t)v * (size_t)nt + (size_t)ty;
+			double x = cost_op(ps->m, op, ty);
+			if (!b->replicable[i] || !sliced)
+				(b->replicable[i] ? ps->dup : ps->one)[ix] += x;
+			else if (x > 0)
+				ps->ovh[ix] += fmin(x, cost_overhead(&ps->c->types[ty]));
+		}
 		bool param = op_has_role(g, op, ROLE_PARAM);
 		double st = cost_op_mem(ps->m, op);
 		ps->params[v] += st;
@@ -514,6 +608,16 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			if (w == src) {
 				ps->self_partial[v] += bytes;
 				ps->self_n[v]++;
+				if (ngr == capgr) {
+					capgr = capgr ? 2 * capgr : 256;
+					gr = xrealloc(gr, sizeof(EKey) * capgr);
+				}
+				/* What waits for it: its consumers here (the
+				 * update), after the AllReduce. */
+				double tail = consumers_cost(ps, g, us, i, kk, v);
+				double tot = ntot[v] > 0 ? ntot[v] : 1;
+				gr[ngr++] = (EKey){v, v, ntot[v] > 0 ? pos[i] / tot : 1,
+						   tail / tot, bytes, 0};
 				continue;
 			}
 			if (param) {
@@ -521,7 +625,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 					cappe = cappe ? 2 * cappe : 256;
 					pe = xrealloc(pe, sizeof(EKey) * cappe);
 				}
-				pe[npe++] = (EKey){src, w, 0, 0, bytes};
+				pe[npe++] = (EKey){src, w, 0, 0, bytes, 0};
 				continue;
 			}
 			if (ne == cape) {
@@ -529,12 +633,21 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 				e = xrealloc(e, sizeof(EKey) * cape);
 			}
 			OutKind kind = ctrl ? OK_FULL : batch_okind(b, op, kk);
+			if (kind == OK_PARTIAL)
+				ps->ptail[w] += consumers_cost(ps, g, us, i, kk, w);
 			e[ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
 					 kind == OK_PARTIAL ? bytes : 0,
-					 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes};
+					 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes,
+					 ntot[v] > 0 ? pos[i] / ntot[v] : 1};
 		}
 	}
 	free(use);
+	grads_csr(ps, gr, ngr);
+	free(gr);
+	for (uint32_t v = 0; v < n; v++)
+		ps->ptail[v] = ntot[v] > 0 ? fmin(ps->ptail[v] / ntot[v], 1) : 0;
+	free(pos);
+	free(ntot);
 	/* One edge per (u, v), summing its tensors. */
 	ps_merge_edges(ps, e, ne, pe, npe);
 	for (uint32_t v = 0; v < n; v++)
@@ -566,6 +679,26 @@ static int find(const int *dev, int n, int d)
 		if (dev[i] == d)
 			return i;
 	return -1;
+}
+
+/* How many AllReduces carry bytes in count tensors: one per tensor, or
+ * with gradient buckets (comm<bucket>) one per DDP_BUCKET bytes. */
+static double ar_count(const PlanSim *ps, double bytes, uint32_t count)
+{
+	if (!ps->bucket || count <= 1)
+		return count;
+	return fmin(count, fmax(1, ceil(bytes / DDP_BUCKET)));
+}
+
+/* Seconds of count AllReduces over set rs carrying bytes in all (of
+ * equal size), each by the faster algorithm. */
+static double ar_time(const RepSet *rs, double count, double bytes)
+{
+	if (count <= 0)
+		return 0;
+	double each = bytes / count;
+	return count * fmin(rs->ar_lat[0] + rs->ar_per_byte[0] * each,
+			    rs->ar_lat[1] + rs->ar_per_byte[1] * each);
 }
 
 /* Events of the strategy simulator: replica r of node v finishes (FIN)
@@ -620,16 +753,24 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 		/* Partial sums between one set: an AllReduce once every
 		 * replica is done. */
 		if (e->partial > 0 && same && nu > 1 && ++ps->arcount[k] == (uint32_t)nu) {
+			/* They are ready one by one as u runs (between its
+			 * last replica's start and its end: at0 .. at1 of
+			 * it), so the AllReduces overlap u: the links work
+			 * through them from the first, and the last follows
+			 * its own gradient. */
 			const RepSet *rs = &ps->sets[st[v] - nd];
-			double s0 = t;
+			double t0 = ps->gstart[u], dur = t - t0;
+			double s0 = t0 + e->at0 * dur;
 			for (int l = 0; l < rs->nlinks; l++)
 				s0 = fmax(s0, res_free_at(ps, rs->links[l]));
-			double ar = s0 + rs->ar_lat * e->npartial +
-				    rs->ar_per_byte * e->partial;
+			double c = ar_count(ps, e->partial, e->npartial);
+			double ar = fmax(s0 + ar_time(rs, c, e->partial),
+					 fmax(s0, t0 + e->at1 * dur) +
+					 ar_time(rs, 1, e->partial / c));
 			for (int l = 0; l < rs->nlinks; l++)
 				res_set_free(ps, rs->links[l], ar);
 			for (int r = 0; r < nv; r++)
-				ready[r] = fmax(ready[r], ar);
+				ps->arwait[v] = fmax(ps->arwait[v], ar);
 		}
 		for (int r = 0; r < nv; r++) {
 			if (!depends(e, same, du, nu, i, r, dv[r]))
@@ -687,6 +828,8 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 					pend[r] += depends(e, same, du, nu, i, r, dv[r]);
 		}
 		ps->done[v] = 0;
+		ps->gstart[v] = 0;
+		ps->arwait[v] = 0;
 		for (uint32_t k = ps->pin_start[v]; k < ps->pin_start[v + 1]; k++) {
 			const PParam *p = &ps->pin[k];
 			const int *du;
@@ -719,29 +862,52 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 			/* Devices serve in the order work becomes ready. */
 			int d = dv[e.r];
 			size_t ix = (size_t)e.v * (size_t)t->ntype + (size_t)t->c->devs[d].type;
-			double all = tg_cost(t, e.v, d), fixed = ps->dup[ix] + ps->one[ix];
+			double all = tg_cost(t, e.v, d),
+			       fixed = ps->dup[ix] + ps->one[ix] + ps->ovh[ix];
 			double s0 = fmax(e.t, ps->dev_free[d]);
-			double fin = s0 + (all - fixed) * fv[e.r] + ps->dup[ix] +
-				     (e.r == 0 ? ps->one[ix] : 0);
+			ps->gstart[e.v] = fmax(ps->gstart[e.v], s0);
+			double work = fmax(all - fixed, 0) * fv[e.r] + ps->dup[ix] +
+				      ps->ovh[ix] + (e.r == 0 ? ps->one[ix] : 0);
+			/* The part that reads other nodes' AllReduced sums
+			 * runs once they are there. */
+			double fin = fmax(s0 + work,
+					  ps->arwait[e.v] + ps->ptail[e.v] * work);
 			ps->dev_free[d] = fin;
 			pev_push(ps, fin, e.v, e.r, PE_FIN);
 		} else {
 			span = fmax(span, e.t);
 			ps_send(ps, st, e.v, e.r, e.t);
-			/* The group's own AllReduces, once its replicas are done. */
+			/* The group's own AllReduces: each gradient's starts
+			 * once every replica has computed it (as far into the
+			 * group's work as it is, between the last replica's
+			 * start and end), in that order over the set's links;
+			 * with buckets, one per DDP_BUCKET bytes, when its
+			 * last gradient is there. */
 			const int *dd;
 			const double *ff;
 			int nv = reps(ps, st[e.v], &dd, &ff);
 			if (ps->self_n[e.v] && nv > 1 && ++ps->done[e.v] == (uint32_t)nv) {
 				const RepSet *rs = &ps->sets[st[e.v] - nd];
-				double s0 = e.t;
+				double ar = 0, t0 = ps->gstart[e.v], dur = e.t - t0, fill = 0,
+				       tail = 0, end = e.t;
 				for (int l = 0; l < rs->nlinks; l++)
-					s0 = fmax(s0, res_free_at(ps, rs->links[l]));
-				double ar = s0 + rs->ar_lat * ps->self_n[e.v] +
-					    rs->ar_per_byte * ps->self_partial[e.v];
+					ar = fmax(ar, res_free_at(ps, rs->links[l]));
+				for (uint32_t q = ps->grad_start[e.v]; q < ps->grad_start[e.v + 1]; q++) {
+					const struct Grad *gq = &ps->grad[q];
+					fill += gq->bytes;
+					tail += gq->tail;
+					if (ps->bucket && fill < DDP_BUCKET &&
+					    q + 1 < ps->grad_start[e.v + 1])
+						continue;
+					ar = fmax(ar, t0 + gq->at * dur) + ar_time(rs, 1, fill);
+					fill = 0;
+					/* The updates waiting for this one. */
+					end = fmax(end, ar + tail * dur);
+					tail = 0;
+				}
 				for (int l = 0; l < rs->nlinks; l++)
 					res_set_free(ps, rs->links[l], ar);
-				span = fmax(span, ar);
+				span = fmax(span, end);
 			}
 		}
 	}
@@ -754,6 +920,7 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 			over = fmax(over, use / cap - 1);
 	}
 	*oom = over > 0;
+	ps->span = span;         /* without the penalty */
 	return over > 0 ? span * (2 + over) + 1 : span;
 }
 
@@ -775,6 +942,8 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps_model(ps, g, b);
 	size_t nd1 = (size_t)ps->ndev + 1;
 	ps->dev_free = xcalloc(nd1, sizeof(double));
+	ps->gstart = xcalloc((size_t)ps->n + 1, sizeof(double));
+	ps->arwait = xcalloc((size_t)ps->n + 1, sizeof(double));
 	ps->mem_perm = xcalloc(nd1, sizeof(double));
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
 	res_grow(ps);
@@ -816,8 +985,11 @@ static void ps_free(PlanSim *ps)
 	free(ps->splittable);
 	free(ps->dup);
 	free(ps->one);
+	free(ps->ovh);
 	free(ps->self_partial);
 	free(ps->self_n);
+	free(ps->grad_start);
+	free(ps->grad);
 	free(ps->done);
 	free(ps->params);
 	free(ps->act);
@@ -828,6 +1000,9 @@ static void ps_free(PlanSim *ps)
 	free(ps->pin);
 	route_tab_free(&ps->rt);
 	free(ps->dev_free);
+	free(ps->gstart);
+	free(ps->arwait);
+	free(ps->ptail);
 	free(ps->res);
 	free(ps->res_used);
 	free(ps->rdy);
@@ -1139,10 +1314,11 @@ static double judge_units(const Cand *k, double size, int nsets)
 
 /* Above place<portfolio>: the cheap candidates of cands[0..nc), in
  * place — the search's plan first, then the strategies (the baselines),
- * then its other plans — as many as --search-work's units allow (the
- * search's plan always).  Returns their count. */
+ * then that plan with buckets when the search modelled them, then its
+ * other plans — as many as --search-work's units allow (the search's
+ * plan always).  Returns their count. */
 static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
-			    int nc, double size)
+			    int nc, double size, bool bucket)
 {
 	int nsets;
 	DevSet *ds = plan_devsets(t, ctx->scratch, &nsets);
@@ -1150,9 +1326,11 @@ static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
 	Cand *v = xmalloc(sizeof(Cand) * ((size_t)nc + 1));
 	int kept = 0;
 	double units = 0;
-	for (int pass = 0; pass < 3; pass++)
+	for (int pass = 0; pass < 4; pass++)
 		for (int k = 0; k < nc; k++) {
-			int cat = k == 0 ? 0 : cands[k].sf ? 1 : 2;
+			bool own = k > 0 && cands[k].st == cands[0].st &&
+				   cands[k].bucket == bucket;
+			int cat = k == 0 ? 0 : cands[k].sf ? 1 : own ? 2 : 3;
 			double u = judge_units(&cands[k], size, nsets);
 			if (cat != pass || (!cands[k].st && !cands[k].sf) ||
 			    (kept && units + u > ctx->search_work))
@@ -1229,7 +1407,8 @@ static double whole_model_start(PlanSim *ps, const TaskGraph *t,
 
 /* Judges cands[0..nc) by plan_evaluate (-v: each one's simulated time)
  * and returns the best (plan_better); *bover its overflow (1: fits),
- * bpeaks its per-device peaks, *hsim the search's own plan's time. */
+ * bpeaks its per-device peaks, *hsim the time of the search's own plan
+ * as it estimated it (with buckets at -O2). */
 static int judge_all(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 		     const Cand *cands, int nc, double *bpeaks, double *bover,
 		     double *hsim)
@@ -1249,8 +1428,8 @@ static int judge_all(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 			fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
 				cands[k].name, x, koom ? ", out of memory" : "");
 		}
-		if (k == 0)
-			*hsim = x;
+		if (cands[k].st == cands[0].st && cands[k].bucket == ps->bucket)
+			*hsim = x;       /* the plan the search estimated */
 		if (plan_better(x, koom, over, bspan, *bover)) {
 			if (ctx->judged)
 				ctx->judged->chosen = ctx->judged->n - 1;
@@ -1295,11 +1474,11 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	batch_analyze(g, &b);
 	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
 	ps->ctx = ctx;
+	bool o2 = strcmp(pass_opt(ctx, "search"), "local") == 0;
 	uint32_t n = t->n;
 	long max_evals, max_local;
 	double work;
 	budgets(ctx, ps, n, &max_evals, &max_local, &work);
-	bool o2 = strcmp(pass_opt(ctx, "search"), "local") == 0;
 	double t0 = pcc_now();
 
 	/* Starting points: a model-parallel placement, and data parallelism
@@ -1309,6 +1488,21 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	const char *mpname = mp_start(ctx, t, mp);
 	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
 	double start = whole_model_start(ps, t, mp, st);
+	if (o2) {
+		/* -O2 also judges the search's plan with DDP's gradient
+		 * buckets ("hybrid+buckets"): the search models them when
+		 * its best start is faster so. */
+		int *bst = xmalloc(sizeof(int) * ((size_t)n + 1));
+		ps->bucket = true;
+		double bstart = whole_model_start(ps, t, mp, bst);
+		if (bstart < start) {
+			start = bstart;
+			memcpy(st, bst, sizeof(int) * n);
+		} else {
+			ps->bucket = false;
+		}
+		free(bst);
+	}
 	double best = greedy(ps, st, start, max_evals);
 	double after_greedy = best;
 	if (o2) {
@@ -1342,7 +1536,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	Cand *cands;
 	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
 	if (!full && cheap)
-		nc = cheap_candidates(ctx, t, cands, nc, size);
+		nc = cheap_candidates(ctx, t, cands, nc, size, ps->bucket);
 	int chosen = 0;
 	if (o2 && full) {
 		/* Pipeline parallelism (place_pipeline.c): its own search, once,
@@ -1384,11 +1578,15 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	} else {
 		rc = apply(ctx, g, t, ps, &cands[chosen]);
 		/* How well the strategy simulator tracked the full
-		 * simulation. */
+		 * simulation: its time, without the penalty of a plan it
+		 * finds over memory. */
+		bool eoom;
+		ps_eval(ps, st, &eoom);
 		if (ctx->report && isfinite(hsim) && hsim > 0)
 			fprintf(ctx->report, "place<algo=hybrid>: estimate error "
-				"%+.1f%% (estimated %.6g s, simulated %.6g s)\n",
-				100 * (best - hsim) / hsim, best, hsim);
+				"%+.1f%% (estimated %.6g s%s, simulated %.6g s)\n",
+				100 * (ps->span - hsim) / hsim, ps->span,
+				eoom ? ", over memory" : "", hsim);
 		if (ctx->report)
 			fprintf(ctx->report,
 				"place<algo=hybrid>: %u groups, %d replica sets, %ld "

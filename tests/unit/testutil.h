@@ -22,9 +22,10 @@ static inline Graph *tu_parse(const char *src)
 }
 
 /* Runs pipeline p over g with --verify-each, --search-budget budget
- * (seconds) and --search-work work; returns the exit status. */
-static inline int tu_run_with(Graph *g, const char *p, double budget,
-			      double work)
+ * (seconds) and --search-work work, diagnostics (and with verbose, -v's
+ * pass reports) on out; returns the exit status. */
+static inline int tu_run_out(Graph *g, const char *p, double budget,
+			     double work, FILE *out, bool verbose)
 {
 	Pipeline pipe;
 	char err[256];
@@ -34,9 +35,11 @@ static inline int tu_run_with(Graph *g, const char *p, double budget,
 	}
 	CostModel cost = {g, g->cluster, NULL, NULL, 0};
 	Diag d;
-	diag_init(&d, stderr, "test.gir", NULL, 0);
+	diag_init(&d, out, "test.gir", NULL, 0);
 	RunOptions o = {0};
 	o.verify_each = true;
+	o.verbose = verbose;
+	o.progress = PROGRESS_NEVER;
 	o.search_budget = budget;
 	o.search_work = work;
 	o.seed = 1;
@@ -44,6 +47,13 @@ static inline int tu_run_with(Graph *g, const char *p, double budget,
 	int rc = pipeline_run(&pipe, g, &cost, &d, &o);
 	pipeline_free(&pipe);
 	return rc;
+}
+
+/* The same with diagnostics on stderr. */
+static inline int tu_run_with(Graph *g, const char *p, double budget,
+			      double work)
+{
+	return tu_run_out(g, p, budget, work, stderr, false);
 }
 
 /* Runs pipeline p over g with --verify-each; returns the exit status.
