@@ -34,8 +34,11 @@
  * largest temporary / m.  Stages take devices in L's
  * order (machines by aggregate speed, then their devices), skipping any,
  * so each device holds at most one stage and stage sizes follow device
- * speed.  The estimate of a plan is fill-and-drain + (m - 1) × its
- * bottleneck (the slowest stage or transfer); it is minimised over the
+ * speed.  A stage's time per micro-batch is its work / m, but for each
+ * op's launch overhead, paid whole by every micro-batch; its updates run
+ * once per iteration.  The estimate of a plan is fill-and-drain + (m - 1)
+ * × its bottleneck (the slowest stage or transfer) + the slowest stage's
+ * updates; it is minimised over the
  * caps C (a geometric grid), the stage count and m ∈ {1, 2, 4, ..., 32}.
  * The work is counted, not timed: O(|m| · |C| · S · (P²·L + P·L²)).
  * The best few plans by estimate (of single-device stages, and of data-
@@ -72,7 +75,12 @@ typedef struct PModel {
 	const TaskGraph *t;
 	int nseg, nl, ntype;
 	int *L;                  /* [nl]: device list */
-	double *cost;            /* [(nseg + 1) * ntype]: prefix sums */
+	double *cost;            /* [(nseg + 1) * ntype]: prefix sums of the
+				  * work that scales with the micro-batch */
+	double *ovh;             /* the same of each op's fixed overhead
+				  * (cost_overhead): paid per micro-batch */
+	double *once;            /* the same of the updates: once per
+				  * iteration, after the last micro-batch */
 	double *wmem, *amem;     /* [nseg + 1]: prefix sums */
 	double *pmem;            /* [nseg + 1]: parameter bytes, prefix sums */
 	int *rest;               /* [nl]: devices from L[i] to the end of its
@@ -88,12 +96,26 @@ typedef struct PModel {
 	long work;
 } PModel;
 
-/* Seconds of segments [p, q) on device d, per micro-batch of m. */
-static double stage_time(const PModel *pm, int p, int q, int d, int m)
+static double prefix(const PModel *pm, const double *a, int p, int q, int ty)
+{
+	return a[(size_t)q * (size_t)pm->ntype + (size_t)ty] -
+	       a[(size_t)p * (size_t)pm->ntype + (size_t)ty];
+}
+
+/* Seconds of segments [p, q) on device d (each of b data-parallel
+ * replicas), per micro-batch of m: the work scales with the rows, each
+ * op's launch overhead does not. */
+static double stage_time(const PModel *pm, int p, int q, int d, int m, int b)
 {
 	int ty = pm->t->c->devs[d].type;
-	return (pm->cost[(size_t)q * (size_t)pm->ntype + (size_t)ty] -
-		pm->cost[(size_t)p * (size_t)pm->ntype + (size_t)ty]) / m;
+	return prefix(pm, pm->cost, p, q, ty) / m / b + prefix(pm, pm->ovh, p, q, ty);
+}
+
+/* Seconds of the updates of segments [p, q) on device d, once per
+ * iteration. */
+static double stage_once(const PModel *pm, int p, int q, int d)
+{
+	return prefix(pm, pm->once, p, q, pm->t->c->devs[d].type);
 }
 
 /* One micro-batch's transfer across the cut before segment q, from L[i]
@@ -240,7 +262,15 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 			while (d < t->ndev && t->c->devs[d].type != ty)
 				d++;
 			tc[ty] = d < t->ndev ? tg_cost(t, v, d) : 0;
-			pm->cost[(size_t)(s + 1) * (size_t)nt + (size_t)ty] += tc[ty];
+			size_t ix = (size_t)(s + 1) * (size_t)nt + (size_t)ty;
+			bool update = (pos[v] & 0xc0000000u) == 0x80000000u;
+			double o = tc[ty] > 0 ? fmin(tc[ty], cost_overhead(&t->c->types[ty])) : 0;
+			if (update) {
+				pm->once[ix] += tc[ty];
+			} else {
+				pm->ovh[ix] += o;
+				pm->cost[ix] += tc[ty] - o;
+			}
 		}
 		/* A parameter's gradient: the running sum and the partial
 		 * sum being added (comm's AddN chain). */
@@ -255,9 +285,13 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 		pm->tmem[s] = fmax(pm->tmem[s], t->mem_temp[v]);
 	}
 	for (int s = 0; s < S; s++) {
-		for (int ty = 0; ty < nt; ty++)
-			pm->cost[(size_t)(s + 1) * (size_t)nt + (size_t)ty] +=
-				pm->cost[(size_t)s * (size_t)nt + (size_t)ty];
+		for (int ty = 0; ty < nt; ty++) {
+			size_t a = (size_t)(s + 1) * (size_t)nt + (size_t)ty,
+			       z = (size_t)s * (size_t)nt + (size_t)ty;
+			pm->cost[a] += pm->cost[z];
+			pm->ovh[a] += pm->ovh[z];
+			pm->once[a] += pm->once[z];
+		}
 		pm->wmem[s + 1] += pm->wmem[s];
 		pm->amem[s + 1] += pm->amem[s];
 		pm->pmem[s + 1] += pm->pmem[s];
@@ -361,6 +395,8 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	int S = pm->nseg;
 	pm->seg = xmalloc(sizeof(int) * ((size_t)n + 1));
 	pm->cost = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
+	pm->ovh = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
+	pm->once = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
 	pm->wmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->amem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->pmem = xcalloc((size_t)S + 1, sizeof(double));
@@ -379,6 +415,8 @@ static void model_free(PModel *pm)
 {
 	free(pm->L);
 	free(pm->cost);
+	free(pm->ovh);
+	free(pm->once);
 	free(pm->wmem);
 	free(pm->amem);
 	free(pm->pmem);
@@ -455,7 +493,7 @@ static void dp_first_stage(PModel *pm, DPTab *d, int k, int p, int i, int m,
 		for (int q = p + 1; q <= P; q++) {
 			pm->work++;
 			tm = fmax(tm, pm->tmem[q - 1]);
-			double st = stage_time(pm, p, q, dv, m) / b;
+			double st = stage_time(pm, p, q, dv, m, b);
 			if (st > C)
 				break;
 			int inflight = k < m ? k : m;
@@ -512,7 +550,7 @@ static void dp_reconstruct(const PModel *pm, const DPTab *d, int k, int m,
 	pl->S = k;
 	pl->m = m;
 	int p = 0, i = bi;
-	double bottleneck = 0;
+	double bottleneck = 0, updates = 0;
 	for (int s = 0; s < k; s++) {
 		int q = d->nq[dp_ix(d, k - s, p, i)], b = d->nb[dp_ix(d, k - s, p, i)];
 		int j = d->nj[dp_ix(d, k - s, p, i)];
@@ -520,15 +558,15 @@ static void dp_reconstruct(const PModel *pm, const DPTab *d, int k, int m,
 		pl->li[s] = i;
 		pl->nd[s] = b;
 		pl->cut[s] = p;
-		bottleneck = fmax(bottleneck,
-				  stage_time(pm, p, q, pm->L[i], m) / b);
+		bottleneck = fmax(bottleneck, stage_time(pm, p, q, pm->L[i], m, b));
+		updates = fmax(updates, stage_once(pm, p, q, pm->L[i]));
 		if (j >= 0)
 			bottleneck = fmax(bottleneck, cut_time(pm, q, i, j, m));
 		p = q;
 		i = j;
 	}
 	pl->cut[k] = P;
-	pl->est = best + (m - 1) * bottleneck;
+	pl->est = best + (m - 1) * bottleneck + updates;
 }
 
 /* The DP for m micro-batches under cap C: f[k][p][i] = least fill-and-
@@ -722,7 +760,7 @@ static int search_plans(PassCtx *ctx, PModel *pm, const int *mlist, int nm,
 	 * devices to the whole model on the slowest, and no cap. */
 	double lo = INFINITY, hi = 0;
 	for (int d = 0; d < t->ndev; d++) {
-		double x = stage_time(pm, 0, pm->nseg, d, 1);
+		double x = stage_time(pm, 0, pm->nseg, d, 1, 1);
 		lo = fmin(lo, x / t->ndev);
 		hi = fmax(hi, x);
 	}
