@@ -793,6 +793,34 @@ static int read_profile(Job *j)
 
 /* After the pipeline: the simulation where an output needs it (or -v's
  * headline), then --stats-json, --print-costs and the output. */
+/* A plan of -O0/-O1/-O2 that the simulator finds over a device's memory
+ * (its passes judged the plan with estimates only: a graph too large for
+ * the hybrid's final judge) is refused, as the judge refuses one: exit
+ * 3 with the per-device peaks, the output untouched, unless
+ * --best-effort. */
+static int refuse_oom(const Graph *g, const SimResult *r)
+{
+	const Cluster *c = g->cluster;
+	int over = 0;
+	for (int d = 0; c && d < r->ndevs && d < c->ndevs; d++)
+		over += r->peak_mem[d] > c->types[c->devs[d].type].memory;
+	if (!over)
+		return EXIT_OK;
+	const double GiB = 1024.0 * 1024 * 1024;
+	fprintf(stderr, "pcc: error: the plan does not fit in the memory of "
+		"cluster '%s' (simulated peak over capacity on %d device%s):\n",
+		c->name, over, over > 1 ? "s" : "");
+	for (int d = 0; d < r->ndevs && d < c->ndevs; d++) {
+		double cap = (double)c->types[c->devs[d].type].memory;
+		fprintf(stderr, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n",
+			c->devs[d].name, c->types[c->devs[d].type].name,
+			r->peak_mem[d] / GiB, cap / GiB,
+			r->peak_mem[d] > cap ? "  (over)" : "");
+	}
+	fputs("pcc: note: --best-effort writes it anyway\n", stderr);
+	return EXIT_INFEASIBLE;
+}
+
 static int simulate_and_emit(Job *j, double pbound)
 {
 	Opts *o = &j->o;
@@ -807,12 +835,19 @@ static int simulate_and_emit(Job *j, double pbound)
 		simulated = true;
 		sim.problem_bound = pbound;
 		phase(o, "simulate", &t0);
-	} else if (o->run.verbose && graph_placed(g)) {
-		/* only for -v's headline: a plan the simulator refuses is
-		 * still written, without a headline */
+	} else if ((o->run.verbose || (!o->passes && !o->run.best_effort)) &&
+		   graph_placed(g)) {
+		/* for -v's headline, and for the memory check of a named
+		 * pipeline's plan: a plan the simulator refuses is still
+		 * written, without a headline */
 		simulated = sim_quiet(g, &j->cost, &sim);
 		sim.problem_bound = pbound;
 		phase(o, "simulate", &t0);
+	}
+	if (simulated && !o->passes && !o->run.best_effort &&
+	    (rc = refuse_oom(g, &sim))) {
+		sim_free(&sim);
+		return rc;
 	}
 	if (o->stats_json) {
 		StatsArg sa = {g, &j->cost, &sim};

@@ -230,6 +230,16 @@ check "infeasible is exit 3" status 3 "$PCC" "-passes=annotate,place<algo=single
 check "output untouched when infeasible" sh -c "[ \"\$(cat '$t/keep.gir')\" = precious ]"
 check "pipeline infeasible is exit 3" status 3 "$PCC" "-passes=annotate,place<algo=pipeline>" $M --cluster "$t/tiny.yaml" -o "$t/keep.gir"
 check "  output untouched" sh -c "[ \"\$(cat '$t/keep.gir')\" = precious ]"
+# A plan whose passes estimated that it fits but which the simulator
+# finds over memory (-O0's data parallelism of the MLP on 2 MiB GPUs:
+# place<algo=dp>'s estimate fits, the simulated peak does not): refused
+# like an infeasible one, exit 3, the output untouched, the peaks shown;
+# --best-effort writes it, and -passes= (a chosen pipeline) too.
+printf 'device_types: {small: {flops: 10 TFLOPS, memory: 2 MiB, mem_bw: 500 GB/s}}\nmachines: [{name: m0, type: small, count: 2, link: {bandwidth: 10 GB/s}}]\n' >"$t/2mib.yaml"
+check "-O0 over memory when simulated is exit 3" sh -c "'$PCC' -O0 $M --cluster '$t/2mib.yaml' -o '$t/keep.gir' 2>'$t/err'; [ \$? -eq 3 ] && grep -q 'the plan does not fit in the memory of cluster' '$t/err' && grep -q '(over)' '$t/err' && grep -q -- '--best-effort' '$t/err'"
+check "  output untouched" sh -c "[ \"\$(cat '$t/keep.gir')\" = precious ]"
+check "  --best-effort writes it" sh -c "'$PCC' -O0 --best-effort $M --cluster '$t/2mib.yaml' -o '$t/be.gir' && grep -q '@device' '$t/be.gir'"
+check "  -passes= writes it" "$PCC" "-passes=simplify,annotate,place<algo=dp>,comm,order" $M --cluster "$t/2mib.yaml" -o "$t/be2.gir"
 # place<algo=pipeline>'s options: auto or 1..16 stages, 1..4096 micro-batches.
 check "pipeline stages=x is a usage error" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,stages=x>' $M --cluster $C -o /dev/null 2>'$t/err'; [ \$? -eq 2 ] && grep -q 'place<stages=x>: expected an integer in \\[1,16\\], or auto' '$t/err'"
 check "pipeline micro=0 is a usage error" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,micro=0>' $M --cluster $C -o /dev/null 2>/dev/null; [ \$? -eq 2 ]"
