@@ -791,11 +791,9 @@ static int read_profile(Job *j)
 	return j->cost.prof ? EXIT_OK : EXIT_BADINPUT;
 }
 
-/* After the pipeline: the simulation where an output needs it (or -v's
- * headline), then --stats-json, --print-costs and the output. */
 /* A plan of -O0/-O1/-O2 that the simulator finds over a device's memory
- * (its passes judged the plan with estimates only: a graph too large for
- * the hybrid's final judge) is refused, as the judge refuses one: exit
+ * (its passes judged the plan with estimates only: -O0's data
+ * parallelism, a graph too large for the hybrid's final judge) is refused, as the judge refuses one: exit
  * 3 with the per-device peaks, the output untouched, unless
  * --best-effort. */
 static int refuse_oom(const Graph *g, const SimResult *r)
@@ -821,6 +819,9 @@ static int refuse_oom(const Graph *g, const SimResult *r)
 	return EXIT_INFEASIBLE;
 }
 
+/* After the pipeline: the simulation where an output needs it (-v's
+ * headline, a named pipeline's memory check), then --stats-json,
+ * --print-costs and the output. */
 static int simulate_and_emit(Job *j, double pbound)
 {
 	Opts *o = &j->o;

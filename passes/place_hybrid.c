@@ -489,8 +489,8 @@ static void grads_csr(PlanSim *ps, EKey *gr, size_t ngr)
 
 /* The cost (first device type) of the ops of node w that read output k
  * of op i. */
-static double consumers_cost(const PlanSim *ps, Graph *g, const Uses *us,
-			     uint32_t i, uint32_t k, uint32_t w)
+static double consumers_cost(const PlanSim *ps, const Uses *us, uint32_t i,
+			     uint32_t k, uint32_t w)
 {
 	double c = 0;
 	for (uint32_t q = us->start[i]; q < us->start[i + 1]; q++) {
@@ -499,7 +499,6 @@ static double consumers_cost(const PlanSim *ps, Graph *g, const Uses *us,
 		if (ps->t->op_node[u->op->id] == w && !in->ctrl && in->idx == k)
 			c += cost_op(ps->m, u->op, 0);
 	}
-	(void)g;
 	return c;
 }
 
@@ -614,7 +613,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 				}
 				/* What waits for it: its consumers here (the
 				 * update), after the AllReduce. */
-				double tail = consumers_cost(ps, g, us, i, kk, v);
+				double tail = consumers_cost(ps, us, i, kk, v);
 				double tot = ntot[v] > 0 ? ntot[v] : 1;
 				gr[ngr++] = (EKey){v, v, ntot[v] > 0 ? pos[i] / tot : 1,
 						   tail / tot, bytes, 0};
@@ -634,7 +633,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			}
 			OutKind kind = ctrl ? OK_FULL : batch_okind(b, op, kk);
 			if (kind == OK_PARTIAL)
-				ps->ptail[w] += consumers_cost(ps, g, us, i, kk, w);
+				ps->ptail[w] += consumers_cost(ps, us, i, kk, w);
 			e[ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
 					 kind == OK_PARTIAL ? bytes : 0,
 					 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes,
@@ -769,8 +768,7 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 					 ar_time(rs, 1, e->partial / c));
 			for (int l = 0; l < rs->nlinks; l++)
 				res_set_free(ps, rs->links[l], ar);
-			for (int r = 0; r < nv; r++)
-				ps->arwait[v] = fmax(ps->arwait[v], ar);
+			ps->arwait[v] = fmax(ps->arwait[v], ar);
 		}
 		for (int r = 0; r < nv; r++) {
 			if (!depends(e, same, du, nu, i, r, dv[r]))
