@@ -462,26 +462,31 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
 		ps->pin_start[v + 1] += ps->pin_start[v];
 }
 
+/* A partial sum a node both computes and reads, before grads_csr. */
+typedef struct GradKey {
+	uint32_t v;
+	struct Grad g;
+} GradKey;
+
 static int grad_cmp(const void *pa, const void *pb)
 {
-	const EKey *a = pa, *b = pb;
-	if (a->u != b->u)
-		return a->u < b->u ? -1 : 1;
-	return a->split < b->split ? -1 : a->split > b->split;
+	const GradKey *a = pa, *b = pb;
+	if (a->v != b->v)
+		return a->v < b->v ? -1 : 1;
+	return a->g.at < b->g.at ? -1 : a->g.at > b->g.at;
 }
 
-/* ps->grad (CSR by node, in the order computed) from gr[0..ngr):
- * (node, -, at, tail, bytes). */
-static void grads_csr(PlanSim *ps, EKey *gr, size_t ngr)
+/* ps->grad (CSR by node, in the order computed) from gr[0..ngr). */
+static void grads_csr(PlanSim *ps, GradKey *gr, size_t ngr)
 {
 	uint32_t n = ps->t->n;
 	if (ngr > 1)
-		qsort(gr, ngr, sizeof(EKey), grad_cmp);
+		qsort(gr, ngr, sizeof(GradKey), grad_cmp);
 	ps->grad_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
 	ps->grad = xmalloc(sizeof(struct Grad) * (ngr + 1));
 	for (size_t j = 0; j < ngr; j++) {
-		ps->grad[j] = (struct Grad){gr[j].split, gr[j].partial, gr[j].full};
-		ps->grad_start[gr[j].u + 1]++;
+		ps->grad[j] = gr[j].g;
+		ps->grad_start[gr[j].v + 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++)
 		ps->grad_start[v + 1] += ps->grad_start[v];
@@ -538,7 +543,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		ntot[t->op_node[i]] += cost_op(ps->m, g->ops[i], 0);
 		pos[i] = ntot[t->op_node[i]];
 	}
-	EKey *gr = NULL;         /* (node, at, bytes) of each partial sum */
+	GradKey *gr = NULL;      /* each partial sum a node computes and reads */
 	size_t ngr = 0, capgr = 0;
 	EKey *e = NULL, *pe = NULL;
 	size_t ne = 0, cape = 0, npe = 0, cappe = 0;
@@ -609,14 +614,14 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 				ps->self_n[v]++;
 				if (ngr == capgr) {
 					capgr = capgr ? 2 * capgr : 256;
-					gr = xrealloc(gr, sizeof(EKey) * capgr);
+					gr = xrealloc(gr, sizeof(GradKey) * capgr);
 				}
 				/* What waits for it: its consumers here (the
 				 * update), after the AllReduce. */
 				double tail = consumers_cost(ps, us, i, kk, v);
 				double tot = ntot[v] > 0 ? ntot[v] : 1;
-				gr[ngr++] = (EKey){v, v, ntot[v] > 0 ? pos[i] / tot : 1,
-						   tail / tot, bytes, 0};
+				gr[ngr++] = (GradKey){v, {ntot[v] > 0 ? pos[i] / tot : 1,
+							  tail / tot, bytes}};
 				continue;
 			}
 			if (param) {
