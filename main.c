@@ -804,17 +804,11 @@ static int refuse_oom(const Graph *g, const SimResult *r)
 		over += r->peak_mem[d] > c->types[c->devs[d].type].memory;
 	if (!over)
 		return EXIT_OK;
-	const double GiB = 1024.0 * 1024 * 1024;
 	fprintf(stderr, "pcc: error: the plan does not fit in the memory of "
 		"cluster '%s' (simulated peak over capacity on %d device%s):\n",
 		c->name, over, over > 1 ? "s" : "");
-	for (int d = 0; d < r->ndevs && d < c->ndevs; d++) {
-		double cap = (double)c->types[c->devs[d].type].memory;
-		fprintf(stderr, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n",
-			c->devs[d].name, c->types[c->devs[d].type].name,
-			r->peak_mem[d] / GiB, cap / GiB,
-			r->peak_mem[d] > cap ? "  (over)" : "");
-	}
+	cluster_mem_report(stderr, c, NULL, r->ndevs < c->ndevs ? r->ndevs : c->ndevs,
+			   r->peak_mem);
 	fputs("pcc: note: --best-effort writes it anyway\n", stderr);
 	return EXIT_INFEASIBLE;
 }

@@ -255,6 +255,22 @@ void cluster_add_link(Cluster *c, Arena *a, const char *dev_a,
 	c->nlinks++;
 }
 
+int cluster_mem_report(FILE *f, const Cluster *c, const int *devs, int n,
+		       const double *need)
+{
+	const double GiB = 1024.0 * 1024 * 1024;
+	int over = 0;
+	for (int i = 0; i < n; i++) {
+		const Device *dv = &c->devs[devs ? devs[i] : i];
+		double cap = (double)c->types[dv->type].memory;
+		over += need[i] > cap;
+		fprintf(f, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n", dv->name,
+			c->types[dv->type].name, need[i] / GiB, cap / GiB,
+			need[i] > cap ? "  (over)" : "");
+	}
+	return over;
+}
+
 /* Index of device NAME ("MACHINE/gpuK") from the machines alone, so it
  * works before cluster_finalize has expanded devs.  K follows the last
  * "/gpu" (machine names may contain "/gpu" themselves): digits, no

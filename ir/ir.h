@@ -594,6 +594,12 @@ int cluster_index_link(Cluster *c, Arena *a, int i);
  * expands devices.  Errors to d; returns the number of errors. */
 int cluster_finalize(Cluster *c, Arena *a, Diag *d);
 int cluster_find_device(const Cluster *c, const char *name);
+/* The per-device memory report of every "does not fit" message: for
+ * devices devs[0..n) of c (NULL: all of them, n = c->ndevs), one line
+ * "  NAME TYPE needs X GiB of Y GiB" to f, "  (over)" where need[i]
+ * bytes exceed the device's memory.  Returns how many are over. */
+int cluster_mem_report(FILE *f, const Cluster *c, const int *devs, int n,
+		       const double *need);
 /* The link override between devices a and b (either order), or -1. */
 int cluster_find_link(const Cluster *c, int a, int b);
 /* How data goes from device a to device b, the simulator's routing

@@ -59,7 +59,7 @@ typedef struct Place {
 } Place;
 
 /* Cache keys. */
-enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR, T_MGATHER };
+enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR, T_MGATHER, T_ACC };
 
 typedef struct Slot {
 	uint32_t a, b, c, d, tag;
@@ -88,7 +88,8 @@ typedef struct Comm {
 	struct ArRec {
 		Op *u;
 		uint32_t k;
-		Op **mem;        /* [pl[u].n] members */
+		Op **mem;        /* [n] members, on pl[u].dev[0 .. n) */
+		int n;
 		double cap;      /* bucket bytes; 0: alone */
 	} *ars;
 	uint32_t nars, capars;
@@ -308,6 +309,37 @@ static void gather(Comm *m, Op *u, uint32_t k, int d, Input *pieces)
 	}
 }
 
+/* Gradient accumulation over micro-batches of a pipelined place: on its
+ * i-th device (of kk = n / micro), a chain of two-input AddNs of its
+ * replicas i, i + kk, ... in micro-batch order, so each partial sum is
+ * added (and freed) as soon as it is ready rather than all m being held.
+ * Its running sum, which whole() sends to the consumer and allreduce()
+ * reduces over the stage's devices; made once per (u, k, i). */
+static Input micro_acc(Comm *m, Op *u, uint32_t k, int i)
+{
+	const Place *p = &m->pl[u->id];
+	int kk = p->n / p->micro;
+	Input acc = {p->rep[i], k, false};
+	if (kk == p->n)
+		return acc;
+	bool fresh;
+	Slot *s = cache_get(&m->cache, u->id, k, (uint32_t)i, 0, T_ACC, &fresh);
+	if (!fresh)
+		return (Input){s->r.op, s->r.idx, false};
+	Graph *g = m->g;
+	for (int r = i + kk; r < p->n; r += kk) {
+		Op *op = new_op(m, arena_printf(g->arena, "%s/sum", u->name), "AddN",
+				2, 1, p->dev[i], origin_of(m, u));
+		op->in[0] = acc;
+		op->in[1] = (Input){p->rep[r], k, false};
+		op->out[0] = u->out[k];
+		acc = (Input){op, 0, false};
+	}
+	s = cache_get(&m->cache, u->id, k, (uint32_t)i, 0, T_ACC, &fresh);
+	s->r = (Ref){acc.src, acc.idx};
+	return acc;
+}
+
 /* The whole value of output k of u (an op of the input graph) on d. */
 static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 {
@@ -355,23 +387,13 @@ static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 			return w;
 		}
 	} else if (p->micro && p->n > 2) {
-		/* Gradient accumulation over micro-batches: on each of the
-		 * stage's kk devices a chain of two-input AddNs in micro-batch
-		 * order, so each partial sum is added (and freed) as soon as it
-		 * is ready rather than all m being held; then the kk running
-		 * sums meet on d. */
+		/* Gradient accumulation over micro-batches (micro_acc) on
+		 * each of the stage's kk devices; the kk running sums meet
+		 * on d. */
 		int kk = p->n / p->micro;
 		Input *local = arena_alloc(m->ctx->scratch, sizeof(Input) * (size_t)kk);
 		for (int i = 0; i < kk; i++) {
-			Input acc = {p->rep[i], k, false};
-			for (int r = i + kk; r < p->n; r += kk) {
-				op = new_op(m, arena_printf(g->arena, "%s/sum", u->name),
-					    "AddN", 2, 1, p->dev[i], org);
-				op->in[0] = acc;
-				op->in[1] = (Input){p->rep[r], k, false};
-				op->out[0] = u->out[k];
-				acc = (Input){op, 0, false};
-			}
+			Input acc = micro_acc(m, u, k, i);
 			Ref x = transfer(m, (Ref){acc.src, acc.idx}, d);
 			local[i] = (Input){x.op, x.idx, false};
 		}
@@ -395,7 +417,15 @@ static Ref whole(Comm *m, Op *u, uint32_t k, int d)
 	return s->r;
 }
 
-/* The AllReduce of u's partial sums: member r on u's replica device r.
+/* The devices u's partial sums are reduced over: its replicas', or, when
+ * pipelined, its stage's (the first n / micro: one micro-batch's). */
+static int ar_members(const Place *p)
+{
+	return p->micro ? p->n / p->micro : p->n;
+}
+
+/* The AllReduce of u's partial sums: member r on u's replica device r
+ * (pipelined: of the running sum on the stage's device r, micro_acc).
  * cons is the consumer that asks for it: its @bucket (else comm's
  * option) decides the bucket it may join. */
 static Op **allreduce(Comm *m, Op *u, uint32_t k, const char *sync,
@@ -408,20 +438,21 @@ static Op **allreduce(Comm *m, Op *u, uint32_t k, const char *sync,
 	const Place *p = &m->pl[u->id];
 	Graph *g = m->g;
 	double bytes = cost_out_bytes(g, u, k);
+	int n = ar_members(p);
 	const char *algo = sync && strcmp(sync, "hier") == 0 ? "hier" : "ring";
 	if (!sync || (strcmp(sync, "ring") && strcmp(sync, "hier")))
-		algo = cost_allreduce_hier(m->ctx->cost, p->dev, p->n, bytes) <
-				       cost_allreduce_ring(m->ctx->cost, p->dev, p->n, bytes)
+		algo = cost_allreduce_hier(m->ctx->cost, p->dev, n, bytes) <
+				       cost_allreduce_ring(m->ctx->cost, p->dev, n, bytes)
 			       ? "hier" : "ring";
-	Value *devs = val_list(g->arena, (uint32_t)p->n);
-	for (int r = 0; r < p->n; r++)
+	Value *devs = val_list(g->arena, (uint32_t)n);
+	for (int r = 0; r < n; r++)
 		devs->list.items[r] = val_str(g->arena, dev_name(m, p->dev[r]));
 	int64_t key = m->next_key++;
-	Op **mem = arena_alloc(m->ctx->scratch, sizeof(Op *) * (size_t)p->n);
-	for (int r = 0; r < p->n; r++) {
+	Op **mem = arena_alloc(m->ctx->scratch, sizeof(Op *) * (size_t)n);
+	for (int r = 0; r < n; r++) {
 		Op *a = new_op(m, arena_printf(g->arena, "%s/ar%d", u->name, r),
 			       "AllReduce", 1, 1, p->dev[r], origin_of(m, u));
-		a->in[0] = (Input){p->rep[r], k, false};
+		a->in[0] = p->micro ? micro_acc(m, u, k, r) : (Input){p->rep[r], k, false};
 		a->out[0] = u->out[k];
 		op_set(g, a, "key", val_int(g->arena, key));
 		op_set(g, a, "algo", val_ident(g->arena, algo));
@@ -439,7 +470,7 @@ static Op **allreduce(Comm *m, Op *u, uint32_t k, const char *sync,
 	Value *bv = op_ann(g, cons, ANN_BUCKET);
 	if (bv)
 		val_number(bv, &cap);
-	m->ars[m->nars++] = (struct ArRec){u, k, mem, cap};
+	m->ars[m->nars++] = (struct ArRec){u, k, mem, n, cap};
 	return mem;
 }
 
@@ -456,6 +487,16 @@ static bool same_devices(const Place *a, const Place *b)
 			return false;
 	}
 	return true;
+}
+
+/* Are the devices u's partial sums are reduced over (ar_members) p's
+ * devices?  A data-parallel pipeline stage's update, replicated on the
+ * stage's devices, reads its gradient's micro-batches so. */
+static bool reduces_onto(const Place *up, const Place *p)
+{
+	Place a = *up;
+	a.n = ar_members(up);
+	return same_devices(&a, p);
 }
 
 /* Slice [begin, begin+size) along dim of Const k as a Const on device d:
@@ -951,7 +992,7 @@ static void wire(Comm *m, Op *op, const Place *p, int r, Input *dst)
 			x = slice(m, u, in->idx, dim,
 				  m->b.iview[m->b.inbase[op->id] + i], p, r);
 		} else if (p->n > 1 && kind_of(m, u, in->idx) == OK_PARTIAL &&
-			   same_devices(up, p)) {
+			   (same_devices(up, p) || reduces_onto(up, p))) {
 			Op **mem = allreduce(m, u, in->idx, p->sync, op);
 			int q = 0;
 			while (up->dev[q] != d)
@@ -1042,8 +1083,9 @@ static void materialise(Comm *m, Op *op)
 
 /* Is every use of every member of collective a an update (a sink), so
  * that joining it with later collectives cannot make a cycle? */
-static bool bucketable(Comm *m, const struct ArRec *a, int n)
+static bool bucketable(Comm *m, const struct ArRec *a)
 {
+	int n = a->n;
 	const Uses *us = graph_uses(m->g);
 	const Type *t = &a->u->out[a->k];
 	if (a->cap <= 0 || n < 2 || !type_known(t))
@@ -1075,14 +1117,14 @@ static void emit_bucket(Comm *m, const struct ArRec *const *a, uint32_t k)
 	}
 	double bytes = (double)total * dtype_size(dt);
 	const char *sync = op_get_str(g, a[0]->mem[0], "algo");
-	const char *algo = cost_allreduce_hier(m->ctx->cost, p->dev, p->n, bytes) <
-			   cost_allreduce_ring(m->ctx->cost, p->dev, p->n, bytes)
+	const char *algo = cost_allreduce_hier(m->ctx->cost, p->dev, a[0]->n, bytes) <
+			   cost_allreduce_ring(m->ctx->cost, p->dev, a[0]->n, bytes)
 			   ? "hier" : "ring";
 	(void)sync;
 	int64_t key = m->next_key++;
 	const char *base = arena_printf(g->arena, "bucket%lld", (long long)key);
 	Value *devs = op_get(g, a[0]->mem[0], "devices");
-	for (int r = 0; r < p->n; r++) {
+	for (int r = 0; r < a[0]->n; r++) {
 		int d = p->dev[r];
 		int64_t zero = 0;
 		Op *axis = int_const(m, arena_printf(g->arena, "%s/axis", base), &zero,
@@ -1154,7 +1196,7 @@ static void bucketize(Comm *m, const uint32_t *topo, uint32_t live)
 	ArKey *key = xmalloc(sizeof(ArKey) * ((size_t)m->nars + 1));
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < m->nars; i++)
-		if (bucketable(m, &m->ars[i], m->pl[m->ars[i].u->id].n))
+		if (bucketable(m, &m->ars[i]))
 			key[n++] = (ArKey){pos[m->ars[i].u->id], m->ars[i].k, i};
 	if (n > 1)
 		qsort(key, n, sizeof(ArKey), arkey_cmp);
@@ -1177,8 +1219,8 @@ static void bucketize(Comm *m, const uint32_t *topo, uint32_t live)
 		uint32_t k = 0;
 		for (uint32_t j = i; j < n && bytes < v[i]->cap; j++) {
 			const Place *pj = &m->pl[v[j]->u->id];
-			if (done[j] || pj->n != p0->n || v[j]->u->out[v[j]->k].dt != dt ||
-			    memcmp(pj->dev, p0->dev, sizeof(int) * (size_t)p0->n))
+			if (done[j] || v[j]->n != v[i]->n || v[j]->u->out[v[j]->k].dt != dt ||
+			    memcmp(pj->dev, p0->dev, sizeof(int) * (size_t)v[i]->n))
 				continue;
 			done[j] = true;
 			b[k++] = v[j];

@@ -126,31 +126,21 @@ int place_dp_on(PassCtx *ctx, const TaskGraph *t, bool prop, const int *sub,
 		params += cost_op_mem(ctx->cost, op);
 	}
 	act -= params;
+	double *need = xmalloc(sizeof(double) * (size_t)n);
+	bool over = false;
 	for (int i = 0; i < n && b.batch > 0; i++) {
-		double f = (double)shares[i] / (double)b.batch;
-		double need = params + (act + temp) * f;
-		double cap = tg_mem_cap(t, devs[i]);
-		if (need > cap && rc == EXIT_OK && !ctx->best_effort) {
-			fprintf(stderr,
-				"pcc: error: place<algo=%s>: the model does not fit "
-				"in the memory of cluster '%s' with data "
-				"parallelism; per device:\n",
-				prop ? "dp-prop" : "dp", c->name);
-			rc = EXIT_INFEASIBLE;
-		}
+		need[i] = params + (act + temp) * (double)shares[i] / (double)b.batch;
+		over |= need[i] > tg_mem_cap(t, devs[i]);
 	}
-	if (rc == EXIT_INFEASIBLE) {
-		const double GiB = 1024.0 * 1024 * 1024;
-		for (int i = 0; i < n; i++) {
-			double f = (double)shares[i] / (double)b.batch;
-			double need = params + (act + temp) * f;
-			fprintf(stderr, "  %-16s needs %8.2f GiB of %8.2f GiB%s\n",
-				c->devs[devs[i]].name, need / GiB,
-				tg_mem_cap(t, devs[i]) / GiB,
-				need > tg_mem_cap(t, devs[i]) ? "  (over)" : "");
-		}
+	if (over && !ctx->best_effort) {
+		fprintf(stderr, "pcc: error: place<algo=%s>: the model does not fit "
+			"in the memory of cluster '%s' with data parallelism; per "
+			"device:\n", prop ? "dp-prop" : "dp", c->name);
+		cluster_mem_report(stderr, c, devs, n, need);
 		fputs("pcc: note: --best-effort places it anyway\n", stderr);
+		rc = EXIT_INFEASIBLE;
 	}
+	free(need);
 	for (uint32_t i = 0; rc == EXIT_OK && i < g->nops; i++) {
 		Op *op = g->ops[i];
 		if (op->dead)

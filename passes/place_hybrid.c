@@ -1233,15 +1233,9 @@ static int apply1(PassCtx *ctx, Graph *g, const TaskGraph *t,
 static void mem_report(const TaskGraph *t, const double *need, const char *what,
 		       bool sim)
 {
-	const double GiB = 1024.0 * 1024 * 1024;
 	fprintf(stderr, "pcc: note: per device, for %s (%s peak memory):\n", what,
 		sim ? "simulated" : "estimated");
-	for (int d = 0; d < t->ndev; d++) {
-		double cap = tg_mem_cap(t, d);
-		fprintf(stderr, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n",
-			t->c->devs[d].name, t->c->types[t->c->devs[d].type].name,
-			need[d] / GiB, cap / GiB, need[d] > cap ? "  (over)" : "");
-	}
+	cluster_mem_report(stderr, t->c, NULL, t->ndev, need);
 }
 
 /* Materialises candidate k on a copy of the graph (comm) and simulates

@@ -40,6 +40,11 @@
  * × its bottleneck (the slowest stage or transfer) + the slowest stage's
  * updates; it is minimised over the
  * caps C (a geometric grid), the stage count and m ∈ {1, 2, 4, ..., 32}.
+ * A data-parallel stage's gradients, summed over its micro-batches on
+ * each device, are all-reduced over its devices (a ring within the
+ * machine) as the last micro-batch's backward makes them; what that
+ * backward does not hide, or the drain of the stages before it, is
+ * added (the DP's tail).
  * The work is counted, not timed: O(|m| · |C| · S · (P²·L + P·L²)).
  * The best few plans by estimate (of single-device stages, and of data-
  * parallel ones, separately) are materialised (comm, then order's 1F1B
@@ -47,8 +52,7 @@
  * that runs fastest in memory.
  *
  * Not modelled: data-parallel stages across machines or over part of a
- * machine, AllReduce inside a stage (its gradients meet on its first
- * device), interleaved stages, recomputation. */
+ * machine, interleaved stages, recomputation. */
 #include "plan.h"
 #include "taskgraph.h"
 
@@ -81,6 +85,10 @@ typedef struct PModel {
 				  * (cost_overhead): paid per micro-batch */
 	double *once;            /* the same of the updates: once per
 				  * iteration, after the last micro-batch */
+	double *bwd;             /* the same of the backward ops' work that
+				  * scales (part of cost) */
+	double *gbytes, *gcnt;   /* [nseg + 1]: bytes and number of the
+				  * gradients the updates read, prefix sums */
 	double *wmem, *amem;     /* [nseg + 1]: prefix sums */
 	double *pmem;            /* [nseg + 1]: parameter bytes, prefix sums */
 	int *rest;               /* [nl]: devices from L[i] to the end of its
@@ -118,6 +126,25 @@ static double stage_once(const PModel *pm, int p, int q, int d)
 	return prefix(pm, pm->once, p, q, pm->t->c->devs[d].type);
 }
 
+/* One micro-batch's backward on stage [p, q) on device d (of b). */
+static double stage_bwd(const PModel *pm, int p, int q, int d, int m, int b)
+{
+	return prefix(pm, pm->bwd, p, q, pm->t->c->devs[d].type) / m / b;
+}
+
+/* Seconds of the AllReduces, a ring over the b devices L[i ..], of the
+ * gradients of segments [p, q): one per gradient (comm's), so each pays
+ * the ring's latency. */
+static double stage_ar(const PModel *pm, int p, int q, int i, int b)
+{
+	double cnt = pm->gcnt[q] - pm->gcnt[p];
+	if (b < 2 || cnt <= 0)
+		return 0;
+	double lat = cost_allreduce_ring(pm->t->m, &pm->L[i], b, 0);
+	return cost_allreduce_ring(pm->t->m, &pm->L[i], b,
+				   pm->gbytes[q] - pm->gbytes[p]) + (cnt - 1) * lat;
+}
+
 /* One micro-batch's transfer across the cut before segment q, from L[i]
  * to L[j]: the larger direction (forward and backward use opposite
  * links). */
@@ -127,12 +154,12 @@ static double cut_time(const PModel *pm, int q, int i, int j, int m)
 	return tg_comm(pm->t, pm->L[i], pm->L[j], b);
 }
 
-/* Positions of nodes along the forward order (see the file comment). */
+/* Positions of nodes along the forward order (see the file comment);
+ * role[v] (caller's, [t->n]): each node's role. */
 static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
-		      uint32_t *nfwd)
+		      uint32_t *nfwd, Role *role)
 {
 	uint32_t n = t->n, none = UINT32_MAX;
-	Role *role = xmalloc(sizeof(Role) * ((size_t)n + 1));
 	for (uint32_t v = 0; v < n; v++) {
 		role[v] = ROLE_NONE;
 		pos[v] = none;
@@ -224,7 +251,6 @@ static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
 		if (role[v] == ROLE_PARAM || role[v] == ROLE_UPDATE)
 			pos[v] |= role[v] == ROLE_PARAM ? 0xc0000000u : 0x80000000u;
 	free(order);
-	free(role);
 }
 
 /* Cuts the nf positions, of work w[] (total total), into at most MAXSEG
@@ -248,7 +274,7 @@ static int segment_positions(const double *w, uint32_t nf, double total,
  * largest temporary of the nodes at positions pos (segments pseg), then
  * the prefix sums. */
 static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
-			 const uint32_t *pseg)
+			 const uint32_t *pseg, const Role *role)
 {
 	uint32_t n = t->n;
 	int nt = pm->ntype, S = pm->nseg;
@@ -270,6 +296,8 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 			} else {
 				pm->ovh[ix] += o;
 				pm->cost[ix] += tc[ty] - o;
+				if (role[v] == ROLE_BWD)
+					pm->bwd[ix] += tc[ty] - o;
 			}
 		}
 		/* A parameter's gradient: the running sum and the partial
@@ -283,6 +311,14 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 		else
 			pm->amem[s + 1] += t->mem_perm[v];
 		pm->tmem[s] = fmax(pm->tmem[s], t->mem_temp[v]);
+		/* An update's gradient: what a data-parallel stage
+		 * all-reduces. */
+		if (role[v] == ROLE_UPDATE)
+			for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1]; e++)
+				if (role[t->pred[e].node] == ROLE_BWD) {
+					pm->gbytes[s + 1] += t->pred[e].bytes;
+					pm->gcnt[s + 1] += 1;
+				}
 	}
 	for (int s = 0; s < S; s++) {
 		for (int ty = 0; ty < nt; ty++) {
@@ -291,10 +327,13 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 			pm->cost[a] += pm->cost[z];
 			pm->ovh[a] += pm->ovh[z];
 			pm->once[a] += pm->once[z];
+			pm->bwd[a] += pm->bwd[z];
 		}
 		pm->wmem[s + 1] += pm->wmem[s];
 		pm->amem[s + 1] += pm->amem[s];
 		pm->pmem[s + 1] += pm->pmem[s];
+		pm->gbytes[s + 1] += pm->gbytes[s];
+		pm->gcnt[s + 1] += pm->gcnt[s];
 	}
 	free(tc);
 }
@@ -378,7 +417,8 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	pm->t = t;
 	pm->ntype = nt;
 	uint32_t *pos = xmalloc(sizeof(uint32_t) * ((size_t)n + 1));
-	positions(g, t, pos, &nf);
+	Role *role = xmalloc(sizeof(Role) * ((size_t)n + 1));
+	positions(g, t, pos, &nf, role);
 	/* Work per position at the mean device, then MAXSEG runs of about
 	 * equal work. */
 	double *w = xcalloc((size_t)nf + 1, sizeof(double));
@@ -403,12 +443,16 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	pm->tmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->xf = xcalloc((size_t)S + 2, sizeof(double));
 	pm->xb = xcalloc((size_t)S + 2, sizeof(double));
-	segment_sums(t, pm, pos, pseg);
+	pm->bwd = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
+	pm->gbytes = xcalloc((size_t)S + 1, sizeof(double));
+	pm->gcnt = xcalloc((size_t)S + 1, sizeof(double));
+	segment_sums(t, pm, pos, pseg, role);
 	cut_bytes(t, pm, pos);
 	device_list(t, pm);
 	free(pseg);
 	free(w);
 	free(pos);
+	free(role);
 }
 
 static void model_free(PModel *pm)
@@ -417,6 +461,9 @@ static void model_free(PModel *pm)
 	free(pm->cost);
 	free(pm->ovh);
 	free(pm->once);
+	free(pm->bwd);
+	free(pm->gbytes);
+	free(pm->gcnt);
 	free(pm->wmem);
 	free(pm->amem);
 	free(pm->pmem);
@@ -433,6 +480,9 @@ typedef struct DPTab {
 	int P, nl;
 	double *f;               /* f[k][p][i] */
 	int *nq, *nb, *nj;       /* its stage's end cut, devices, next L index */
+	double *tail;            /* the part of f[k][p][i] after its first
+				  * stage's last backward: gradient sync
+				  * that no stage's drain hides */
 	/* sm[q][i][e]: the best continuation after a stage starting on L[i]
 	 * that ends at cut q, by a stage starting on L[j], j >= e; sj: j. */
 	double *sm;
@@ -483,16 +533,33 @@ static void dp_first_stage(PModel *pm, DPTab *d, int k, int p, int i, int m,
 	int P = d->P, nl = d->nl;
 	int dv = pm->L[i];
 	double cap = tg_mem_cap(pm->t, dv);
-	double best = INFINITY;
+	double best = INFINITY, btail = 0;
 	int bq = -1, bb = 1, bj = -1;
 	for (int o = 0; o < 2; o++) {
 		int b = o ? pm->rest[i] : 1;
 		if ((o && (b == 1 || !multi)) || b > mb)
 			continue;
-		double tm = 0;
+		bool block = pm->t->c->types[pm->t->c->devs[dv].type].coll_blocking;
+		double tm = 0, expo = -INFINITY, rmax = -INFINITY;
 		for (int q = p + 1; q <= P; q++) {
 			pm->work++;
 			tm = fmax(tm, pm->tmem[q - 1]);
+			/* After the last micro-batch's backward (time 0), a
+			 * data-parallel stage all-reduces its gradients one
+			 * after another as that backward makes them, last
+			 * segment first (segment s's at -bwd[p, s)), and each
+			 * update waits for its own: the stage ends at the
+			 * longest chain "gradient s made, AllReduces of s down
+			 * to r, updates of r down to p" (r <= s), or after all
+			 * its updates.  Both maxima grow with s = q - 1 alone:
+			 * rmax = max over r <= s of upd[p, r] - ar[p, r).  The
+			 * tail is what the AllReduces add to the updates (all
+			 * of them when the device's collectives block its
+			 * compute). */
+			double ar = stage_ar(pm, p, q, i, b), upd = stage_once(pm, p, q, dv);
+			rmax = fmax(rmax, upd - stage_ar(pm, p, q - 1, i, b));
+			expo = fmax(expo, ar - stage_bwd(pm, p, q - 1, dv, m, b) + rmax);
+			double tail = block ? ar : fmax(0, expo - upd);
 			double st = stage_time(pm, p, q, dv, m, b);
 			if (st > C)
 				break;
@@ -502,9 +569,9 @@ static void dp_first_stage(PModel *pm, DPTab *d, int k, int p, int i, int m,
 				      inflight + tm) / m / b;
 			if (mem > cap && !pm->ignore_mem)
 				break;
-			double sync = b > 1 ? 2 * (b - 1) *
-				tg_comm(pm->t, dv, pm->L[i + 1],
-					pm->pmem[q] - pm->pmem[p]) : 0;
+			/* The stage's own exposed sync, or a later stage's
+			 * less the drain after it (this stage's backward
+			 * and the cut's transfer): whichever ends last. */
 			double rest;
 			int j = -1;
 			if (k == 1) {
@@ -516,9 +583,16 @@ static void dp_first_stage(PModel *pm, DPTab *d, int k, int p, int i, int m,
 					continue;
 				rest = d->sm[dp_gx(d, q, i, i + b)];
 				j = d->sj[dp_gx(d, q, i, i + b)];
+				if (j < 0)
+					continue;
+				double tr = d->tail[dp_ix(d, k - 1, q, j)];
+				rest -= tr;
+				tail = fmax(tail, tr - stage_bwd(pm, p, q, dv, m, b) -
+						  cut_time(pm, q, i, j, m));
 			}
-			if (st + sync + rest < best) {
-				best = st + sync + rest;
+			if (st + tail + rest < best) {
+				best = st + tail + rest;
+				btail = tail;
 				bq = q;
 				bb = b;
 				bj = j;
@@ -529,6 +603,7 @@ static void dp_first_stage(PModel *pm, DPTab *d, int k, int p, int i, int m,
 	d->nq[dp_ix(d, k, p, i)] = bq;
 	d->nb[dp_ix(d, k, p, i)] = bb;
 	d->nj[dp_ix(d, k, p, i)] = bj;
+	d->tail[dp_ix(d, k, p, i)] = btail;
 }
 
 /* The best plan of k stages from the tables into *pl (est = INFINITY
@@ -572,8 +647,9 @@ static void dp_reconstruct(const PModel *pm, const DPTab *d, int k, int m,
 /* The DP for m micro-batches under cap C: f[k][p][i] = least fill-and-
  * drain time of segments [p, nseg) in k stages, the first on L[i] alone
  * or data-parallel on L[i ..] to the end of its machine (a machine has
- * one device type: time / b, activations / b each; gradients of the b
- * replicas meet on L[i] once per iteration; only when multi).
+ * one device type: time / b, activations / b each; the b replicas'
+ * gradients all-reduced once per iteration; only when
+ * multi), plus the sync no drain hides (tail).
  * Reconstructs, for every k,
  * the best plan into out[k] (est = INFINITY when none). */
 static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
@@ -587,6 +663,7 @@ static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
 		.f = xmalloc(sizeof(double) * sz),
 		.nq = xmalloc(sizeof(int) * sz), .nb = xmalloc(sizeof(int) * sz),
 		.nj = xmalloc(sizeof(int) * sz),
+		.tail = xcalloc(sz, sizeof(double)),
 		.sm = xmalloc(sizeof(double) * gsz), .sj = xmalloc(sizeof(int) * gsz),
 	};
 	for (size_t x = 0; x < sz; x++)
@@ -605,6 +682,7 @@ static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
 	free(d.nq);
 	free(d.nb);
 	free(d.nj);
+	free(d.tail);
 	free(d.sm);
 	free(d.sj);
 }
@@ -669,6 +747,16 @@ static void write_pipeline(Graph *g, const TaskGraph *t, const PModel *pm,
 			plan_write_replicas(g, op, t->c, devs, shares, m * nd);
 			if (m > 1)
 				op_set_ann(g, op, ANN_MICRO, val_int(g->arena, m));
+		} else if (nd > 1 && b.batch > 0 && b.replicable[i] &&
+			   op_has_role(g, op, ROLE_UPDATE)) {
+			/* A data-parallel stage's updates run on each of its
+			 * devices (its parameters follow them, comm): each
+			 * device's gradient, summed over its micro-batches, is
+			 * all-reduced over the stage's devices. */
+			plan_shares(b.batch, nd, ones, shares);
+			for (int x = 0; x < nd; x++)
+				devs[x] = pm->L[pl->li[s] + x];
+			plan_write_replicas(g, op, t->c, devs, shares, nd);
 		} else {
 			op_unset(g, op, ann_key(ANN_REPLICAS));
 			op_unset(g, op, ann_key(ANN_SHARES));

@@ -471,15 +471,11 @@ bool tg_mem_report(const TaskGraph *t, const int *dev, FILE *f)
 	tg_mem_init(t, &mm);
 	for (uint32_t v = 0; v < t->n; v++)
 		tg_mem_add(t, &mm, dev[v], v);
-	bool over = false;
-	const double GiB = 1024.0 * 1024 * 1024;
-	for (int d = 0; d < t->ndev; d++) {
-		double used = tg_mem_used(&mm, d), cap = tg_mem_cap(t, d);
-		over |= used > cap;
-		fprintf(f, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n",
-			t->c->devs[d].name, t->c->types[t->c->devs[d].type].name,
-			used / GiB, cap / GiB, used > cap ? "  (over)" : "");
-	}
+	double *used = xmalloc(sizeof(double) * ((size_t)t->ndev + 1));
+	for (int d = 0; d < t->ndev; d++)
+		used[d] = tg_mem_used(&mm, d);
+	bool over = cluster_mem_report(f, t->c, NULL, t->ndev, used) > 0;
+	free(used);
 	tg_mem_free(&mm);
 	return over;
 }

@@ -372,6 +372,15 @@ check "summary md" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary --emit-opt=f
 # computes it (not the devices its transfers reach), micro-batches not
 # counted as replicas, the micro-batch sums shown as accumulation (on
 # the stage that holds the weights).
+# A data-parallel pipeline stage (micro-batches 0 and 1 over v/gpu0 and
+# v/gpu1): each device sums its micro-batches of a weight gradient
+# (AddN of replicas r and r + 2), the two sums are all-reduced over the
+# stage's devices, and each device updates its own copy.
+check "pipeline: a data-parallel stage all-reduces its micro-batch sums" sh -c "'$PCC' -passes=comm tests/ctests/mlp-pipe-dp-ar.gir --cluster $C -o '$t/par.gir' &&
+	grep -q '^  %gw1/sum = AddN(%gw1/rep0, %gw1/rep2) {@device = \"v/gpu0\"' '$t/par.gir' &&
+	grep -q '^  %gw1/sum/1 = AddN(%gw1/rep1, %gw1/rep3) {@device = \"v/gpu1\"' '$t/par.gir' &&
+	test \$(grep -c '= AllReduce(%g[wb]1/sum\(/1\)\{0,1\}) {key = [0-9]*, algo = ring, devices = \[\"v/gpu0\", \"v/gpu1\"\]' '$t/par.gir') = 4 &&
+	grep -q '^  %u_w1/rep1 = ApplyGradientDescent(%w1/rep1, %lr/on/v/gpu1, %gw1/ar1) {@device = \"v/gpu1\"' '$t/par.gir'"
 check "summary of a pipeline" sh -c "'$PCC' -passes='simplify,annotate,fuse,place<algo=pipeline,stages=2,micro=4>,comm,order' $M --cluster $C --emit=summary > '$t/sp.txt' && grep -q '^stages$' '$t/sp.txt' && test \$(grep -cE '^ +[01] .*stage [01], one device, 4 micro-batches +[a-z]+/gpu[0-9] ' '$t/sp.txt') = 2 && grep -qE 'stage [01], one device, 4 micro-batches +[a-z]+/gpu[0-9] +accumulate x' '$t/sp.txt' && ! grep -q replicas '$t/sp.txt'"
 check "summary bad format" status 1 "$PCC" -O1 $M --cluster $C --emit=summary --emit-opt=format=xml
 # The json's numbers agree with --stats-json (the same simulation).

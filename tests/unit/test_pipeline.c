@@ -1,11 +1,13 @@
 /* test_pipeline.c — PipeDream-flush's 1F1B schedule (order.c,
- * pipeline_1f1b), worked out by hand.  The placer and the 1F1B order of
- * whole plans: tests/golden/pipeline-*.gir; training equality:
- * tests/ctests/plans.txt. */
+ * pipeline_1f1b), worked out by hand, and the pipeline placer's estimate
+ * of a data-parallel stage against the simulation of its plan.  The
+ * placer and the 1F1B order of whole plans: tests/golden/pipeline-*.gir;
+ * training equality: tests/ctests/plans.txt. */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdlib.h>
 
-#include "passes/passes.h"
+#include "testutil.h"
 
 /* S = 3 stages, m = 4 micro-batches, forward 1, backward 2.  Sequences:
  *   s0 (2 warm-up forwards): F0 F1 F2 B0 F3 B1 B2 B3
@@ -55,10 +57,64 @@ static void test_1f1b_one_stage(void)
 	}
 }
 
+/* The placer's report (-v) of its judged plans of pipeline p on problem
+ * text: for the first line naming a data-parallel stage, its estimate's
+ * error against the simulation of the plan, in percent (NAN: none). */
+static double dp_stage_error(const char *text, const char *p)
+{
+	char *out = tu_report(text, p);
+	double e = NAN, est, sim;
+	const char *key = "(data-parallel stages): estimated ";
+	const char *q = strstr(out, key);
+	if (q && sscanf(q + strlen(key), "%lf s, %lf s", &est, &sim) == 2 && sim > 0)
+		e = 100 * (est - sim) / sim;
+	free(out);
+	return e;
+}
+
+/* One data-parallel stage (stages=1, micro=1: data parallelism within a
+ * machine) on random problems of batch 512 with a machine of 2 or 3
+ * GPUs: the estimate (the stage's work over its devices, then what its
+ * chain of gradient AllReduces and the updates that wait for them add
+ * after the backward pass) is within 15 % of the simulation, 6 % on
+ * average.  Gathering the gradients on the stage's first device and
+ * counting the whole exchange after the backward, as the placer did
+ * before, was 22 % off on average and up to 49 %; the order pass's list
+ * schedule, which may compute a large gradient (and start its
+ * AllReduce) before the last layer's, is what is left (now 4.8 % on
+ * average, up to 13.6 %). */
+static void test_dp_stage_estimate(void)
+{
+	static char buf[16384];
+	int n = 0;
+	double worst = 0, sum = 0;
+	for (unsigned seed = 1; seed <= 40; seed++) {
+		tu_random_problem(seed, buf, sizeof buf, 16e9, 512, 8);
+		if (!strstr(buf, "count = 2") && !strstr(buf, "count = 3"))
+			continue;
+		double e = dp_stage_error(buf, "simplify,annotate,"
+					  "place<algo=pipeline,stages=1,micro=1>,comm,order");
+		if (isnan(e))
+			continue;
+		n++;
+		worst = fmax(worst, fabs(e));
+		sum += fabs(e);
+		CU_ASSERT_TRUE(fabs(e) <= 15);
+		if (fabs(e) > 15)
+			fprintf(stderr, "seed %u: data-parallel stage estimate %+.1f%%\n",
+				seed, e);
+	}
+	CU_ASSERT_TRUE(n >= 10);
+	CU_ASSERT_TRUE(n > 0 && sum / n <= 6);
+	CU_ASSERT_TRUE(worst > 0);
+}
+
 void suite_pipeline(void)
 {
 	CU_pSuite s = CU_add_suite("pipeline", NULL, NULL);
 	CU_add_test(s, "1F1B, 3 stages, 4 micro-batches", test_1f1b);
 	CU_add_test(s, "1F1B, fewer micro-batches than stages", test_1f1b_short);
 	CU_add_test(s, "1F1B, one stage", test_1f1b_one_stage);
+	CU_add_test(s, "a data-parallel stage's estimate tracks the simulator",
+		    test_dp_stage_estimate);
 }
