@@ -77,6 +77,9 @@ typedef struct RepSet {
 typedef struct PEdge {
 	uint32_t u;              /* producer node */
 	double split, partial, full;
+	double ksplit, kfull;    /* of split and full: bytes a backward op
+				  * of the consumer reads (saved activations:
+				  * a received copy is kept until then) */
 	uint32_t nsplit, npartial, nfull;  /* tensors: each moves (and each
 					    * AllReduce runs) on its own */
 	double at0, at1;         /* the first and last partial sum are ready
@@ -123,6 +126,18 @@ typedef struct PlanSim {
 	PEdge *in;
 	uint32_t *pin_start;     /* [n + 1] parameters each node reads */
 	PParam *pin;
+	/* Each read of a parameter by another node, by parameter: the
+	 * copy a reader's device receives (comm's Transfer, one per
+	 * parameter and device) lives there through the iteration. */
+	struct PRead {
+		uint32_t param, owner, v;
+		double bytes;
+		bool saved;      /* read by a backward op: kept from the
+				  * start until then, not only until the
+				  * forward reads it */
+	} *pread;
+	uint32_t npread;
+	uint64_t *dstamp, stamp; /* [ndev]: the parameter last counted there */
 	RepSet *sets;
 	int nsets;
 	/* links */
@@ -362,18 +377,23 @@ typedef struct EKey {
 	uint32_t u, v;
 	double split, partial, full;
 	double at;               /* partial: how far into u's work it is ready */
+	bool saved;              /* read by a backward op of v */
 } EKey;
 
 typedef struct NodeOut {
 	uint32_t w, k;           /* consumer node, output index */
+	bool saved;              /* read by a backward op there */
 } NodeOut;
 
+/* By consumer node and output, a saved read first. */
 static int use_cmp(const void *pa, const void *pb)
 {
 	const NodeOut *a = pa, *b = pb;
 	if (a->w != b->w)
 		return a->w < b->w ? -1 : 1;
-	return a->k < b->k ? -1 : a->k > b->k;
+	if (a->k != b->k)
+		return a->k < b->k ? -1 : 1;
+	return (int)b->saved - (int)a->saved;
 }
 
 static uint32_t nz(double x)
@@ -434,12 +454,15 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
 			ps->in[m - 1].split += e[j].split;
 			ps->in[m - 1].partial += e[j].partial;
 			ps->in[m - 1].full += e[j].full;
+			ps->in[m - 1].ksplit += e[j].saved ? e[j].split : 0;
+			ps->in[m - 1].kfull += e[j].saved ? e[j].full : 0;
 			ps->in[m - 1].nsplit += nz(e[j].split);
 			ps->in[m - 1].npartial += nz(e[j].partial);
 			ps->in[m - 1].nfull += nz(e[j].full);
 			continue;
 		}
 		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full,
+				      e[j].saved ? e[j].split : 0, e[j].saved ? e[j].full : 0,
 				      nz(e[j].split), nz(e[j].partial), nz(e[j].full),
 				      e[j].at, e[j].at};
 		ps->in_start[e[j].v + 1]++;
@@ -460,6 +483,17 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
 	}
 	for (uint32_t v = 0; v < n; v++)
 		ps->pin_start[v + 1] += ps->pin_start[v];
+}
+
+/* Parameter reads by parameter, saved reads first, then by reader. */
+static int pread_cmp(const void *pa, const void *pb)
+{
+	const struct PRead *a = pa, *b = pb;
+	if (a->param != b->param)
+		return a->param < b->param ? -1 : 1;
+	if (a->saved != b->saved)
+		return a->saved ? -1 : 1;
+	return a->v < b->v ? -1 : a->v > b->v;
 }
 
 /* A partial sum a node both computes and reads, before grads_csr. */
@@ -547,6 +581,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	size_t ngr = 0, capgr = 0;
 	EKey *e = NULL, *pe = NULL;
 	size_t ne = 0, cape = 0, npe = 0, cappe = 0;
+	uint32_t cappr = 0;
 	NodeOut *use = NULL;
 	uint32_t capuse = 0;
 	const Uses *us = graph_uses(g);
@@ -599,6 +634,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 				use = xrealloc(use, sizeof(*use) * capuse);
 			}
 			use[nu].w = w;
+			use[nu].saved = !in->ctrl && op_role(g, u->op) == ROLE_BWD;
 			use[nu++].k = in->ctrl ? op->nout : in->idx;
 		}
 		if (nu > 1)
@@ -629,7 +665,14 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 					cappe = cappe ? 2 * cappe : 256;
 					pe = xrealloc(pe, sizeof(EKey) * cappe);
 				}
-				pe[npe++] = (EKey){src, w, 0, 0, bytes, 0};
+				pe[npe++] = (EKey){src, w, 0, 0, bytes, 0, use[q].saved};
+				if (ps->npread == cappr) {
+					cappr = cappr ? 2 * cappr : 256;
+					ps->pread = xrealloc(ps->pread,
+							     sizeof(*ps->pread) * cappr);
+				}
+				ps->pread[ps->npread++] = (struct PRead){i, src, w, bytes,
+									 use[q].saved};
 				continue;
 			}
 			if (ne == cape) {
@@ -642,10 +685,13 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 			e[ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
 					 kind == OK_PARTIAL ? bytes : 0,
 					 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes,
-					 ntot[v] > 0 ? pos[i] / ntot[v] : 1};
+					 ntot[v] > 0 ? pos[i] / ntot[v] : 1,
+					 use[q].saved && kind != OK_PARTIAL};
 		}
 	}
 	free(use);
+	if (ps->npread > 1)
+		qsort(ps->pread, ps->npread, sizeof(*ps->pread), pread_cmp);
 	grads_csr(ps, gr, ngr);
 	free(gr);
 	for (uint32_t v = 0; v < n; v++)
@@ -794,6 +840,39 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 	}
 }
 
+/* The bytes replica r of node v receives from other nodes under
+ * strategy st, as comm moves them: a whole value from a device that has
+ * none of it, its rows of a split one unless its one producer is here,
+ * a partial sum from each producer replica elsewhere (the AllReduce of
+ * one on the same devices sums in place).  *keep: what a backward op of
+ * v reads (a saved activation, kept until then); *pass: the rest, held
+ * while v runs. */
+static void received(const PlanSim *ps, const int *st, uint32_t v, int r,
+		     double *keep, double *pass)
+{
+	const int *dv, *du;
+	const double *fv, *fu;
+	int nv = reps(ps, st[v], &dv, &fv), d = dv[r];
+	*keep = *pass = 0;
+	for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
+		const PEdge *e = &ps->in[k];
+		if (st[e->u] == st[v])
+			continue;
+		int nu = reps(ps, st[e->u], &du, &fu);
+		bool here = find(du, nu, d) >= 0;
+		if (!here) {
+			*keep += e->kfull;
+			*pass += e->full - e->kfull;
+		}
+		if (!(here && nu == 1)) {
+			*keep += e->ksplit * fv[r];
+			*pass += (e->split - e->ksplit) * fv[r];
+		}
+		if (nv == 1)
+			*pass += e->partial * (nu - here);
+	}
+}
+
 /* Simulated iteration time of strategy st (one entry per node); *oom
  * when some device's memory overflows (the time is then penalised). */
 static double ps_eval(PlanSim *ps, const int *st, bool *oom)
@@ -847,8 +926,32 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 			if (!pend[r])
 				pev_push(ps, ready[r], v, r, PE_RDY);
 		for (int r = 0; r < nv; r++) {
-			ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r];
-			ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]], ps->temp[v] * fv[r]);
+			double keep, pass;
+			received(ps, st, v, r, &keep, &pass);
+			ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r] + keep;
+			ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]],
+						   ps->temp[v] * fv[r] + pass);
+		}
+	}
+	/* Parameters read away from their owner's devices: one copy per
+	 * parameter and device, kept until a backward op there reads it
+	 * (a saved read comes first), else until the forward has. */
+	for (uint32_t k = 0; k < ps->npread; k++) {
+		const struct PRead *x = &ps->pread[k];
+		if (!k || x->param != ps->pread[k - 1].param)
+			ps->stamp++;
+		const int *du, *dv;
+		const double *fu, *fv;
+		int nu = reps(ps, st[x->owner], &du, &fu), nv = reps(ps, st[x->v], &dv, &fv);
+		for (int r = 0; r < nv; r++) {
+			int d = dv[r];
+			if (ps->dstamp[d] == ps->stamp || find(du, nu, d) >= 0)
+				continue;
+			ps->dstamp[d] = ps->stamp;
+			if (x->saved)
+				ps->mem_perm[d] += x->bytes;
+			else
+				ps->mem_temp[d] = fmax(ps->mem_temp[d], x->bytes);
 		}
 	}
 	double span = 0;
@@ -949,6 +1052,7 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps->arwait = xcalloc((size_t)ps->n + 1, sizeof(double));
 	ps->mem_perm = xcalloc(nd1, sizeof(double));
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
+	ps->dstamp = xcalloc(nd1, sizeof(uint64_t));
 	res_grow(ps);
 	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
 	ps->pending = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(uint32_t));
@@ -1017,6 +1121,8 @@ static void ps_free(PlanSim *ps)
 	heap_free(&ps->h);
 	free(ps->mem_perm);
 	free(ps->mem_temp);
+	free(ps->dstamp);
+	free(ps->pread);
 	free(ps);
 }
 

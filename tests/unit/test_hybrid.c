@@ -125,10 +125,72 @@ static void test_infeasible(void)
 	free(out);
 }
 
+/* What the hybrid prints for pipeline p on text (stderr), from its
+ * "per device" line; the caller frees it. */
+static char *mem_lines(const char *text, const char *p)
+{
+	Graph *g = tu_parse(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	fflush(stderr);
+	FILE *saved = stderr;
+	char *out = NULL;
+	size_t len = 0;
+	stderr = open_memstream(&out, &len);
+	CU_ASSERT_EQUAL(tu_run(g, p), EXIT_INFEASIBLE);
+	fclose(stderr);
+	stderr = saved;
+	graph_free(g);
+	char *q = strstr(out, "peak memory):\n");
+	char *r = xstrdup(q ? q + strlen("peak memory):\n") : "");
+	char *end = strstr(r, "pcc: note");
+	if (end)
+		*end = 0;
+	free(out);
+	return r;
+}
+
+/* Received tensors count on the device that receives them, as the
+ * simulator holds them.  A 1 GiB weight read by a forward MatMul pinned
+ * to gpu0 and updated on gpu1: gpu1 holds the weight and the 1 GiB
+ * gradient it receives (2.00 GiB); gpu0 holds the weight's copy until
+ * the MatMul has read it, then computes the gradient (1.00 GiB at a
+ * time).  The strategy simulator's estimate (portfolio=0: no plan is
+ * simulated) reports what the simulator finds; it counted neither copy
+ * before (1.00 GiB on gpu1). */
+static void test_received_memory(void)
+{
+	const char *text =
+		"gir 1\n"
+		"cluster two {\n"
+		"  type G {flops = 10TFLOPS, memory = 1GiB, mem_bw = 500GB/s}\n"
+		"  machine m {type = G, count = 2, bandwidth = 10GB/s, latency = 2us}\n"
+		"  network {bandwidth = 10GB/s, latency = 10us}\n"
+		"}\n"
+		"graph remote {batch = 8} {\n"
+		"  %x = Placeholder() {@batch_dim = 0, @device = \"m/gpu0\"} : f32[8,16384]\n"
+		"  %labels = Placeholder() {@batch_dim = 0, @device = \"m/gpu0\"} : i64[8]\n"
+		"  %w = VariableV2() : f32[16384,16384]\n"
+		"  %h = MatMul(%x, %w) {@device = \"m/gpu0\"} : f32[8,16384]\n"
+		"  %loss, %dh = SparseSoftmaxCrossEntropyWithLogits(%h, %labels) "
+		"{@device = \"m/gpu0\"} : (f32[8], f32[8,16384])\n"
+		"  %gw = MatMul(%x, %dh) {transpose_a = true, @device = \"m/gpu0\"} : f32[16384,16384]\n"
+		"  %u = ApplyGradientDescent(%w, %gw) {@device = \"m/gpu1\"} : ()\n"
+		"}\n";
+	char *est = mem_lines(text, "simplify,annotate,place<algo=hybrid,portfolio=0>");
+	char *sim = mem_lines(text, "simplify,annotate,place<algo=hybrid>");
+	CU_ASSERT_PTR_NOT_NULL(strstr(est, "m/gpu0           G            needs     1.00 GiB"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(est, "m/gpu1           G            needs     2.00 GiB"));
+	CU_ASSERT_STRING_EQUAL(est, sim);
+	free(est);
+	free(sim);
+}
+
 void suite_hybrid(void)
 {
 	CU_pSuite s = CU_add_suite("hybrid", NULL, NULL);
 	CU_add_test(s, "never slower than dp, dp-prop, adjusting", test_never_slower);
 	CU_add_test(s, "a model that fits nowhere", test_infeasible);
 	CU_add_test(s, "the strategy simulator tracks the simulator", test_estimate);
+	CU_add_test(s, "received tensors count where they are received",
+		    test_received_memory);
 }
