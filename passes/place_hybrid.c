@@ -541,6 +541,134 @@ static double consumers_cost(const PlanSim *ps, const Uses *us, uint32_t i,
 	return c;
 }
 
+/* Room for n + 1 elements of size sz in *p (capacity *cap, doubling
+ * from first). */
+static void *grow(void *p, size_t *cap, size_t n, size_t sz, size_t first)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : first;
+	return xrealloc(p, sz * *cap);
+}
+
+/* What ps_model gathers over the ops before it builds the tables. */
+typedef struct ModelBuild {
+	const Uses *us;
+	uint32_t *owner;         /* per op: the node keeping it (param_owners) */
+	double *pos, *ntot;      /* how far into its node's work an op ends */
+	GradKey *gr;             /* each partial sum a node computes and reads */
+	EKey *e, *pe;            /* data edges; parameter reads */
+	size_t ngr, capgr, ne, cape, npe, cappe, cappr;
+	NodeOut *use;
+	size_t capuse;
+} ModelBuild;
+
+/* Op i's (of node v) costs by kind and memory into the node's. */
+static void ps_op_costs(PlanSim *ps, Graph *g, const BatchInfo *b,
+			const ModelBuild *mb, uint32_t i, uint32_t v)
+{
+	const Op *op = g->ops[i];
+	const TaskGraph *t = ps->t;
+	int nt = t->ntype;
+	bool sliced = false;
+	for (uint32_t k = 0; k < op->nin; k++)
+		sliced |= b->idim[b->inbase[i] + k] >= 0;
+	for (uint32_t k = 0; k < op->nout; k++)
+		sliced |= batch_okind(b, op, k) == OK_SPLIT;
+	if (b->replicable[i] && sliced)
+		ps->splittable[v] = t->pinned[v] < 0 && ps->batch > 0;
+	for (int ty = 0; ty < nt; ty++) {
+		size_t ix = (size_t)v * (size_t)nt + (size_t)ty;
+		double x = cost_op(ps->m, op, ty);
+		if (!b->replicable[i] || !sliced)
+			(b->replicable[i] ? ps->dup : ps->one)[ix] += x;
+		else if (x > 0)
+			ps->ovh[ix] += fmin(x, cost_overhead(&ps->c->types[ty]));
+	}
+	double st = cost_op_mem(ps->m, op);
+	ps->params[v] += st;
+	ps->act[v] -= st;
+	if (op_has_role(g, op, ROLE_PARAM)) {
+		double pb = 0;
+		for (uint32_t k = 0; k < op->nout; k++)
+			pb += cost_out_bytes(g, op, k);
+		ps->params[mb->owner[i]] += pb;
+		ps->act[v] -= pb;
+	}
+}
+
+/* Op i's (of node v) outputs as read by other nodes: each (output,
+ * consumer node) once, control edges carrying no bytes (index nout), a
+ * saved read first.  Returns how many, in mb->use. */
+static uint32_t ps_op_uses(PlanSim *ps, Graph *g, const BatchInfo *b,
+			   ModelBuild *mb, uint32_t i, uint32_t src, bool param)
+{
+	const Op *op = g->ops[i];
+	const Uses *us = mb->us;
+	uint32_t nu = 0;
+	for (uint32_t k = us->start[i]; k < us->start[i + 1]; k++) {
+		const Use *u = &us->use[k];
+		uint32_t w = ps->t->op_node[u->op->id];
+		const Input *in = &u->op->in[u->slot];
+		if (w == src && (param || in->ctrl ||
+				 batch_okind(b, op, in->idx) != OK_PARTIAL))
+			continue;
+		mb->use = grow(mb->use, &mb->capuse, nu, sizeof(*mb->use), 64);
+		mb->use[nu].w = w;
+		mb->use[nu].saved = !in->ctrl && op_role(g, u->op) == ROLE_BWD;
+		mb->use[nu++].k = in->ctrl ? op->nout : in->idx;
+	}
+	if (nu > 1)
+		qsort(mb->use, nu, sizeof(*mb->use), use_cmp);
+	return nu;
+}
+
+/* Op i's (of node v) reads by other nodes as edges: a partial sum its
+ * own node reads (a gradient and its update: an AllReduce when
+ * replicated), a parameter read, or a data edge by kind. */
+static void ps_op_edges(PlanSim *ps, Graph *g, const BatchInfo *b,
+			ModelBuild *mb, uint32_t i, uint32_t v)
+{
+	const Op *op = g->ops[i];
+	bool param = op_has_role(g, op, ROLE_PARAM);
+	uint32_t src = param ? mb->owner[i] : v;
+	uint32_t nu = ps_op_uses(ps, g, b, mb, i, src, param);
+	double tot = mb->ntot[v] > 0 ? mb->ntot[v] : 1,
+	       at = mb->ntot[v] > 0 ? mb->pos[i] / tot : 1;
+	for (uint32_t q = 0; q < nu; q++) {
+		const NodeOut *x = &mb->use[q];
+		if (q && x->w == x[-1].w && x->k == x[-1].k)
+			continue;
+		uint32_t w = x->w, kk = x->k;
+		bool ctrl = kk == op->nout;
+		double bytes = ctrl ? 0 : cost_out_bytes(g, op, kk);
+		if (w == src) {
+			ps->self_partial[v] += bytes;
+			ps->self_n[v]++;
+			mb->gr = grow(mb->gr, &mb->capgr, mb->ngr, sizeof(GradKey), 256);
+			/* What waits for it: its consumers here (the update),
+			 * after the AllReduce. */
+			double tail = consumers_cost(ps, mb->us, i, kk, v);
+			mb->gr[mb->ngr++] = (GradKey){v, {at, tail / tot, bytes}};
+		} else if (param) {
+			mb->pe = grow(mb->pe, &mb->cappe, mb->npe, sizeof(EKey), 256);
+			mb->pe[mb->npe++] = (EKey){src, w, 0, 0, bytes, 0, x->saved};
+			ps->pread = grow(ps->pread, &mb->cappr, ps->npread,
+					 sizeof(*ps->pread), 256);
+			ps->pread[ps->npread++] = (struct PRead){i, src, w, bytes, x->saved};
+		} else {
+			OutKind kind = ctrl ? OK_FULL : batch_okind(b, op, kk);
+			if (kind == OK_PARTIAL)
+				ps->ptail[w] += consumers_cost(ps, mb->us, i, kk, w);
+			mb->e = grow(mb->e, &mb->cape, mb->ne, sizeof(EKey), 1024);
+			mb->e[mb->ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
+						 kind == OK_PARTIAL ? bytes : 0,
+						 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes,
+						 at, x->saved && kind != OK_PARTIAL};
+		}
+	}
+}
+
 /* Node-level facts from the graph: splittability, memory, edges by kind,
  * parameter reads (a parameter is kept by the node of its update). */
 static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
@@ -564,147 +692,43 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		ps->act[v] = t->mem_perm[v];
 		ps->temp[v] = t->mem_temp[v];
 	}
-	uint32_t *owner = param_owners(g, t);
+	ModelBuild mb = {.us = graph_uses(g), .owner = param_owners(g, t)};
 	/* How far into its node's work each op finishes (topological
 	 * order, costs on the first type). */
-	double *pos = xcalloc((size_t)g->nops + 1, sizeof(double));
-	double *ntot = xcalloc((size_t)n + 1, sizeof(double));
+	mb.pos = xcalloc((size_t)g->nops + 1, sizeof(double));
+	mb.ntot = xcalloc((size_t)n + 1, sizeof(double));
 	const uint32_t *topo = graph_topo(g);
 	for (uint32_t j = 0; topo && j < g->nops; j++) {
 		uint32_t i = topo[j];
 		if (i >= g->nops || g->ops[i]->dead || t->op_node[i] >= n)
 			continue;
-		ntot[t->op_node[i]] += cost_op(ps->m, g->ops[i], 0);
-		pos[i] = ntot[t->op_node[i]];
+		mb.ntot[t->op_node[i]] += cost_op(ps->m, g->ops[i], 0);
+		mb.pos[i] = mb.ntot[t->op_node[i]];
 	}
-	GradKey *gr = NULL;      /* each partial sum a node computes and reads */
-	size_t ngr = 0, capgr = 0;
-	EKey *e = NULL, *pe = NULL;
-	size_t ne = 0, cape = 0, npe = 0, cappe = 0;
-	uint32_t cappr = 0;
-	NodeOut *use = NULL;
-	uint32_t capuse = 0;
-	const Uses *us = graph_uses(g);
 	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead)
+		if (g->ops[i]->dead)
 			continue;
-		uint32_t v = t->op_node[i];
-		bool sliced = false;
-		for (uint32_t k = 0; k < op->nin; k++)
-			sliced |= b->idim[b->inbase[i] + k] >= 0;
-		for (uint32_t k = 0; k < op->nout; k++)
-			sliced |= batch_okind(b, op, k) == OK_SPLIT;
-		if (b->replicable[i] && sliced)
-			ps->splittable[v] = t->pinned[v] < 0 && ps->batch > 0;
-		for (int ty = 0; ty < nt; ty++) {
-			size_t ix = (size_t)v * (size_t)nt + (size_t)ty;
-			double x = cost_op(ps->m, op, ty);
-			if (!b->replicable[i] || !sliced)
-				(b->replicable[i] ? ps->dup : ps->one)[ix] += x;
-			else if (x > 0)
-				ps->ovh[ix] += fmin(x, cost_overhead(&ps->c->types[ty]));
-		}
-		bool param = op_has_role(g, op, ROLE_PARAM);
-		double st = cost_op_mem(ps->m, op);
-		ps->params[v] += st;
-		ps->act[v] -= st;
-		if (param) {
-			double pb = 0;
-			for (uint32_t k = 0; k < op->nout; k++)
-				pb += cost_out_bytes(g, op, k);
-			ps->params[owner[i]] += pb;
-			ps->act[v] -= pb;
-		}
-		if (op->opcode == O_Const)
-			continue;        /* constants are copied, never moved */
-		uint32_t src = param ? owner[i] : v;
-		/* Each (output, consumer node) once; control edges carry no
-		 * bytes (index op->nout). */
-		uint32_t nu = 0;
-		for (uint32_t k = us->start[i]; k < us->start[i + 1]; k++) {
-			const Use *u = &us->use[k];
-			uint32_t w = t->op_node[u->op->id];
-			const Input *in = &u->op->in[u->slot];
-			if (w == src && (param || in->ctrl ||
-					 batch_okind(b, op, in->idx) != OK_PARTIAL))
-				continue;
-			if (nu == capuse) {
-				capuse = capuse ? 2 * capuse : 64;
-				use = xrealloc(use, sizeof(*use) * capuse);
-			}
-			use[nu].w = w;
-			use[nu].saved = !in->ctrl && op_role(g, u->op) == ROLE_BWD;
-			use[nu++].k = in->ctrl ? op->nout : in->idx;
-		}
-		if (nu > 1)
-			qsort(use, nu, sizeof(*use), use_cmp);
-		for (uint32_t q = 0; q < nu; q++) {
-			if (q && use[q].w == use[q - 1].w && use[q].k == use[q - 1].k)
-				continue;
-			uint32_t w = use[q].w, kk = use[q].k;
-			bool ctrl = kk == op->nout;
-			double bytes = ctrl ? 0 : cost_out_bytes(g, op, kk);
-			if (w == src) {
-				ps->self_partial[v] += bytes;
-				ps->self_n[v]++;
-				if (ngr == capgr) {
-					capgr = capgr ? 2 * capgr : 256;
-					gr = xrealloc(gr, sizeof(GradKey) * capgr);
-				}
-				/* What waits for it: its consumers here (the
-				 * update), after the AllReduce. */
-				double tail = consumers_cost(ps, us, i, kk, v);
-				double tot = ntot[v] > 0 ? ntot[v] : 1;
-				gr[ngr++] = (GradKey){v, {ntot[v] > 0 ? pos[i] / tot : 1,
-							  tail / tot, bytes}};
-				continue;
-			}
-			if (param) {
-				if (npe == cappe) {
-					cappe = cappe ? 2 * cappe : 256;
-					pe = xrealloc(pe, sizeof(EKey) * cappe);
-				}
-				pe[npe++] = (EKey){src, w, 0, 0, bytes, 0, use[q].saved};
-				if (ps->npread == cappr) {
-					cappr = cappr ? 2 * cappr : 256;
-					ps->pread = xrealloc(ps->pread,
-							     sizeof(*ps->pread) * cappr);
-				}
-				ps->pread[ps->npread++] = (struct PRead){i, src, w, bytes,
-									 use[q].saved};
-				continue;
-			}
-			if (ne == cape) {
-				cape = cape ? 2 * cape : 1024;
-				e = xrealloc(e, sizeof(EKey) * cape);
-			}
-			OutKind kind = ctrl ? OK_FULL : batch_okind(b, op, kk);
-			if (kind == OK_PARTIAL)
-				ps->ptail[w] += consumers_cost(ps, us, i, kk, w);
-			e[ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
-					 kind == OK_PARTIAL ? bytes : 0,
-					 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes,
-					 ntot[v] > 0 ? pos[i] / ntot[v] : 1,
-					 use[q].saved && kind != OK_PARTIAL};
-		}
+		ps_op_costs(ps, g, b, &mb, i, t->op_node[i]);
+		/* constants are copied, never moved */
+		if (g->ops[i]->opcode != O_Const)
+			ps_op_edges(ps, g, b, &mb, i, t->op_node[i]);
 	}
-	free(use);
+	free(mb.use);
 	if (ps->npread > 1)
 		qsort(ps->pread, ps->npread, sizeof(*ps->pread), pread_cmp);
-	grads_csr(ps, gr, ngr);
-	free(gr);
+	grads_csr(ps, mb.gr, mb.ngr);
+	free(mb.gr);
 	for (uint32_t v = 0; v < n; v++)
-		ps->ptail[v] = ntot[v] > 0 ? fmin(ps->ptail[v] / ntot[v], 1) : 0;
-	free(pos);
-	free(ntot);
+		ps->ptail[v] = mb.ntot[v] > 0 ? fmin(ps->ptail[v] / mb.ntot[v], 1) : 0;
+	free(mb.pos);
+	free(mb.ntot);
 	/* One edge per (u, v), summing its tensors. */
-	ps_merge_edges(ps, e, ne, pe, npe);
+	ps_merge_edges(ps, mb.e, mb.ne, mb.pe, mb.npe);
 	for (uint32_t v = 0; v < n; v++)
 		ps->act[v] = ps->act[v] > 0 ? ps->act[v] : 0;
-	free(e);
-	free(pe);
-	free(owner);
+	free(mb.e);
+	free(mb.pe);
+	free(mb.owner);
 }
 
 /* Replicas of strategy s: devices and fractions of the batch. */
@@ -875,67 +899,60 @@ static void received(const PlanSim *ps, const int *st, uint32_t v, int r,
 
 /* Simulated iteration time of strategy st (one entry per node); *oom
  * when some device's memory overflows (the time is then penalised). */
-static double ps_eval(PlanSim *ps, const int *st, bool *oom)
+/* Node v's replicas at the start of an evaluation: how many producer
+ * replicas each waits for (depends()), the parameters they read from
+ * other devices (moved once, at time 0), the ready ones queued, and
+ * their memory. */
+static void ps_seed(PlanSim *ps, const int *st, uint32_t v)
 {
-	const TaskGraph *t = ps->t;
-	int nd = ps->ndev, mr = ps->maxrep;
-	ps->evals++;
-	for (int d = 0; d < nd; d++)
-		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
-	ps->res_n = 0; /* a new stamp (evals) frees every resource */
-	ps->h.n = 0;
-	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
-		ps->arcount[k] = 0;
-	/* Each replica waits for the producer replicas it depends on
-	 * (depends()); parameters are there from the start (moved once, at
-	 * time 0). */
-	for (uint32_t v = 0; v < t->n; v++) {
-		const int *dv;
-		const double *fv;
-		int nv = reps(ps, st[v], &dv, &fv);
-		double *ready = ps->rdy + (size_t)v * (size_t)mr;
-		uint32_t *pend = ps->pending + (size_t)v * (size_t)mr;
-		for (int r = 0; r < nv; r++) {
-			ready[r] = 0;
-			pend[r] = 0;
-		}
-		for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
-			const PEdge *e = &ps->in[k];
-			const int *du;
-			const double *fu;
-			int nu = reps(ps, st[e->u], &du, &fu);
-			bool same = st[e->u] == st[v];
-			for (int r = 0; r < nv; r++)
-				for (int i = 0; i < nu; i++)
-					pend[r] += depends(e, same, du, nu, i, r, dv[r]);
-		}
-		ps->done[v] = 0;
-		ps->gstart[v] = 0;
-		ps->arwait[v] = 0;
-		for (uint32_t k = ps->pin_start[v]; k < ps->pin_start[v + 1]; k++) {
-			const PParam *p = &ps->pin[k];
-			const int *du;
-			const double *fu;
-			int nu = reps(ps, st[p->owner], &du, &fu);
-			for (int r = 0; r < nv; r++)
-				if (find(du, nu, dv[r]) < 0)
-					ready[r] = fmax(ready[r], xfer(ps, du[0], dv[r],
-								       p->bytes, p->count, 0));
-		}
-		for (int r = 0; r < nv; r++)
-			if (!pend[r])
-				pev_push(ps, ready[r], v, r, PE_RDY);
-		for (int r = 0; r < nv; r++) {
-			double keep, pass;
-			received(ps, st, v, r, &keep, &pass);
-			ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r] + keep;
-			ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]],
-						   ps->temp[v] * fv[r] + pass);
-		}
+	const int *dv;
+	const double *fv;
+	int nv = reps(ps, st[v], &dv, &fv);
+	double *ready = ps->rdy + (size_t)v * (size_t)ps->maxrep;
+	uint32_t *pend = ps->pending + (size_t)v * (size_t)ps->maxrep;
+	for (int r = 0; r < nv; r++) {
+		ready[r] = 0;
+		pend[r] = 0;
 	}
-	/* Parameters read away from their owner's devices: one copy per
-	 * parameter and device, kept until a backward op there reads it
-	 * (a saved read comes first), else until the forward has. */
+	for (uint32_t k = ps->in_start[v]; k < ps->in_start[v + 1]; k++) {
+		const PEdge *e = &ps->in[k];
+		const int *du;
+		const double *fu;
+		int nu = reps(ps, st[e->u], &du, &fu);
+		bool same = st[e->u] == st[v];
+		for (int r = 0; r < nv; r++)
+			for (int i = 0; i < nu; i++)
+				pend[r] += depends(e, same, du, nu, i, r, dv[r]);
+	}
+	ps->done[v] = 0;
+	ps->gstart[v] = 0;
+	ps->arwait[v] = 0;
+	for (uint32_t k = ps->pin_start[v]; k < ps->pin_start[v + 1]; k++) {
+		const PParam *p = &ps->pin[k];
+		const int *du;
+		const double *fu;
+		int nu = reps(ps, st[p->owner], &du, &fu);
+		for (int r = 0; r < nv; r++)
+			if (find(du, nu, dv[r]) < 0)
+				ready[r] = fmax(ready[r], xfer(ps, du[0], dv[r],
+							       p->bytes, p->count, 0));
+	}
+	for (int r = 0; r < nv; r++)
+		if (!pend[r])
+			pev_push(ps, ready[r], v, r, PE_RDY);
+	for (int r = 0; r < nv; r++) {
+		double keep, pass;
+		received(ps, st, v, r, &keep, &pass);
+		ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r] + keep;
+		ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]], ps->temp[v] * fv[r] + pass);
+	}
+}
+
+/* Parameters read away from their owner's devices: one copy per
+ * parameter and device, kept until a backward op there reads it (a
+ * saved read comes first), else until the forward has. */
+static void ps_param_copies(PlanSim *ps, const int *st)
+{
 	for (uint32_t k = 0; k < ps->npread; k++) {
 		const struct PRead *x = &ps->pread[k];
 		if (!k || x->param != ps->pread[k - 1].param)
@@ -954,68 +971,92 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 				ps->mem_temp[d] = fmax(ps->mem_temp[d], x->bytes);
 		}
 	}
+}
+
+/* Replica r of node v is ready at time t on its device: it runs there
+ * when the device is free (devices serve in the order work becomes
+ * ready); the part that reads other nodes' AllReduced sums runs once
+ * they are there. */
+static void ps_run(PlanSim *ps, const int *st, uint32_t v, int r, double t)
+{
+	const TaskGraph *tg = ps->t;
+	const int *dv;
+	const double *fv;
+	reps(ps, st[v], &dv, &fv);
+	int d = dv[r];
+	size_t ix = (size_t)v * (size_t)tg->ntype + (size_t)tg->c->devs[d].type;
+	double all = tg_cost(tg, v, d), fixed = ps->dup[ix] + ps->one[ix] + ps->ovh[ix];
+	double s0 = fmax(t, ps->dev_free[d]);
+	ps->gstart[v] = fmax(ps->gstart[v], s0);
+	double work = fmax(all - fixed, 0) * fv[r] + ps->dup[ix] + ps->ovh[ix] +
+		      (r == 0 ? ps->one[ix] : 0);
+	double fin = fmax(s0 + work, ps->arwait[v] + ps->ptail[v] * work);
+	ps->dev_free[d] = fin;
+	pev_push(ps, fin, v, r, PE_FIN);
+}
+
+/* Node v's own AllReduces once its last replica has finished at t: each
+ * gradient's starts once every replica has computed it (as far into the
+ * node's work as it is, between the last replica's start and end), in
+ * that order over the set's links; with buckets, one per DDP_BUCKET
+ * bytes, when its last gradient is there.  Returns when the updates
+ * that wait for them end. */
+static double ps_self_allreduce(PlanSim *ps, const int *st, uint32_t v, double t)
+{
+	const RepSet *rs = &ps->sets[st[v] - ps->ndev];
+	double ar = 0, t0 = ps->gstart[v], dur = t - t0, fill = 0, tail = 0, end = t;
+	for (int l = 0; l < rs->nlinks; l++)
+		ar = fmax(ar, res_free_at(ps, rs->links[l]));
+	for (uint32_t q = ps->grad_start[v]; q < ps->grad_start[v + 1]; q++) {
+		const struct Grad *gq = &ps->grad[q];
+		fill += gq->bytes;
+		tail += gq->tail;
+		if (ps->bucket && fill < DDP_BUCKET && q + 1 < ps->grad_start[v + 1])
+			continue;
+		ar = fmax(ar, t0 + gq->at * dur) + ar_time(rs, 1, fill);
+		fill = 0;
+		/* The updates waiting for this one. */
+		end = fmax(end, ar + tail * dur);
+		tail = 0;
+	}
+	for (int l = 0; l < rs->nlinks; l++)
+		res_set_free(ps, rs->links[l], ar);
+	return end;
+}
+
+/* Simulated iteration time of strategy st (one entry per node); *oom
+ * when some device's memory overflows (the time is then penalised). */
+static double ps_eval(PlanSim *ps, const int *st, bool *oom)
+{
+	const TaskGraph *t = ps->t;
+	int nd = ps->ndev;
+	ps->evals++;
+	for (int d = 0; d < nd; d++)
+		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
+	ps->res_n = 0; /* a new stamp (evals) frees every resource */
+	ps->h.n = 0;
+	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
+		ps->arcount[k] = 0;
+	for (uint32_t v = 0; v < t->n; v++)
+		ps_seed(ps, st, v);
+	ps_param_copies(ps, st);
 	double span = 0;
 	while (ps->h.n) {
 		HeapItem hi;
 		heap_pop(&ps->h, &hi);
-		struct { double t; uint32_t v; int r; uint32_t kind; } e = {
-			hi.key, hi.id / (uint32_t)ps->maxrep,
-			(int)(hi.id % (uint32_t)ps->maxrep), (uint32_t)(hi.tie >> 32)};
+		uint32_t v = hi.id / (uint32_t)ps->maxrep;
+		int r = (int)(hi.id % (uint32_t)ps->maxrep);
+		if ((uint32_t)(hi.tie >> 32) == PE_RDY) {
+			ps_run(ps, st, v, r, hi.key);
+			continue;
+		}
+		span = fmax(span, hi.key);
+		ps_send(ps, st, v, r, hi.key);
 		const int *dv;
 		const double *fv;
-		reps(ps, st[e.v], &dv, &fv);
-		if (e.kind == PE_RDY) {
-			/* Devices serve in the order work becomes ready. */
-			int d = dv[e.r];
-			size_t ix = (size_t)e.v * (size_t)t->ntype + (size_t)t->c->devs[d].type;
-			double all = tg_cost(t, e.v, d),
-			       fixed = ps->dup[ix] + ps->one[ix] + ps->ovh[ix];
-			double s0 = fmax(e.t, ps->dev_free[d]);
-			ps->gstart[e.v] = fmax(ps->gstart[e.v], s0);
-			double work = fmax(all - fixed, 0) * fv[e.r] + ps->dup[ix] +
-				      ps->ovh[ix] + (e.r == 0 ? ps->one[ix] : 0);
-			/* The part that reads other nodes' AllReduced sums
-			 * runs once they are there. */
-			double fin = fmax(s0 + work,
-					  ps->arwait[e.v] + ps->ptail[e.v] * work);
-			ps->dev_free[d] = fin;
-			pev_push(ps, fin, e.v, e.r, PE_FIN);
-		} else {
-			span = fmax(span, e.t);
-			ps_send(ps, st, e.v, e.r, e.t);
-			/* The group's own AllReduces: each gradient's starts
-			 * once every replica has computed it (as far into the
-			 * group's work as it is, between the last replica's
-			 * start and end), in that order over the set's links;
-			 * with buckets, one per DDP_BUCKET bytes, when its
-			 * last gradient is there. */
-			const int *dd;
-			const double *ff;
-			int nv = reps(ps, st[e.v], &dd, &ff);
-			if (ps->self_n[e.v] && nv > 1 && ++ps->done[e.v] == (uint32_t)nv) {
-				const RepSet *rs = &ps->sets[st[e.v] - nd];
-				double ar = 0, t0 = ps->gstart[e.v], dur = e.t - t0, fill = 0,
-				       tail = 0, end = e.t;
-				for (int l = 0; l < rs->nlinks; l++)
-					ar = fmax(ar, res_free_at(ps, rs->links[l]));
-				for (uint32_t q = ps->grad_start[e.v]; q < ps->grad_start[e.v + 1]; q++) {
-					const struct Grad *gq = &ps->grad[q];
-					fill += gq->bytes;
-					tail += gq->tail;
-					if (ps->bucket && fill < DDP_BUCKET &&
-					    q + 1 < ps->grad_start[e.v + 1])
-						continue;
-					ar = fmax(ar, t0 + gq->at * dur) + ar_time(rs, 1, fill);
-					fill = 0;
-					/* The updates waiting for this one. */
-					end = fmax(end, ar + tail * dur);
-					tail = 0;
-				}
-				for (int l = 0; l < rs->nlinks; l++)
-					res_set_free(ps, rs->links[l], ar);
-				span = fmax(span, end);
-			}
-		}
+		int nv = reps(ps, st[v], &dv, &fv);
+		if (ps->self_n[v] && nv > 1 && ++ps->done[v] == (uint32_t)nv)
+			span = fmax(span, ps_self_allreduce(ps, st, v, hi.key));
 	}
 	for (uint32_t i = 0; i < ps->res_n; i++)
 		span = fmax(span, res_free_at(ps, ps->res_used[i]));
@@ -1570,6 +1611,89 @@ static void budgets(const PassCtx *ctx, const PlanSim *ps, uint32_t n,
 	}
 }
 
+/* The search's plan in st, from its start (search), with its estimate
+ * before and after (the report's figures). */
+typedef struct Search {
+	int *st, *mp;            /* [n]: the plan; the model-parallel start */
+	const char *mpname;
+	double start, greedy, best;
+} Search;
+
+/* Starting points: a model-parallel placement, and data parallelism over
+ * each replica set; then greedy improvement and (-O2) the local search.
+ * -O2 also judges the search's plan with DDP's gradient buckets
+ * ("hybrid+buckets"): the search models them when its best start is
+ * faster so. */
+static void search(PassCtx *ctx, PlanSim *ps, const TaskGraph *t, bool o2,
+		   Search *s)
+{
+	uint32_t n = t->n;
+	long max_evals, max_local;
+	double work;
+	budgets(ctx, ps, n, &max_evals, &max_local, &work);
+	double t0 = pcc_now();
+	s->mp = xcalloc((size_t)n + 1, sizeof(int));
+	s->mpname = mp_start(ctx, t, s->mp);
+	s->st = xmalloc(sizeof(int) * ((size_t)n + 1));
+	s->start = whole_model_start(ps, t, s->mp, s->st);
+	if (o2) {
+		int *bst = xmalloc(sizeof(int) * ((size_t)n + 1));
+		ps->bucket = true;
+		double bstart = whole_model_start(ps, t, s->mp, bst);
+		if (bstart < s->start) {
+			s->start = bstart;
+			memcpy(s->st, bst, sizeof(int) * n);
+		} else {
+			ps->bucket = false;
+		}
+		free(bst);
+	}
+	s->best = s->greedy = greedy(ps, s->st, s->start, max_evals);
+	if (o2) {
+		bool cut;
+		long e0 = ps->evals;
+		s->best = local_search(ps, s->st, s->best, ctx, t0, e0 + max_local,
+				       ctx->seed, &cut);
+		if (cut)
+			search_cut_warn(ctx, (double)(ps->evals - e0) * work,
+					(double)max_local * work);
+	}
+}
+
+/* Writes candidate c on the graph, or reports that no plan fits (peaks:
+ * its per-device memory, simulated when sim); hsim: the search's own
+ * plan simulated (NAN: not judged). */
+static int finish(PassCtx *ctx, PlanSim *ps, const TaskGraph *t,
+		  const Search *s, const Cand *c, bool infeasible,
+		  const double *peaks, bool sim, double hsim)
+{
+	if (infeasible && !ctx->best_effort) {
+		fprintf(stderr,
+			"pcc: error: place<algo=hybrid>: no plan fits in the memory of "
+			"cluster '%s'\n", t->c->name);
+		mem_report(t, peaks, c->name, sim);
+		fputs("pcc: note: --best-effort places it anyway\n", stderr);
+		return EXIT_INFEASIBLE;
+	}
+	int rc = apply(ctx, ctx->g, t, ps, c);
+	/* How well the strategy simulator tracked the full simulation: its
+	 * time, without the penalty of a plan it finds over memory. */
+	bool eoom;
+	ps_eval(ps, s->st, &eoom);
+	if (ctx->report && isfinite(hsim) && hsim > 0)
+		fprintf(ctx->report, "place<algo=hybrid>: estimate error "
+			"%+.1f%% (estimated %.6g s%s, simulated %.6g s)\n",
+			100 * (ps->span - hsim) / hsim, ps->span,
+			eoom ? ", over memory" : "", hsim);
+	if (ctx->report)
+		fprintf(ctx->report,
+			"place<algo=hybrid>: %u groups, %d replica sets, %ld "
+			"evaluations; estimated %.6g s from %.6g s (greedy "
+			"%.6g s); chose %s\n", t->n, ps->nsets, ps->evals, s->best,
+			s->start, s->greedy, c->name);
+	return rc;
+}
+
 int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 {
 	Graph *g = ctx->g;
@@ -1578,45 +1702,8 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	PlanSim *ps = ps_new(g, t, ctx->cost, &b);
 	ps->ctx = ctx;
 	bool o2 = strcmp(pass_opt(ctx, "search"), "local") == 0;
-	uint32_t n = t->n;
-	long max_evals, max_local;
-	double work;
-	budgets(ctx, ps, n, &max_evals, &max_local, &work);
-	double t0 = pcc_now();
-
-	/* Starting points: a model-parallel placement, and data parallelism
-	 * over each replica set; then greedy improvement and (-O2) the
-	 * local search. */
-	int *mp = xcalloc((size_t)n + 1, sizeof(int));
-	const char *mpname = mp_start(ctx, t, mp);
-	int *st = xmalloc(sizeof(int) * ((size_t)n + 1));
-	double start = whole_model_start(ps, t, mp, st);
-	if (o2) {
-		/* -O2 also judges the search's plan with DDP's gradient
-		 * buckets ("hybrid+buckets"): the search models them when
-		 * its best start is faster so. */
-		int *bst = xmalloc(sizeof(int) * ((size_t)n + 1));
-		ps->bucket = true;
-		double bstart = whole_model_start(ps, t, mp, bst);
-		if (bstart < start) {
-			start = bstart;
-			memcpy(st, bst, sizeof(int) * n);
-		} else {
-			ps->bucket = false;
-		}
-		free(bst);
-	}
-	double best = greedy(ps, st, start, max_evals);
-	double after_greedy = best;
-	if (o2) {
-		bool cut;
-		long e0 = ps->evals;
-		best = local_search(ps, st, best, ctx, t0, e0 + max_local, ctx->seed,
-				    &cut);
-		if (cut)
-			search_cut_warn(ctx, (double)(ps->evals - e0) * work,
-					(double)max_local * work);
-	}
+	Search s;
+	search(ctx, ps, t, o2, &s);
 
 	/* The final judge: the full simulator on materialised plans.
 	 * Materialised size: data parallelism replicates (nearly) every op
@@ -1633,11 +1720,10 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	double limit = pass_opt_num(ctx, "portfolio");
 	bool full = size <= limit, cheap = size <= CHEAP_JUDGE * limit;
 	TaskGraph *ops = NULL;
-	if (o2 && full && t->nops && t->n < t->nops) {
+	if (o2 && full && t->nops && t->n < t->nops)
 		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
-	}
 	Cand *cands;
-	int nc = candidates(ctx, t, ops, o2, st, mp, mpname, &cands);
+	int nc = candidates(ctx, t, ops, o2, s.st, s.mp, s.mpname, &cands);
 	if (!full && cheap)
 		nc = cheap_candidates(ctx, t, cands, nc, size, ps->bucket);
 	int chosen = 0;
@@ -1665,44 +1751,18 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		/* Too large to materialise any candidate: the strategy
 		 * simulator's memory estimate decides. */
 		bool oom2;
-		ps_eval(ps, st, &oom2);
+		ps_eval(ps, s.st, &oom2);
 		infeasible = oom2;
 		for (int d = 0; d < t->ndev; d++)
 			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
 	}
-	int rc;
-	if (infeasible && !ctx->best_effort) {
-		fprintf(stderr,
-			"pcc: error: place<algo=hybrid>: no plan fits in the memory of "
-			"cluster '%s'\n", t->c->name);
-		mem_report(t, bpeaks, cands[chosen].name, cheap);
-		fputs("pcc: note: --best-effort places it anyway\n", stderr);
-		rc = EXIT_INFEASIBLE;
-	} else {
-		rc = apply(ctx, g, t, ps, &cands[chosen]);
-		/* How well the strategy simulator tracked the full
-		 * simulation: its time, without the penalty of a plan it
-		 * finds over memory. */
-		bool eoom;
-		ps_eval(ps, st, &eoom);
-		if (ctx->report && isfinite(hsim) && hsim > 0)
-			fprintf(ctx->report, "place<algo=hybrid>: estimate error "
-				"%+.1f%% (estimated %.6g s%s, simulated %.6g s)\n",
-				100 * (ps->span - hsim) / hsim, ps->span,
-				eoom ? ", over memory" : "", hsim);
-		if (ctx->report)
-			fprintf(ctx->report,
-				"place<algo=hybrid>: %u groups, %d replica sets, %ld "
-				"evaluations; estimated %.6g s from %.6g s (greedy "
-				"%.6g s); chose %s\n", n, ps->nsets, ps->evals, best,
-				start, after_greedy, cands[chosen].name);
-	}
+	int rc = finish(ctx, ps, t, &s, &cands[chosen], infeasible, bpeaks, cheap, hsim);
 	free(bpeaks);
 	free(cands);
 	if (ops)
 		tg_free(ops);
-	free(mp);
-	free(st);
+	free(s.mp);
+	free(s.st);
 	ps_free(ps);
 	batch_free(&b);
 	return rc;

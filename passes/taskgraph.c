@@ -173,13 +173,13 @@ static int nodeuse_cmp(const void *pa, const void *pb)
 	return a->node < b->node ? -1 : a->node > b->node;
 }
 
-TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
+/* Dense node ids of g's ops (UINT32_MAX: dead): with groups, the
+ * groups in increasing @group value, then ungrouped ops in id order.
+ * *n: the count; *grouped: whether any op has a @group. */
+static uint32_t *node_ids(Graph *g, bool groups, uint32_t *n, bool *grouped)
 {
-	const Cluster *c = m->c ? m->c : g->cluster;
 	uint32_t nops = g->nops;
 	uint32_t *node = xmalloc(sizeof(uint32_t) * ((size_t)nops + 1));
-	/* Dense node ids: groups in increasing @group value, then ungrouped
-	 * ops in id order. */
 	int64_t *gid = xmalloc(sizeof(int64_t) * ((size_t)nops + 1));
 	int64_t maxg = -1;
 	for (uint32_t i = 0; i < nops; i++) {
@@ -194,7 +194,7 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 			maxg = v->i > maxg ? v->i : maxg;
 		}
 	}
-	uint32_t n = 0;
+	*n = 0;
 	if (maxg >= 0) {
 		/* Compress group values (which may be sparse). */
 		int64_t *vals = xmalloc(sizeof(int64_t) * ((size_t)nops + 1));
@@ -213,14 +213,23 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 						     cmp64);
 				node[i] = (uint32_t)(p - vals);
 			}
-		n = u;
+		*n = u;
 		free(vals);
 	}
 	for (uint32_t i = 0; i < nops; i++)
 		if (!g->ops[i]->dead && node[i] == UINT32_MAX)
-			node[i] = n++;
+			node[i] = (*n)++;
 	free(gid);
+	*grouped = maxg >= 0;
+	return node;
+}
 
+TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
+{
+	const Cluster *c = m->c ? m->c : g->cluster;
+	uint32_t nops = g->nops, n;
+	bool grouped;
+	uint32_t *node = node_ids(g, groups, &n, &grouped);
 	TaskGraph *t = tg_new(n, m);
 	t->op_node = node;
 	t->nops = nops;
@@ -235,7 +244,7 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 			continue;
 		uint32_t v = node[i];
 		if (!t->name[v])
-			t->name[v] = maxg >= 0 && groups && op_ann(g, op, ANN_GROUP)
+			t->name[v] = grouped && groups && op_ann(g, op, ANN_GROUP)
 				     ? arena_printf(g->arena, "group %lld",
 						    (long long)op_ann(g, op, ANN_GROUP)->i)
 				     : op->name;
