@@ -59,7 +59,8 @@ typedef struct Place {
 } Place;
 
 /* Cache keys. */
-enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR, T_MGATHER, T_ACC };
+enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR, T_MGATHER, T_ACC,
+       T_RESHARD };
 
 typedef struct Slot {
 	uint32_t a, b, c, d, tag;
@@ -638,6 +639,67 @@ static Ref micro_whole(Comm *m, Op *u, uint32_t k, const Place *p, int j,
 	return s->r;
 }
 
+/* The first replica of p on device d, or -1. */
+static int find_rep(const Place *p, int d)
+{
+	for (int r = 0; r < p->n; r++)
+		if (p->dev[r] == d)
+			return r;
+	return -1;
+}
+
+/* Rows [begin, begin + size) of output k of u (split along dim over its
+ * replicas, or whole on its one device) on device d, from the replicas
+ * that hold them: each overlapping part sliced where it is (or taken
+ * whole when it is a whole shard), sent to d, and concatenated there in
+ * row order.  Only the rows d lacks cross a link; a consumer replica on
+ * a producer's device keeps its rows there. */
+static Ref reshard(Comm *m, Op *u, uint32_t k, int dim, int64_t begin,
+		   int64_t size, int d)
+{
+	const Place *p = &m->pl[u->id];
+	bool fresh;
+	Slot *s = cache_get(&m->cache, u->id, k, (uint32_t)d, (uint32_t)begin,
+			    T_RESHARD + 16 * (uint32_t)size, &fresh);
+	if (!fresh)
+		return s->r;
+	Graph *g = m->g;
+	const char *org = origin_of(m, u);
+	int64_t B = m->b.batch, end = begin + size;
+	int np = p->begin ? p->n : 1, n = 0;
+	Input *in = arena_alloc(m->ctx->scratch, sizeof(Input) * (size_t)(np + 1));
+	for (int i = 0; i < np; i++) {
+		int64_t pb = p->begin ? p->begin[i] : 0, pz = p->begin ? p->size[i] : B;
+		int64_t o0 = pb > begin ? pb : begin, o1 = pb + pz < end ? pb + pz : end;
+		if (o0 >= o1)
+			continue;
+		Ref x = {p->rep[i], k};
+		if (o0 != pb || o1 != pb + pz)
+			x = slice_rows(m, u, k, x, dim, NULL, pz, o0 - pb, o1 - o0, p->dev[i]);
+		x = transfer(m, x, d);
+		in[n++] = (Input){x.op, x.idx, false};
+	}
+	Ref r = {in[0].src, in[0].idx};
+	if (n > 1) {
+		int64_t ax = dim;
+		Op *axis = int_const(m, arena_printf(g->arena, "%s/reshard/axis", u->name),
+				     &ax, 1, true, DT_I32, d, org);
+		Op *op = new_op(m, arena_printf(g->arena, "%s/reshard", u->name),
+				"ConcatV2", (uint32_t)n + 1, 1, d, org);
+		memcpy(op->in, in, sizeof(Input) * (size_t)n);
+		op->in[n] = (Input){axis, 0, false};
+		const Type *t = &u->out[k];
+		op->out[0] = type_make(g->arena, t->dt, t->rank, t->dims);
+		op->out[0].dims[dim] = t->dims[dim] / B * size;
+		m->nconcat++;
+		r = (Ref){op, 0};
+	}
+	s = cache_get(&m->cache, u->id, k, (uint32_t)d, (uint32_t)begin,
+		      T_RESHARD + 16 * (uint32_t)size, &fresh);
+	s->r = r;
+	return r;
+}
+
 /* Slice r (of the consumer's shard list) of output k of u, along dim
  * (in view v), on the consumer's replica device. */
 static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
@@ -677,7 +739,16 @@ static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
 			return transfer(m, x, d);
 		}
 	}
-	/* Split the whole value on one device and send the slices. */
+	/* A split producer: each consumer replica gathers just its rows (a
+	 * producer on one device that is one of the consumer's, but not
+	 * its first, likewise); otherwise the whole value goes once to
+	 * the consumer's first device, which splits it and sends the
+	 * slices (once over a slow link, then within its machine). */
+	if (kind_of(m, u, k) == OK_SPLIT && batch_odim(&m->b, u, k) == dim &&
+	    !v && !p->micro && !cons->micro && type_known(&u->out[k]) &&
+	    (p->begin || (p->n == 1 && p->dev[0] != cons->dev[0] &&
+			  find_rep(cons, p->dev[0]) >= 0)))
+		return reshard(m, u, k, dim, cons->begin[r], cons->size[r], d);
 	int src;
 	if (kind_of(m, u, k) == OK_FULL || kind_of(m, u, k) == OK_LOCAL)
 		src = p->dev[nearest(m, p, cons->dev[0])];

@@ -372,6 +372,18 @@ check "summary md" sh -c "'$PCC' -O1 $M --cluster $C --emit=summary --emit-opt=f
 # computes it (not the devices its transfers reach), micro-batches not
 # counted as replicas, the micro-batch sums shown as accumulation (on
 # the stage that holds the weights).
+# Two data-parallel groups with different shares (tests/ctests/mlp-
+# reshard.gir: a over v/gpu0, v/gpu1 rows 0-5, 6-11; y0 over v/gpu1,
+# t/gpu0, t/gpu1 rows 0-2, 3-7, 8-11): y0's replica on t/gpu0 gets rows 3-5
+# of a's v/gpu0 shard and rows 0-1 of its v/gpu1 shard, sliced where they
+# are, and concatenates them; v/gpu1's replica takes its rows from v/gpu0
+# alone, sliced there; nothing is gathered whole.
+check "comm reshards a split value between replica sets: each replica gets only its rows" sh -c "'$PCC' -passes=comm tests/ctests/mlp-reshard.gir --cluster $C -o '$t/rs.gir' &&
+	grep -q '^  %a/reshard = ConcatV2(%a/slice/1/to/t/gpu0, %a/slice/2/to/t/gpu0, %a/reshard/axis) {@device = \"t/gpu0\"' '$t/rs.gir' &&
+	grep -q '^  %a/slice/1 = Slice(%a/rep0, .*{@device = \"v/gpu0\".*} : f32\[3,5\]' '$t/rs.gir' &&
+	grep -q '^  %a/slice/2 = Slice(%a/rep1, .*{@device = \"v/gpu1\".*} : f32\[2,5\]' '$t/rs.gir' &&
+	grep -q '^  %y0/rep0 = MatMul(%a/slice/to/v/gpu1, ' '$t/rs.gir' &&
+	! grep -q '= \(SplitV\|Split\)(.*%a\b' '$t/rs.gir'"
 # A data-parallel pipeline stage (micro-batches 0 and 1 over v/gpu0 and
 # v/gpu1): each device sums its micro-batches of a weight gradient
 # (AddN of replicas r and r + 2), the two sums are all-reduced over the
