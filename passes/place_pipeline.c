@@ -91,6 +91,8 @@ typedef struct PModel {
 				  * gradients the updates read, prefix sums */
 	double *wmem, *amem;     /* [nseg + 1]: prefix sums */
 	double *pmem;            /* [nseg + 1]: parameter bytes, prefix sums */
+	double *ar_lat, *ar_slope; /* [nl]: a ring over the rest[i] devices
+				  * from L[i]: seconds at 0 bytes, per byte */
 	int *rest;               /* [nl]: devices from L[i] to the end of its
 				  * machine in L */
 	double *tmem;            /* [nseg]: largest temporary */
@@ -137,12 +139,31 @@ static double stage_bwd(const PModel *pm, int p, int q, int d, int m, int b)
  * the ring's latency. */
 static double stage_ar(const PModel *pm, int p, int q, int i, int b)
 {
-	double cnt = pm->gcnt[q] - pm->gcnt[p];
+	double cnt = pm->gcnt[q] - pm->gcnt[p], bytes = pm->gbytes[q] - pm->gbytes[p];
 	if (b < 2 || cnt <= 0)
 		return 0;
+	if (b == pm->rest[i])
+		return cnt * pm->ar_lat[i] + bytes * pm->ar_slope[i];
 	double lat = cost_allreduce_ring(pm->t->m, &pm->L[i], b, 0);
-	return cost_allreduce_ring(pm->t->m, &pm->L[i], b,
-				   pm->gbytes[q] - pm->gbytes[p]) + (cnt - 1) * lat;
+	return cost_allreduce_ring(pm->t->m, &pm->L[i], b, bytes) + (cnt - 1) * lat;
+}
+
+/* ar_lat and ar_slope: the ring's time (cost_allreduce_ring, affine in
+ * the bytes on uniform links; else its chord up to all the gradients)
+ * from two evaluations, not two per DP step. */
+static void ring_fits(PModel *pm)
+{
+	int nl = pm->nl;
+	double G = pm->gbytes[pm->nseg] > 0 ? pm->gbytes[pm->nseg] : 1;
+	pm->ar_lat = xcalloc((size_t)nl + 1, sizeof(double));
+	pm->ar_slope = xcalloc((size_t)nl + 1, sizeof(double));
+	for (int i = 0; i < nl; i++) {
+		if (pm->rest[i] < 2)
+			continue;
+		double a = cost_allreduce_ring(pm->t->m, &pm->L[i], pm->rest[i], 0);
+		pm->ar_lat[i] = a;
+		pm->ar_slope[i] = (cost_allreduce_ring(pm->t->m, &pm->L[i], pm->rest[i], G) - a) / G;
+	}
 }
 
 /* One micro-batch's transfer across the cut before segment q, from L[i]
@@ -449,6 +470,7 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	segment_sums(t, pm, pos, pseg, role);
 	cut_bytes(t, pm, pos);
 	device_list(t, pm);
+	ring_fits(pm);
 	free(pseg);
 	free(w);
 	free(pos);
@@ -463,6 +485,8 @@ static void model_free(PModel *pm)
 	free(pm->once);
 	free(pm->bwd);
 	free(pm->gbytes);
+	free(pm->ar_lat);
+	free(pm->ar_slope);
 	free(pm->gcnt);
 	free(pm->wmem);
 	free(pm->amem);
