@@ -679,6 +679,9 @@ static Ref reshard(Comm *m, Op *u, uint32_t k, int dim, int64_t begin,
 		x = transfer(m, x, d);
 		in[n++] = (Input){x.op, x.idx, false};
 	}
+	if (!n)                  /* the shares cover the batch: not reached */
+		return slice_rows(m, u, k, whole(m, u, k, d), dim, NULL, B, begin,
+				  size, d);
 	Ref r = {in[0].src, in[0].idx};
 	if (n > 1) {
 		int64_t ax = dim;

@@ -332,14 +332,6 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 		else
 			pm->amem[s + 1] += t->mem_perm[v];
 		pm->tmem[s] = fmax(pm->tmem[s], t->mem_temp[v]);
-		/* An update's gradient: what a data-parallel stage
-		 * all-reduces. */
-		if (role[v] == ROLE_UPDATE)
-			for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1]; e++)
-				if (role[t->pred[e].node] == ROLE_BWD) {
-					pm->gbytes[s + 1] += t->pred[e].bytes;
-					pm->gcnt[s + 1] += 1;
-				}
 	}
 	for (int s = 0; s < S; s++) {
 		for (int ty = 0; ty < nt; ty++) {
@@ -353,10 +345,33 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 		pm->wmem[s + 1] += pm->wmem[s];
 		pm->amem[s + 1] += pm->amem[s];
 		pm->pmem[s + 1] += pm->pmem[s];
+	}
+	free(tc);
+}
+
+/* The gradients the updates read (what a data-parallel stage all-
+ * reduces), by the segment of the update, op by op (a fused group may
+ * hold a gradient and its update), as prefix sums. */
+static void grad_sums(Graph *g, const TaskGraph *t, PModel *pm)
+{
+	for (uint32_t i = 0; i < g->nops && i < t->nops; i++) {
+		const Op *op = g->ops[i];
+		uint32_t v = t->op_node[i];
+		if (op->dead || v == UINT32_MAX || op_role(g, op) != ROLE_UPDATE)
+			continue;
+		int s = pm->seg[v];
+		for (uint32_t k = 0; k < op->nin; k++) {
+			const Op *u = op->in[k].src;
+			if (op->in[k].ctrl || op_role(g, u) != ROLE_BWD)
+				continue;
+			pm->gbytes[s + 1] += cost_out_bytes(g, u, op->in[k].idx);
+			pm->gcnt[s + 1] += 1;
+		}
+	}
+	for (int s = 0; s < pm->nseg; s++) {
 		pm->gbytes[s + 1] += pm->gbytes[s];
 		pm->gcnt[s + 1] += pm->gcnt[s];
 	}
-	free(tc);
 }
 
 /* Bytes across each cut (difference arrays); parameters read in a
@@ -468,6 +483,7 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	pm->gbytes = xcalloc((size_t)S + 1, sizeof(double));
 	pm->gcnt = xcalloc((size_t)S + 1, sizeof(double));
 	segment_sums(t, pm, pos, pseg, role);
+	grad_sums(g, t, pm);
 	cut_bytes(t, pm, pos);
 	device_list(t, pm);
 	ring_fits(pm);
