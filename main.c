@@ -792,10 +792,10 @@ static int read_profile(Job *j)
 }
 
 /* A plan of -O0/-O1/-O2 that the simulator finds over a device's memory
- * (its passes judged the plan with estimates only: -O0's data
- * parallelism, a graph too large for the hybrid's final judge) is refused, as the judge refuses one: exit
- * 3 with the per-device peaks, the output untouched, unless
- * --best-effort. */
+ * (its passes judged it by estimates only: -O0's data parallelism, a
+ * graph too large for the hybrid's final judge) is refused as the judge
+ * refuses one: exit 3 with the per-device peaks, the output untouched,
+ * unless --best-effort. */
 static int refuse_oom(const Graph *g, const SimResult *r)
 {
 	const Cluster *c = g->cluster;

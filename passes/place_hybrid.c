@@ -431,16 +431,13 @@ static uint32_t *param_owners(Graph *g, const TaskGraph *t)
 	return owner;
 }
 
-/* ps->in and ps->pin (CSR by consumer node) from the data edges e and the
- * parameter reads pe: one edge per (u, v), summing its tensors. */
-static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
-			   size_t npe)
+/* ps->in (CSR by consumer node) from the data edges e: one edge per
+ * (u, v), summing its tensors. */
+static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne)
 {
 	uint32_t n = ps->t->n;
 	if (ne > 1)
 		qsort(e, ne, sizeof(EKey), ekey_cmp);
-	if (npe > 1)
-		qsort(pe, npe, sizeof(EKey), ekey_cmp);
 	ps->in_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
 	ps->in = xmalloc(sizeof(PEdge) * (ne + 1));
 	uint32_t m = 0;
@@ -469,20 +466,44 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne, EKey *pe,
 	}
 	for (uint32_t v = 0; v < n; v++)
 		ps->in_start[v + 1] += ps->in_start[v];
+}
+
+/* Parameter reads by reader, then owner, then parameter. */
+static int pread_by_reader(const void *pa, const void *pb)
+{
+	const struct PRead *a = pa, *b = pb;
+	if (a->v != b->v)
+		return a->v < b->v ? -1 : 1;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	return a->param < b->param ? -1 : a->param > b->param;
+}
+
+/* ps->pin (CSR by reader node) from the parameter reads ps->pread: one
+ * entry per (owner, reader), summing its parameters. */
+static void ps_param_csr(PlanSim *ps)
+{
+	uint32_t n = ps->t->n, np = ps->npread;
+	struct PRead *r = xmalloc(sizeof(*r) * ((size_t)np + 1));
+	if (np)
+		memcpy(r, ps->pread, sizeof(*r) * np);
+	if (np > 1)
+		qsort(r, np, sizeof(*r), pread_by_reader);
 	ps->pin_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	ps->pin = xmalloc(sizeof(PParam) * (npe + 1));
-	m = 0;
-	for (size_t j = 0; j < npe; j++) {
-		if (m && ps->pin[m - 1].owner == pe[j].u && j && pe[j - 1].v == pe[j].v) {
-			ps->pin[m - 1].bytes += pe[j].full;
+	ps->pin = xmalloc(sizeof(PParam) * ((size_t)np + 1));
+	uint32_t m = 0;
+	for (uint32_t j = 0; j < np; j++) {
+		if (j && r[j - 1].owner == r[j].owner && r[j - 1].v == r[j].v) {
+			ps->pin[m - 1].bytes += r[j].bytes;
 			ps->pin[m - 1].count++;
 			continue;
 		}
-		ps->pin[m++] = (PParam){pe[j].u, pe[j].full, 1};
-		ps->pin_start[pe[j].v + 1]++;
+		ps->pin[m++] = (PParam){r[j].owner, r[j].bytes, 1};
+		ps->pin_start[r[j].v + 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++)
 		ps->pin_start[v + 1] += ps->pin_start[v];
+	free(r);
 }
 
 /* Parameter reads by parameter, saved reads first, then by reader. */
@@ -557,8 +578,8 @@ typedef struct ModelBuild {
 	uint32_t *owner;         /* per op: the node keeping it (param_owners) */
 	double *pos, *ntot;      /* how far into its node's work an op ends */
 	GradKey *gr;             /* each partial sum a node computes and reads */
-	EKey *e, *pe;            /* data edges; parameter reads */
-	size_t ngr, capgr, ne, cape, npe, cappe, cappr;
+	EKey *e;                 /* data edges */
+	size_t ngr, capgr, ne, cape, cappr;
 	NodeOut *use;
 	size_t capuse;
 } ModelBuild;
@@ -651,8 +672,6 @@ static void ps_op_edges(PlanSim *ps, Graph *g, const BatchInfo *b,
 			double tail = consumers_cost(ps, mb->us, i, kk, v);
 			mb->gr[mb->ngr++] = (GradKey){v, {at, tail / tot, bytes}};
 		} else if (param) {
-			mb->pe = grow(mb->pe, &mb->cappe, mb->npe, sizeof(EKey), 256);
-			mb->pe[mb->npe++] = (EKey){src, w, 0, 0, bytes, 0, x->saved};
 			ps->pread = grow(ps->pread, &mb->cappr, ps->npread,
 					 sizeof(*ps->pread), 256);
 			ps->pread[ps->npread++] = (struct PRead){i, src, w, bytes, x->saved};
@@ -723,11 +742,11 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	free(mb.pos);
 	free(mb.ntot);
 	/* One edge per (u, v), summing its tensors. */
-	ps_merge_edges(ps, mb.e, mb.ne, mb.pe, mb.npe);
+	ps_merge_edges(ps, mb.e, mb.ne);
+	ps_param_csr(ps);
 	for (uint32_t v = 0; v < n; v++)
 		ps->act[v] = ps->act[v] > 0 ? ps->act[v] : 0;
 	free(mb.e);
-	free(mb.pe);
 	free(mb.owner);
 }
 

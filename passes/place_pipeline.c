@@ -90,7 +90,6 @@ typedef struct PModel {
 	double *gbytes, *gcnt;   /* [nseg + 1]: bytes and number of the
 				  * gradients the updates read, prefix sums */
 	double *wmem, *amem;     /* [nseg + 1]: prefix sums */
-	double *pmem;            /* [nseg + 1]: parameter bytes, prefix sums */
 	double *ar_lat, *ar_slope; /* [nl]: a ring over the rest[i] devices
 				  * from L[i]: seconds at 0 bytes, per byte */
 	int *rest;               /* [nl]: devices from L[i] to the end of its
@@ -134,18 +133,15 @@ static double stage_bwd(const PModel *pm, int p, int q, int d, int m, int b)
 	return prefix(pm, pm->bwd, p, q, pm->t->c->devs[d].type) / m / b;
 }
 
-/* Seconds of the AllReduces, a ring over the b devices L[i ..], of the
- * gradients of segments [p, q): one per gradient (comm's), so each pays
- * the ring's latency. */
+/* Seconds of the AllReduces, a ring over the b devices L[i ..] (1 or
+ * rest[i], as the DP asks: ring_fits), of the gradients of segments
+ * [p, q): one per gradient (comm's), so each pays the ring's latency. */
 static double stage_ar(const PModel *pm, int p, int q, int i, int b)
 {
 	double cnt = pm->gcnt[q] - pm->gcnt[p], bytes = pm->gbytes[q] - pm->gbytes[p];
 	if (b < 2 || cnt <= 0)
 		return 0;
-	if (b == pm->rest[i])
-		return cnt * pm->ar_lat[i] + bytes * pm->ar_slope[i];
-	double lat = cost_allreduce_ring(pm->t->m, &pm->L[i], b, 0);
-	return cost_allreduce_ring(pm->t->m, &pm->L[i], b, bytes) + (cnt - 1) * lat;
+	return cnt * pm->ar_lat[i] + bytes * pm->ar_slope[i];
 }
 
 /* ar_lat and ar_slope: the ring's time (cost_allreduce_ring, affine in
@@ -323,10 +319,8 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 		}
 		/* A parameter's gradient: the running sum and the partial
 		 * sum being added (comm's AddN chain). */
-		if (pos[v] & 0x40000000u) {
+		if (pos[v] & 0x40000000u)
 			pm->wmem[s + 1] += 3 * t->mem_perm[v];
-			pm->pmem[s + 1] += t->mem_perm[v];
-		}
 		else if (pos[v] & 0x80000000u)
 			pm->wmem[s + 1] += t->mem_perm[v];
 		else
@@ -344,7 +338,6 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 		}
 		pm->wmem[s + 1] += pm->wmem[s];
 		pm->amem[s + 1] += pm->amem[s];
-		pm->pmem[s + 1] += pm->pmem[s];
 	}
 	free(tc);
 }
@@ -475,7 +468,6 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 	pm->once = xcalloc((size_t)(S + 1) * (size_t)nt, sizeof(double));
 	pm->wmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->amem = xcalloc((size_t)S + 1, sizeof(double));
-	pm->pmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->tmem = xcalloc((size_t)S + 1, sizeof(double));
 	pm->xf = xcalloc((size_t)S + 2, sizeof(double));
 	pm->xb = xcalloc((size_t)S + 2, sizeof(double));
@@ -506,7 +498,6 @@ static void model_free(PModel *pm)
 	free(pm->gcnt);
 	free(pm->wmem);
 	free(pm->amem);
-	free(pm->pmem);
 	free(pm->rest);
 	free(pm->tmem);
 	free(pm->xp);

@@ -175,7 +175,7 @@ static int nodeuse_cmp(const void *pa, const void *pb)
 
 /* Dense node ids of g's ops (UINT32_MAX: dead): with groups, the
  * groups in increasing @group value, then ungrouped ops in id order.
- * *n: the count; *grouped: whether any op has a @group. */
+ * *n: the count; *grouped: whether any op has a @group (and groups). */
 static uint32_t *node_ids(Graph *g, bool groups, uint32_t *n, bool *grouped)
 {
 	uint32_t nops = g->nops;
@@ -244,7 +244,7 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 			continue;
 		uint32_t v = node[i];
 		if (!t->name[v])
-			t->name[v] = grouped && groups && op_ann(g, op, ANN_GROUP)
+			t->name[v] = grouped && op_ann(g, op, ANN_GROUP)
 				     ? arena_printf(g->arena, "group %lld",
 						    (long long)op_ann(g, op, ANN_GROUP)->i)
 				     : op->name;
