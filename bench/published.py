@@ -5,8 +5,10 @@ against published GPU measurements (make bench-published).
 Every row is a published training throughput (images/s) of a torchvision
 model on real GPUs.  The model is imported with tools/torch2gir at the
 published per-GPU batch size and optimizer, planned by pcc's data-parallel
-pipeline (-O0: place<algo=dp>) on a cluster shaped like the published
-machine (named device types, docs/cluster.md), and simulated; pcc's
+pipeline (-O0: place<algo=dp>; rows of several machines with
+place<sync=hier>, the structure of the published distributed_replicated)
+on a cluster shaped like the published machine (named device types,
+docs/cluster.md), and simulated; pcc's
 figure is count x batch / simulated iteration time.  Prints a Markdown
 table (docs/cost-model.md, "Fidelity") and the summary: median and
 largest |error| over all rows, over the rows the constants were chosen on
@@ -156,9 +158,12 @@ def cluster(tmp, machine, count, keys=""):
     return path
 
 
-def simulate(pcc, gir, yaml, tmp):
+def simulate(pcc, gir, yaml, tmp, sync="ring"):
+    """-O0's data parallelism; sync: its AllReduce (place<sync=...>)."""
     stats = os.path.join(tmp, "stats.json")
-    r = subprocess.run([pcc, "-O0", "--cluster", yaml, gir, "--stats-json",
+    passes = ("-passes=simplify,annotate,place<algo=dp,sync=%s>,comm,order"
+              % sync)
+    r = subprocess.run([pcc, passes, "--cluster", yaml, gir, "--stats-json",
                         stats, "-o", os.devnull], capture_output=True, text=True)
     if r.returncode != 0:
         die("pcc failed on %s with %s:\n%s" % (gir, yaml, r.stderr))
@@ -185,7 +190,12 @@ def main():
                 # pcc's data-parallel plan shards the graph's batch over
                 # the devices: the graph holds all n GPUs' images.
                 gir = import_model(cache, model, n * batch)
-                t = simulate(pcc, gir, cluster(tmp, machine, n), tmp)
+                # Several machines: tf_cnn_benchmarks' distributed_replicated
+                # sums each machine's gradients on its GPUs, then exchanges
+                # the sums over the network through parameter servers on
+                # every instance: a hierarchical AllReduce.
+                t = simulate(pcc, gir, cluster(tmp, machine, n), tmp,
+                             "hier" if n > 8 else "ring")
                 sim = n * batch / t
                 rows.append(dict(machine=machine, model=model, batch=batch,
                                  opt=opt, n=n, pub=pub, sim=sim,

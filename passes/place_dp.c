@@ -1,7 +1,9 @@
 /* place_dp.c — data parallelism as a strategy (docs/plan.md): every op
  * that can be replicated runs on every device over a slice of the batch,
  * gradients are combined by ring AllReduce, every other op runs on the
- * fastest device.  `dp` gives equal slices (the standard data
+ * fastest device.  Option sync: ring (default), hier (Horovod's
+ * hierarchical AllReduce) or auto (comm's cost model picks per
+ * gradient).  `dp` gives equal slices (the standard data
  * parallelism everyone compares against); `dp-prop` gives slices
  * proportional to each device's speed on this model (TAG's DP-NCCL-P,
  * HeteroG §2.2's "more replicas on faster devices").  With a batch
@@ -106,6 +108,9 @@ int place_dp_on(PassCtx *ctx, const TaskGraph *t, bool prop, const int *sub,
 		plan_shares(b.batch, n, w, shares);
 	int fastest = order[0];
 	int rc = EXIT_OK;
+	/* The gradients' AllReduce: comm runs @sync's algorithm, or picks
+	 * the cheaper per gradient where the update carries none. */
+	const char *sync = pass_opt(ctx, "sync");
 	/* Memory: every device holds all parameters and optimizer state, and
 	 * its share of the activations. */
 	double params = 0, act = 0, temp = 0;
@@ -151,8 +156,8 @@ int place_dp_on(PassCtx *ctx, const TaskGraph *t, bool prop, const int *sub,
 		if (b.replicable[i] && n > 1 && b.batch > 0) {
 			plan_write_replicas(g, op, c, devs, shares, n);
 			const OpInfo *info = op_info(op->opcode);
-			if (info && (info->flags & OPF_UPDATE))
-				op_set_ann(g, op, ANN_SYNC, val_ident(g->arena, "ring"));
+			if (info && (info->flags & OPF_UPDATE) && strcmp(sync, "auto"))
+				op_set_ann(g, op, ANN_SYNC, val_ident(g->arena, sync));
 		} else {
 			op_set_ann(g, op, ANN_DEVICE,
 				   val_str(g->arena, c->devs[fastest].name));

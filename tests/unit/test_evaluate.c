@@ -156,10 +156,62 @@ static void test_cache(void)
 	graph_free(g);
 }
 
+/* AllReduces in g whose algo is algo. */
+static int ar_algo(const Graph *g, const char *algo)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		const char *a = op->dead || strcmp(op->type, "AllReduce") ? NULL
+			: op_get_str(g, op, "algo");
+		n += a && strcmp(a, algo) == 0;
+	}
+	return n;
+}
+
+/* place<algo=dp,sync=...>: ring and hier are written on every update and
+ * comm runs them; auto writes none and comm takes the cheaper per
+ * gradient.  By hand (docs/cost-model.md, "Collectives"), g2's 16 MiB
+ * over 2 machines x 2 GPUs: ring 6 (50 us + 4 MiB / 1 GB/s) = 25.5 ms;
+ * hier 2 (2 us + 8 MiB / 20 GB/s) + 2 (50 us + 8 MiB / 1 GB/s) = 17.7 ms;
+ * g3's 80 KiB: ring 423 us, hier 190 us.  So auto is hier throughout,
+ * and hier simulates faster than ring. */
+static void test_dp_sync(void)
+{
+	static const char *sync[] = {"ring", "hier", "auto"};
+	double span[3];
+	for (int k = 0; k < 3; k++) {
+		Graph *g = tu_parse(problem);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+		char p[128];
+		snprintf(p, sizeof p, "simplify,annotate,place<algo=dp,sync=%s>",
+			 sync[k]);
+		CU_ASSERT_EQUAL_FATAL(tu_run(g, p), 0);
+		const char *s = op_ann_str(g, tu_op(g, "u2"), ANN_SYNC);
+		if (k < 2) {
+			CU_ASSERT_STRING_EQUAL(s ? s : "", sync[k]);
+		} else {
+			CU_ASSERT_PTR_NULL(s);
+		}
+		span[k] = reference(g, "comm");
+		graph_free(g);
+		g = tu_parse(problem);
+		CU_ASSERT_EQUAL_FATAL(tu_run(g, p), 0);
+		CU_ASSERT_EQUAL_FATAL(tu_run(g, "comm"), 0);
+		/* Three gradients, one member per device. */
+		CU_ASSERT_EQUAL(tu_count(g, "AllReduce"), 12);
+		CU_ASSERT_EQUAL(ar_algo(g, k == 0 ? "ring" : "hier"), 12);
+		graph_free(g);
+	}
+	CU_ASSERT_TRUE(span[1] < span[0]);
+	CU_ASSERT_DOUBLE_EQUAL(span[2], span[1], 1e-12 * span[1]);
+}
+
 void suite_evaluate(void)
 {
 	CU_pSuite s = CU_add_suite("evaluate", NULL, NULL);
 	CU_add_test(s, "judged with the pipeline's comm options",
 		    test_pipeline_options);
 	CU_add_test(s, "cached batch analysis", test_cache);
+	CU_add_test(s, "dp's sync: ring, hier, comm's choice", test_dp_sync);
 }
