@@ -1,9 +1,9 @@
 /* place_dp.c — data parallelism as a strategy (docs/plan.md): every op
  * that can be replicated runs on every device over a slice of the batch,
- * gradients are combined by ring AllReduce, every other op runs on the
- * fastest device.  Option sync: ring (default), hier (Horovod's
- * hierarchical AllReduce) or auto (comm's cost model picks per
- * gradient).  `dp` gives equal slices (the standard data
+ * gradients are combined by AllReduce, every other op runs on the
+ * fastest device.  Option sync: auto (default: comm's cost model picks
+ * ring or hierarchical per gradient, as NCCL picks its algorithm), ring
+ * or hier (Horovod's hierarchical AllReduce).  `dp` gives equal slices (the standard data
  * parallelism everyone compares against); `dp-prop` gives slices
  * proportional to each device's speed on this model (TAG's DP-NCCL-P,
  * HeteroG §2.2's "more replicas on faster devices").  With a batch

@@ -205,6 +205,11 @@ static void test_dp_sync(void)
 	}
 	CU_ASSERT_TRUE(span[1] < span[0]);
 	CU_ASSERT_DOUBLE_EQUAL(span[2], span[1], 1e-12 * span[1]);
+	/* auto is the default. */
+	Graph *g = tu_parse(problem);
+	CU_ASSERT_EQUAL_FATAL(tu_run(g, "simplify,annotate,place<algo=dp>"), 0);
+	CU_ASSERT_PTR_NULL(op_ann_str(g, tu_op(g, "u2"), ANN_SYNC));
+	graph_free(g);
 }
 
 void suite_evaluate(void)
