@@ -409,30 +409,6 @@ static int ekey_cmp(const void *pa, const void *pb)
 	return a->u < b->u ? -1 : a->u > b->u;
 }
 
-/* owner[op] for parameters: the node of the first update reading it (every
- * other op: its own node). */
-static uint32_t *param_owners(Graph *g, const TaskGraph *t)
-{
-	uint32_t *owner = xmalloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
-	for (uint32_t i = 0; i < g->nops; i++)
-		owner[i] = t->op_node[i];
-	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || !op_has_role(g, op, ROLE_UPDATE))
-			continue;
-		/* The variable and its optimizer state (docs/plan.md). */
-		for (uint32_t k = 0; k < op->nin; k++) {
-			const Op *p = op->in[k].src;
-			if (!op->in[k].ctrl && op_has_role(g, p, ROLE_PARAM) &&
-			    owner[p->id] == t->op_node[p->id])
-				owner[p->id] = t->op_node[i];
-		}
-	}
-	return owner;
-}
-
-/* ps->in (CSR by consumer node) from the data edges e: one edge per
- * (u, v), summing its tensors. */
 static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne)
 {
 	uint32_t n = ps->t->n;
@@ -575,7 +551,7 @@ static void *grow(void *p, size_t *cap, size_t n, size_t sz, size_t first)
 /* What ps_model gathers over the ops before it builds the tables. */
 typedef struct ModelBuild {
 	const Uses *us;
-	uint32_t *owner;         /* per op: the node keeping it (param_owners) */
+	uint32_t *owner;         /* per op: the node keeping it (tg_param_owners) */
 	double *pos, *ntot;      /* how far into its node's work an op ends */
 	GradKey *gr;             /* each partial sum a node computes and reads */
 	EKey *e;                 /* data edges */
@@ -614,7 +590,8 @@ static void ps_op_costs(PlanSim *ps, Graph *g, const BatchInfo *b,
 		for (uint32_t k = 0; k < op->nout; k++)
 			pb += cost_out_bytes(g, op, k);
 		ps->params[mb->owner[i]] += pb;
-		ps->act[v] -= pb;
+		/* mem_perm holds it on the owner's node (taskgraph.c). */
+		ps->act[op_role(g, op) == ROLE_PARAM ? mb->owner[i] : v] -= pb;
 	}
 }
 
@@ -711,7 +688,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 		ps->act[v] = t->mem_perm[v];
 		ps->temp[v] = t->mem_temp[v];
 	}
-	ModelBuild mb = {.us = graph_uses(g), .owner = param_owners(g, t)};
+	ModelBuild mb = {.us = graph_uses(g), .owner = tg_param_owners(g, t)};
 	/* How far into its node's work each op finishes (topological
 	 * order, costs on the first type). */
 	mb.pos = xcalloc((size_t)g->nops + 1, sizeof(double));

@@ -317,14 +317,15 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 					pm->bwd[ix] += tc[ty] - o;
 			}
 		}
-		/* A parameter's gradient: the running sum and the partial
-		 * sum being added (comm's AddN chain). */
-		if (pos[v] & 0x40000000u)
-			pm->wmem[s + 1] += 3 * t->mem_perm[v];
-		else if (pos[v] & 0x80000000u)
-			pm->wmem[s + 1] += t->mem_perm[v];
+		/* A parameter (on its update's node, taskgraph.c), its
+		 * gradient's running sum and the partial sum being added
+		 * (comm's AddN chain). */
+		double rest = t->mem_perm[v] - t->mem_param[v];
+		pm->wmem[s + 1] += 3 * t->mem_param[v];
+		if (pos[v] & 0xc0000000u)
+			pm->wmem[s + 1] += (pos[v] & 0x40000000u ? 3 : 1) * rest;
 		else
-			pm->amem[s + 1] += t->mem_perm[v];
+			pm->amem[s + 1] += rest;
 		pm->tmem[s] = fmax(pm->tmem[s], t->mem_temp[v]);
 	}
 	for (int s = 0; s < S; s++) {

@@ -5,7 +5,8 @@
  * forward activations that a backward op reads stay for the whole
  * iteration; every other output is temporary.  For a fused group, the
  * temporary part is what leaves the group plus the largest output used
- * only inside it. */
+ * only inside it.  A parameter counts on its update's node (where comm
+ * keeps it), not on its own. */
 #include "taskgraph.h"
 
 #include <math.h>
@@ -25,6 +26,7 @@ TaskGraph *tg_new(uint32_t n, const CostModel *m)
 	t->cost = xcalloc(n1 * (size_t)(c->ntypes ? c->ntypes : 1), sizeof(double));
 	t->mem_perm = xcalloc(n1, sizeof(double));
 	t->mem_temp = xcalloc(n1, sizeof(double));
+	t->mem_param = xcalloc(n1, sizeof(double));
 	t->pinned = xmalloc(n1 * sizeof(int));
 	for (uint32_t i = 0; i < n; i++)
 		t->pinned[i] = -1;
@@ -224,6 +226,47 @@ static uint32_t *node_ids(Graph *g, bool groups, uint32_t *n, bool *grouped)
 	return node;
 }
 
+uint32_t *tg_param_owners(Graph *g, const TaskGraph *t)
+{
+	uint32_t *owner = xmalloc(sizeof(uint32_t) * ((size_t)g->nops + 1));
+	for (uint32_t i = 0; i < g->nops; i++)
+		owner[i] = t->op_node[i];
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || !op_has_role(g, op, ROLE_UPDATE))
+			continue;
+		/* The variable and its optimizer state (docs/plan.md). */
+		for (uint32_t k = 0; k < op->nin; k++) {
+			const Op *p = op->in[k].src;
+			if (!op->in[k].ctrl && op_has_role(g, p, ROLE_PARAM) &&
+			    owner[p->id] == t->op_node[p->id])
+				owner[p->id] = t->op_node[i];
+		}
+	}
+	return owner;
+}
+
+/* A parameter lives where its update runs (comm's params_follow_updates,
+ * whatever device its own node gets): its bytes count on the node of its
+ * first update, so that every placer's memory check holds it where the
+ * plan will. */
+static void params_to_owners(Graph *g, TaskGraph *t)
+{
+	uint32_t *owner = tg_param_owners(g, t);
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || op_role(g, op) != ROLE_PARAM)
+			continue;
+		double pb = 0;
+		for (uint32_t k = 0; k < op->nout; k++)
+			pb += cost_out_bytes(g, op, k);
+		t->mem_perm[t->op_node[i]] -= pb;
+		t->mem_perm[owner[i]] += pb;
+		t->mem_param[owner[i]] += pb;
+	}
+	free(owner);
+}
+
 TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 {
 	const Cluster *c = m->c ? m->c : g->cluster;
@@ -323,6 +366,7 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 	}
 	for (uint32_t v = 0; v < n; v++)
 		t->mem_temp[v] += internal_max[v];
+	params_to_owners(g, t);
 	free(internal_max);
 	free(tmp);
 	if (errs) {
@@ -345,6 +389,7 @@ void tg_free(TaskGraph *t)
 		return;
 	free(t->cost);
 	free(t->mem_perm);
+	free(t->mem_param);
 	free(t->mem_temp);
 	free(t->pinned);
 	free(t->succ_start);

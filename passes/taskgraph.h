@@ -32,6 +32,9 @@ typedef struct TaskGraph {
 	TgEdge *pred;
 	uint32_t *topo;          /* [n]: a topological order (stable by id) */
 	const char **name;       /* [n]: op name, or "group K" */
+	double *mem_param;       /* [n]: the parameters' bytes in mem_perm
+				  * (on their update's node: comm keeps a
+				  * parameter where its update runs) */
 	uint32_t *op_node;       /* [graph ops]: node of each op, UINT32_MAX
 				  * for dead ops; NULL for hand-built graphs */
 	uint32_t nops;           /* length of op_node */
@@ -58,6 +61,9 @@ uint32_t tg_succ_node(const void *arg, uint32_t e);
  * that node.  Pinned @device becomes pinned[]; a node with ops pinned to
  * two devices is reported on d and NULL returned. */
 TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d);
+/* owner[op] for parameters: the node of the first update reading it, as
+ * comm places it; every other op: its own node.  Caller frees. */
+uint32_t *tg_param_owners(Graph *g, const TaskGraph *t);
 void tg_free(TaskGraph *t);
 /* Seconds to move bytes from device a to device b (0 when a == b). */
 double tg_comm(const TaskGraph *t, int a, int b, double bytes);

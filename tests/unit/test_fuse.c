@@ -485,6 +485,47 @@ static void test_pass_pins(void)
 	graph_free(g);
 }
 
+/* A parameter counts on its update's node, where comm keeps it: w
+ * (8 x 16 floats, 512 B) is read by the forward group 0 and updated by
+ * group 1, so group 0 holds what the backward reads, x and h (4 x 8 and
+ * 4 x 16 floats, 384 B), and group 1 the 512 B of w. */
+static void test_param_on_update_node(void)
+{
+	Graph *g = parse(
+		"gir 1\n"
+		"cluster c {\n"
+		"  type G {flops = 10TFLOPS, memory = 16GiB, mem_bw = 500GB/s}\n"
+		"  machine m0 {type = G, count = 2, bandwidth = 20GB/s, latency = 2us}\n"
+		"}\n"
+		"graph r {batch = 4} {\n"
+		"  %x = Placeholder() {@batch_dim = 0, @group = 0} : f32[4,8]\n"
+		"  %w = VariableV2() {@group = 0} : f32[8,16]\n"
+		"  %h = MatMul(%x, %w) {@group = 0} : f32[4,16]\n"
+		"  %g = MatMul(%x, %h) {transpose_a = true, @role = bwd, @group = 1} : f32[8,16]\n"
+		"  %u = ApplyGradientDescent(%w, %g) {@group = 1} : ()\n"
+		"}\n");
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
+	Diag d;
+	diag_init(&d, stderr, "t.gir", NULL, 0);
+	TaskGraph *t = tg_from_graph(g, &m, true, &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT_EQUAL(t->n, 2);
+	uint32_t idx;
+	uint32_t a = t->op_node[graph_lookup(g, "w", &idx)->id];
+	uint32_t b = t->op_node[graph_lookup(g, "u", &idx)->id];
+	CU_ASSERT_NOT_EQUAL(a, b);
+	CU_ASSERT_DOUBLE_EQUAL(t->mem_perm[a], 384, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(t->mem_param[a], 0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(t->mem_perm[b], 512, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(t->mem_param[b], 512, 1e-9);
+	uint32_t *own = tg_param_owners(g, t);
+	CU_ASSERT_EQUAL(own[graph_lookup(g, "w", &idx)->id], b);
+	CU_ASSERT_EQUAL(own[graph_lookup(g, "h", &idx)->id], a);
+	free(own);
+	tg_free(t);
+	graph_free(g);
+}
+
 void suite_fuse(void)
 {
 	CU_pSuite s = CU_add_suite("fuse", NULL, NULL);
@@ -498,4 +539,6 @@ void suite_fuse(void)
 	CU_add_test(s, "fuse pass: Figure 4", test_pass_fig4);
 	CU_add_test(s, "fuse pass: mem fraction, re-fusing", test_pass_mem_fraction);
 	CU_add_test(s, "fuse pass: pinned ops", test_pass_pins);
+	CU_add_test(s, "task graph: a parameter on its update's node",
+		    test_param_on_update_node);
 }
