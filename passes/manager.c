@@ -720,10 +720,11 @@ int pipeline_run(const Pipeline *p, Graph *g, const CostModel *cost,
 		long judged, hits, misses;
 		eval_cache_stats(ctx.eval, &judged, &hits, &misses);
 		if (ctx.report && judged)
-			fprintf(ctx.report, "%s: %ld plans judged with the pipeline's "
+			fprintf(ctx.report, "%s: %ld plan%s judged with the pipeline's "
 				"comm and order options; batch analysis computed %ld "
-				"time%s, reused %ld\n", st->pass->name, judged, misses,
-				misses == 1 ? "" : "s", hits);
+				"time%s, reused %ld\n", st->pass->name, judged,
+				judged == 1 ? "" : "s", misses, misses == 1 ? "" : "s",
+				hits);
 		eval_cache_free(ctx.eval);
 		double dt = pcc_now() - t0;
 		total += dt;

@@ -1739,20 +1739,35 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	if (ctx->judged)
 		sim_judged_free(ctx->judged);
 	double hsim = NAN;       /* the hybrid's own plan, simulated */
+	bool sim = cheap;        /* bpeaks simulated, not estimated */
 	if (cheap) {
 		double bover;
 		chosen = judge_all(ctx, t, ps, cands, nc, bpeaks, &bover, &hsim);
 		infeasible = bover > 1;
 	} else {
-		/* Too large to materialise any candidate: the strategy
-		 * simulator's memory estimate decides. */
+		/* Too large to judge every candidate: the strategy
+		 * simulator's estimate decides, but not alone that nothing
+		 * fits.  It counts every saved tensor and gradient at once,
+		 * the simulator as the schedule holds them; so a plan it
+		 * finds over memory, and the model-parallel start, are
+		 * simulated in full (one materialisation each) before pcc
+		 * gives up. */
 		bool oom2;
 		ps_eval(ps, s.st, &oom2);
 		infeasible = oom2;
 		for (int d = 0; d < t->ndev; d++)
 			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
+		if (oom2) {
+			double bover;
+			int two = nc < 2 || !memcmp(s.st, s.mp, sizeof(int) * t->n)
+				  ? 1 : 2;   /* the start unchanged: once */
+			chosen = judge_all(ctx, t, ps, cands, two, bpeaks, &bover,
+					   &hsim);
+			infeasible = bover > 1;
+			sim = true;
+		}
 	}
-	int rc = finish(ctx, ps, t, &s, &cands[chosen], infeasible, bpeaks, cheap, hsim);
+	int rc = finish(ctx, ps, t, &s, &cands[chosen], infeasible, bpeaks, sim, hsim);
 	free(bpeaks);
 	free(cands);
 	if (ops)

@@ -319,8 +319,9 @@ static void segment_sums(const TaskGraph *t, PModel *pm, const uint32_t *pos,
 		}
 		/* A parameter (on its update's node, taskgraph.c), its
 		 * gradient's running sum and the partial sum being added
-		 * (comm's AddN chain). */
-		double rest = t->mem_perm[v] - t->mem_param[v];
+		 * (comm's AddN chain), which stand for the gradients the
+		 * task graph holds. */
+		double rest = t->mem_perm[v] - t->mem_param[v] - t->mem_grad[v];
 		pm->wmem[s + 1] += 3 * t->mem_param[v];
 		if (pos[v] & 0xc0000000u)
 			pm->wmem[s + 1] += (pos[v] & 0x40000000u ? 3 : 1) * rest;

@@ -6,7 +6,8 @@
  * iteration; every other output is temporary.  For a fused group, the
  * temporary part is what leaves the group plus the largest output used
  * only inside it.  A parameter counts on its update's node (where comm
- * keeps it), not on its own. */
+ * keeps it), not on its own; a gradient that an update reads is
+ * permanent (the updates run after the backward pass). */
 #include "taskgraph.h"
 
 #include <math.h>
@@ -27,6 +28,7 @@ TaskGraph *tg_new(uint32_t n, const CostModel *m)
 	t->mem_perm = xcalloc(n1, sizeof(double));
 	t->mem_temp = xcalloc(n1, sizeof(double));
 	t->mem_param = xcalloc(n1, sizeof(double));
+	t->mem_grad = xcalloc(n1, sizeof(double));
 	t->pinned = xmalloc(n1 * sizeof(int));
 	for (uint32_t i = 0; i < n; i++)
 		t->pinned[i] = -1;
@@ -334,8 +336,13 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 					tg_add_edge(t, v, w, 0);
 				continue;
 			}
+			Role ru = op_role(g, u->op);
 			if (r != ROLE_BWD && r != ROLE_UPDATE && r != ROLE_PARAM &&
-			    op_role(g, u->op) == ROLE_BWD)
+			    ru == ROLE_BWD)
+				saved[in->idx] = true;
+			/* A gradient waits for its update, which runs after
+			 * the backward pass: all of them are there at once. */
+			if (r == ROLE_BWD && ru == ROLE_UPDATE)
 				saved[in->idx] = true;
 			if (w != v) {
 				leaves[in->idx] = true;
@@ -352,9 +359,12 @@ TaskGraph *tg_from_graph(Graph *g, const CostModel *m, bool groups, Diag *d)
 		if (r != ROLE_PARAM)
 			for (uint32_t k = 0; k < op->nout; k++) {
 				double b = cost_out_bytes(g, op, k);
-				if (saved[k])
+				if (saved[k]) {
 					t->mem_perm[v] += b;
-				else if (leaves[k])
+					/* a backward op's: a gradient */
+					if (r == ROLE_BWD)
+						t->mem_grad[v] += b;
+				} else if (leaves[k])
 					t->mem_temp[v] += b;
 				else if (b > internal_max[v])
 					internal_max[v] = b;
@@ -390,6 +400,7 @@ void tg_free(TaskGraph *t)
 	free(t->cost);
 	free(t->mem_perm);
 	free(t->mem_param);
+	free(t->mem_grad);
 	free(t->mem_temp);
 	free(t->pinned);
 	free(t->succ_start);

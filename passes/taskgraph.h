@@ -35,6 +35,8 @@ typedef struct TaskGraph {
 	double *mem_param;       /* [n]: the parameters' bytes in mem_perm
 				  * (on their update's node: comm keeps a
 				  * parameter where its update runs) */
+	double *mem_grad;        /* [n]: the bytes in mem_perm of gradients
+				  * that wait for an update */
 	uint32_t *op_node;       /* [graph ops]: node of each op, UINT32_MAX
 				  * for dead ops; NULL for hand-built graphs */
 	uint32_t nops;           /* length of op_node */

@@ -139,6 +139,18 @@ if [ -x "$gengraph" ]; then
 	check "-O1 on 4096 GPUs (ulimit -t 20)" sh -c "(ulimit -t 20; '$PCC' -O1 --verify-each --cluster '$t/c4096.yaml' '$t/g16.gir' -o '$t/p4096.gir' 2>/dev/null) && grep -q '@device' '$t/p4096.gir'"
 fi
 
+# Beyond the hybrid's `portfolio` its estimate decides, but not alone
+# that nothing fits (it counts every saved tensor and gradient at once,
+# the simulator as the schedule holds them): on two GPUs of 150 MiB,
+# gengraph's 3000-op graph gets a search plan the estimate finds over
+# memory; simulated, it is over too, and the model-parallel start
+# (adjusting) fits, which pcc keeps (before: exit 3, "no plan fits").
+if [ -x "$gengraph" ]; then
+	"$gengraph" --ops 3000 -o "$t/g3k.gir"
+	printf 'name: two\ndevice_types:\n  G: {flops: 10 TFLOPS, memory: 150 MiB, mem_bw: 500 GB/s}\nmachines:\n  - {name: m0, type: G, count: 2, link: {bandwidth: 20 GB/s, latency: 2 us}}\n' >"$t/c150.yaml"
+	check "beyond portfolio: a plan over memory by estimate is simulated before giving up" sh -c "'$PCC' --cluster '$t/c150.yaml' '$t/g3k.gir' -passes='simplify,annotate,fuse,place<algo=hybrid,portfolio=1>,comm,order' -v -o '$t/g3k.plan.gir' 2>'$t/g3k.err' && grep -q 'estimated [0-9.e-]* s, over memory' '$t/g3k.err' && grep -q '^  hybrid .*out of memory (simulated)' '$t/g3k.err' && grep -q '^  adjusting  *[0-9.e-]* s (simulated)' '$t/g3k.err' && grep -q 'chose adjusting' '$t/g3k.err' && grep -q 'fits on every device' '$t/g3k.err'"
+fi
+
 # Plans as input (issue 11): -O refuses a plan (comm over a plan moved
 # values again, a Transfer of a Transfer on one device); -passes= runs the
 # passes asked for.  The plan verifier runs under --verify-each: a pass

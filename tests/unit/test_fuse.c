@@ -488,7 +488,9 @@ static void test_pass_pins(void)
 /* A parameter counts on its update's node, where comm keeps it: w
  * (8 x 16 floats, 512 B) is read by the forward group 0 and updated by
  * group 1, so group 0 holds what the backward reads, x and h (4 x 8 and
- * 4 x 16 floats, 384 B), and group 1 the 512 B of w. */
+ * 4 x 16 floats, 384 B), and group 1 the 512 B of w and the 512 B of its
+ * gradient g, which waits for the update (permanent: every gradient is
+ * there at the end of the backward pass). */
 static void test_param_on_update_node(void)
 {
 	Graph *g = parse(
@@ -516,8 +518,10 @@ static void test_param_on_update_node(void)
 	CU_ASSERT_NOT_EQUAL(a, b);
 	CU_ASSERT_DOUBLE_EQUAL(t->mem_perm[a], 384, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(t->mem_param[a], 0, 1e-9);
-	CU_ASSERT_DOUBLE_EQUAL(t->mem_perm[b], 512, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(t->mem_perm[b], 1024, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(t->mem_param[b], 512, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(t->mem_grad[b], 512, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(t->mem_grad[a], 0, 1e-9);
 	uint32_t *own = tg_param_owners(g, t);
 	CU_ASSERT_EQUAL(own[graph_lookup(g, "w", &idx)->id], b);
 	CU_ASSERT_EQUAL(own[graph_lookup(g, "h", &idx)->id], a);
