@@ -3,12 +3,12 @@
  * gradients are combined by AllReduce, every other op runs on the
  * fastest device.  Option sync: auto (default: comm's cost model picks
  * ring or hierarchical per gradient, as NCCL picks its algorithm), ring
- * or hier (Horovod's hierarchical AllReduce).  `dp` gives equal slices (the standard data
- * parallelism everyone compares against); `dp-prop` gives slices
- * proportional to each device's speed on this model (TAG's DP-NCCL-P,
- * HeteroG §2.2's "more replicas on faster devices").  With a batch
- * smaller than the device count the fastest `batch` devices take one
- * element each. */
+ * or hier (Horovod's hierarchical AllReduce).  `dp` gives equal slices
+ * (the standard data parallelism everyone compares against); `dp-prop`
+ * gives slices proportional to each device's speed on this model (TAG's
+ * DP-NCCL-P, HeteroG §2.2's "more replicas on faster devices").  With a
+ * batch smaller than the device count the fastest `batch` devices take
+ * one element each. */
 #include "plan.h"
 #include "taskgraph.h"
 

@@ -409,6 +409,8 @@ static int ekey_cmp(const void *pa, const void *pb)
 	return a->u < b->u ? -1 : a->u > b->u;
 }
 
+/* ps->in (CSR by consumer node) from the data edges e: one edge per
+ * (u, v), summing its tensors. */
 static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne)
 {
 	uint32_t n = ps->t->n;
