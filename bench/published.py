@@ -2,8 +2,10 @@
 """bench/published.py BUILD_DIR — pcc's simulated training throughput held
 against published GPU measurements (make bench-published).
 
-Every row is a published training throughput (images/s) of a torchvision
-model on real GPUs.  The model is imported with tools/torch2gir at the
+Every row is a measured training throughput (images or sequences per
+second) of a model on real GPUs: published ones (torchvision models), and
+this project's own on an H100 (bench/measured-h100.csv, written by
+bench/gpu_measure.py on a GPU lent through the device tool).  The model is imported with tools/torch2gir at the
 published per-GPU batch size and optimizer, planned by pcc's data-parallel
 pipeline (-O0: place<algo=dp>; rows of several machines with
 place<sync=hier>, the structure of the published distributed_replicated)
@@ -47,6 +49,9 @@ MACHINES = {
     "AWS K80 x8": ("K80", "6 GB/s", "5 us", "blocking"),       # 8 of them
     "DGX-1 V100": ("V100", "25 GB/s", "2 us", "overlap"),      # NVLink 2
     "DGX A100": ("A100-TF32", "300 GB/s", "2 us", "overlap"),  # NVLink 3
+    # bench/measured-h100.csv: one GPU, so no link is used.
+    "H100 fp32": ("H100", "450 GB/s", "2 us", "overlap"),
+    "H100 tf32": ("H100-TF32", "450 GB/s", "2 us", "overlap"),
 }
 
 # torchvision name, image size
@@ -57,6 +62,8 @@ MODELS = {
     "AlexNet": ("alexnet", 224),
     "VGG16": ("vgg16", 224),
     "ResNet-50 v1.5": ("resnet50", 224),
+    "BERT-base": ("zoo_models:bert_base", None),
+    "Transformer-base": ("zoo_models:transformer_base", None),
 }
 
 # Published rows: machine, model, per-GPU batch, optimizer, {GPUs: img/s},
@@ -106,10 +113,14 @@ WHERE = {
     "AWS K80 x8": "TF, EC2 distributed K80 synthetic",
     "DGX-1 V100": "DLE, DGX-1 V100 FP32+XLA",
     "DGX A100": "DLE, DGX A100 TF32+XLA",
+    "H100 fp32": "here, H100 SXM5 FP32, PyTorch eager",
+    "H100 tf32": "here, H100 SXM5 TF32, PyTorch eager",
 }
 SOURCES = [("TF", TF + ", Training synthetic data tables (batch 32: "
             "Other Results)"),
-           ("DLE", DLE + ", Training performance results")]
+           ("DLE", DLE + ", Training performance results"),
+           ("here", "measured by this project on a lent H100 "
+            "(bench/gpu_measure.py; bench/measured-h100.csv says how)")]
 
 # The rows the constants of ir/cost.c were chosen on; every other row is
 # held out: single-GPU rows of ResNet-50, VGG16 and AlexNet on the P100
@@ -119,6 +130,40 @@ FIT = {("DGX-1 P100", "ResNet-50", 64, 1), ("DGX-1 P100", "ResNet-50", 32, 1),
        ("GCE K80", "ResNet-50", 64, 1), ("GCE K80", "VGG16", 32, 1),
        ("GCE K80", "AlexNet", 512, 1)}
 
+# Rows this project measured (bench/gpu_measure.py on a GPU lent through
+# the device tool): a torchvision model name or a zoo_models builder, and
+# the precision, to this table's machine and model.
+MEASURED = {"fp32": "H100 fp32", "tf32": "H100 tf32"}
+MEASURED_MODELS = {"resnet50": "ResNet-50", "resnet152": "ResNet-152",
+                   "vgg16": "VGG16", "alexnet": "AlexNet",
+                   "inception_v3": "InceptionV3", "bert_base": "BERT-base",
+                   "transformer_base": "Transformer-base"}
+# Their fit rows, as on the P100 and the K80: ResNet-50, VGG16 and AlexNet
+# at one batch each.  The batch sweep, ResNet-152, Inception-v3 and the
+# transformers are held out.
+for _m in MEASURED.values():
+    FIT |= {(_m, "ResNet-50", 64, 1), (_m, "VGG16", 64, 1),
+            (_m, "AlexNet", 512, 1)}
+
+
+def measured_rows(path):
+    """TABLES rows from a bench/gpu_measure.py CSV (models it names that
+    the table has no import for, such as its MLP, are left out)."""
+    rows = []
+    with open(path) as f:
+        lines = [ln for ln in f if ln.strip() and not ln.startswith("#")]
+    head = lines[0].strip().split(",")
+    for ln in lines[1:]:
+        r = dict(zip(head, ln.strip().split(",")))
+        if r["model"] in MEASURED_MODELS and r["precision"] in MEASURED:
+            rows.append((MEASURED[r["precision"]], MEASURED_MODELS[r["model"]],
+                         int(r["batch"]), "sgd",
+                         {1: float(r["samples_per_s"])}))
+    return rows
+
+
+TABLES += measured_rows(os.path.join(ROOT, "bench", "measured-h100.csv"))
+
 
 def die(msg):
     print("bench/published.py: " + msg, file=sys.stderr)
@@ -127,13 +172,14 @@ def die(msg):
 
 def import_model(cache, model, batch):
     name, size = MODELS[model]
-    path = os.path.join(cache, "%s-b%d.gir" % (name, batch))
+    path = os.path.join(cache, "%s-b%d.gir" % (name.split(":")[-1], batch))
     if not os.path.exists(path):
         # torch2gir has no momentum optimizer: SGD stands in (the update
         # is one memory-bound op per parameter either way).
         cmd = ["/usr/bin/python3", os.path.join(ROOT, "tools/torch2gir"),
-               name, "--batch", str(batch), "--optimizer", "sgd",
-               "--image-size", str(size), "-o", path]
+               name, "--batch", str(batch), "--optimizer", "sgd", "-o", path]
+        if size:
+            cmd += ["--image-size", str(size)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             die("torch2gir %s failed:\n%s" % (name, r.stderr))
@@ -200,8 +246,9 @@ def main():
                 rows.append(dict(machine=machine, model=model, batch=batch,
                                  opt=opt, n=n, pub=pub, sim=sim,
                                  err=(sim - pub) / pub, fit=key in FIT))
-    print("| model | GPU | GPUs | batch/GPU | optimizer | published img/s "
-          "(measured) | pcc img/s (simulated) | error | set | source |")
+    print("| model | GPU | GPUs | batch/GPU | optimizer | published "
+          "samples/s (measured) | pcc samples/s (simulated) | error | set "
+          "| source |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| %s | %s | %d | %d | %s | %g | %.1f | %+.1f %% | %s | %s |"
@@ -222,6 +269,12 @@ def main():
     summary("all rows", rows)
     summary("fit rows", [r for r in rows if r["fit"]])
     summary("held-out rows", [r for r in rows if not r["fit"]])
+    here = set(MEASURED.values())
+    summary("published rows", [r for r in rows if r["machine"] not in here])
+    summary("rows measured here (H100), fit", [r for r in rows if r["fit"]
+                                              and r["machine"] in here])
+    summary("rows measured here (H100), held out",
+            [r for r in rows if not r["fit"] and r["machine"] in here])
     print()
     print("Data-parallel scaling efficiency at the largest GPU count, "
           "throughput(n) / (n x throughput(1)):")
@@ -233,6 +286,8 @@ def main():
         one = [r for r in rows if (r["machine"], r["model"], r["batch"], r["n"])
                == (machine, model, batch, 1)]
         n = max(figs)
+        if n == 1:
+            continue
         many = [r for r in rows if (r["machine"], r["model"], r["batch"], r["n"])
                 == (machine, model, batch, n)]
         if not one or not many:

@@ -184,9 +184,17 @@ static const DevType catalog[] = {
 	{.name = "A100-80G", .flops = 19.5e12, .memory = 80 * GiB, .mem_bw = 2039e9},
 	{.name = "A100-TF32", .flops = 156e12, .memory = 40 * GiB, .mem_bw = 1555e9,
 	 .tensor_cores = true},
-	{.name = "H100", .flops = 67e12, .memory = 80 * GiB, .mem_bw = 3.35e12},
+	/* Measured on a lent H100 (bench/measured-h100.csv, PyTorch eager):
+	 * 'overhead' is its measured cost of an empty op, the two factors
+	 * bench/fit.py H100 and H100-TF32 on that file's fit rows. */
+	{.name = "H100", .flops = 67e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
+	 .overhead = 7e-6, .overhead_given = true,
+	 .kern_eff = 0.72, .kern_eff_given = true,
+	 .mem_eff = 0.50, .mem_eff_given = true},
 	{.name = "H100-TF32", .flops = 494.7e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
-	 .tensor_cores = true},
+	 .tensor_cores = true, .overhead = 7e-6, .overhead_given = true,
+	 .kern_eff = 0.60, .kern_eff_given = true,
+	 .mem_eff = 0.55, .mem_eff_given = true},
 };
 #undef GiB
 #define NCATALOG (sizeof catalog / sizeof catalog[0])
