@@ -9,12 +9,16 @@ parameter (torch.optim.SGD's defaults, lr 0.01), on synthetic data.  The
 models are torchvision's (weights=None; Inception-v3 without its auxiliary
 head, as torch2gir builds it) and tools/zoo_models.py's.
 
-    python3 bench/gpu_measure.py [--out DIR] [--quick] [--device cpu]
+    python3 bench/gpu_measure.py [--out DIR] [--only M,...] [--gemm] [--mem]
+                                 [--profile MODEL:BATCH] [--quick] [--device cpu]
 
 Writes DIR/measured.csv (one row per case: model, batch, precision, step
-time, samples/s, peak memory allocated) and prints it as it goes; with
---profile also DIR/profile-MODEL.txt, torch.profiler's per-operator table
-of one step.  Precision "fp32" turns TF32 off in cuBLAS and cuDNN (the
+time, samples/s, peak memory allocated; its header the cost of an empty
+op) and prints it as it goes; with --profile also DIR/profile-MODEL.txt,
+torch.profiler's per-operator table of one step; with --gemm DIR/gemm.csv
+(torch.mm alone, for bench/fit.py --gemm) and with --mem DIR/mem.csv
+(memory-bound ops alone: the bandwidth they reach).  bench/published.py
+reads bench/measured-h100.csv, these files' rows from the H100s.  Precision "fp32" turns TF32 off in cuBLAS and cuDNN (the
 device type H100, A100, ...); "tf32" turns it on (H100-TF32, A100-TF32).
 cuDNN autotunes (benchmark=True), as tf_cnn_benchmarks' TensorFlow did.
 Each figure is the median of three timed runs of STEPS steps after WARMUP
@@ -52,7 +56,21 @@ CASES = [
     ("bert_base", 32, ("fp32", "tf32")),
     ("transformer_base", 64, ("fp32", "tf32")),
     ("mlp", 64, ("fp32",)),
+    # More transformers (batch sweep, a larger one): held-out rows for the
+    # GEMM factor (docs/cost-model.md, "Calibration").
+    ("bert_base", 8, ("fp32", "tf32")),
+    ("bert_base", 64, ("fp32", "tf32")),
+    ("bert_large", 8, ("fp32", "tf32")),
+    ("bert_large", 16, ("fp32", "tf32")),
+    ("transformer_base", 16, ("fp32", "tf32")),
+    ("transformer_base", 128, ("fp32", "tf32")),
 ]
+
+# GEMM shapes (m, n, k) for --gemm: square ones, and BERT-base's at batch
+# 32 x 128 tokens (QKV, attention out, FFN in and out, the vocabulary).
+GEMMS = [(n, n, n) for n in (256, 512, 1024, 2048, 4096, 8192)] + [
+    (4096, 2304, 768), (4096, 768, 768), (4096, 3072, 768),
+    (4096, 768, 3072), (4096, 30522, 768), (64, 4096, 4096)]
 
 
 class MLP(torch.nn.Module):
@@ -136,6 +154,10 @@ def main():
     ap.add_argument("--profile", action="append", default=[],
                     help="MODEL:BATCH to profile (fp32), repeatable")
     ap.add_argument("--only", help="comma list of models to run")
+    ap.add_argument("--gemm", action="store_true",
+                    help="also time GEMMs alone (DIR/gemm.csv)")
+    ap.add_argument("--mem", action="store_true",
+                    help="also time memory-bound ops alone (DIR/mem.csv)")
     args = ap.parse_args()
     dev = torch.device(args.device)
     torch.backends.cudnn.benchmark = True
@@ -184,6 +206,53 @@ def main():
             del model, inputs, labels, opt
             if dev.type == "cuda":
                 torch.cuda.empty_cache()
+    if args.gemm:
+        with open(os.path.join(args.out, "gemm.csv"), "w") as g:
+            g.write("m,n,k,precision,seconds,tflops\n")
+            for prec in ("fp32", "tf32"):
+                set_precision(prec)
+                for m, n, k in GEMMS:
+                    if args.quick:
+                        m, n, k = min(m, 64), min(n, 64), min(k, 64)
+                    a = torch.randn(m, k, device=dev)
+                    b = torch.randn(k, n, device=dev)
+                    for _ in range(3):
+                        torch.mm(a, b)
+                    t = timed(lambda: torch.mm(a, b), dev,
+                              2 if args.quick else 20)
+                    line = "%d,%d,%d,%s,%.9f,%.2f" % (
+                        m, n, k, prec, t, 2.0 * m * n * k / t / 1e12)
+                    print("gemm " + line, flush=True)
+                    g.write(line + "\n")
+                    g.flush()
+                    del a, b
+    if args.mem:
+        # Memory-bound ops on ResNet-50's first stage at batch 64 (64 x 256
+        # x 56 x 56 floats, 205 MB): bytes = what the op reads and writes,
+        # as pcc's cost model counts them (inputs and outputs once).
+        shape = (4, 8, 16, 16) if args.quick else (64, 256, 56, 56)
+        x = torch.randn(shape, device=dev)
+        y = torch.randn(shape, device=dev)
+        o = torch.empty_like(x)
+        bn = torch.nn.BatchNorm2d(shape[1]).to(dev).train()
+        nb = x.numel() * 4
+        ops = [("copy", lambda: o.copy_(x), 2 * nb),
+               ("relu", lambda: torch.relu(x), 2 * nb),
+               ("add", lambda: torch.add(x, y), 3 * nb),
+               ("threshold_backward",
+                lambda: torch.ops.aten.threshold_backward(y, x, 0.0), 3 * nb),
+               ("batch_norm", lambda: bn(x), 2 * nb)]
+        with open(os.path.join(args.out, "mem.csv"), "w") as g:
+            g.write("op,bytes,seconds,gb_per_s\n")
+            for name_, fn, nbytes in ops:
+                with torch.no_grad():
+                    for _ in range(3):
+                        fn()
+                    t = timed(fn, dev, 2 if args.quick else 50)
+                line = "%s,%d,%.9f,%.1f" % (name_, nbytes, t, nbytes / t / 1e9)
+                print("mem " + line, flush=True)
+                g.write(line + "\n")
+        del x, y, o, bn
     for spec in args.profile:
         model_name, batch = spec.split(":")
         batch = 2 if args.quick else int(batch)

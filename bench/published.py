@@ -63,6 +63,7 @@ MODELS = {
     "VGG16": ("vgg16", 224),
     "ResNet-50 v1.5": ("resnet50", 224),
     "BERT-base": ("zoo_models:bert_base", None),
+    "BERT-large": ("zoo_models:bert_large", None),
     "Transformer-base": ("zoo_models:transformer_base", None),
 }
 
@@ -137,6 +138,7 @@ MEASURED = {"fp32": "H100 fp32", "tf32": "H100 tf32"}
 MEASURED_MODELS = {"resnet50": "ResNet-50", "resnet152": "ResNet-152",
                    "vgg16": "VGG16", "alexnet": "AlexNet",
                    "inception_v3": "InceptionV3", "bert_base": "BERT-base",
+                   "bert_large": "BERT-large",
                    "transformer_base": "Transformer-base"}
 # Their fit rows, as on the P100 and the K80: ResNet-50, VGG16 and AlexNet
 # at one batch each.  The batch sweep, ResNet-152, Inception-v3 and the
@@ -147,19 +149,21 @@ for _m in MEASURED.values():
 
 
 def measured_rows(path):
-    """TABLES rows from a bench/gpu_measure.py CSV (models it names that
-    the table has no import for, such as its MLP, are left out)."""
-    rows = []
+    """TABLES rows from a bench/gpu_measure.py CSV, a case's mean step time
+    over the runs that measured it (models the table has no import for,
+    such as its MLP, are left out)."""
+    steps = {}
     with open(path) as f:
         lines = [ln for ln in f if ln.strip() and not ln.startswith("#")]
     head = lines[0].strip().split(",")
     for ln in lines[1:]:
         r = dict(zip(head, ln.strip().split(",")))
         if r["model"] in MEASURED_MODELS and r["precision"] in MEASURED:
-            rows.append((MEASURED[r["precision"]], MEASURED_MODELS[r["model"]],
-                         int(r["batch"]), "sgd",
-                         {1: float(r["samples_per_s"])}))
-    return rows
+            key = (r["precision"], r["model"], int(r["batch"]))
+            steps.setdefault(key, []).append(float(r["step_s"]))
+    return [(MEASURED[prec], MEASURED_MODELS[model], batch, "sgd",
+             {1: round(batch / statistics.mean(t), 1)})
+            for (prec, model, batch), t in steps.items()]
 
 
 TABLES += measured_rows(os.path.join(ROOT, "bench", "measured-h100.csv"))

@@ -520,6 +520,10 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			t.kern_eff_given = plain_number(st, it->val, it->vloc,
 							"kernel_efficiency",
 							&t.kern_eff) || true;
+		else if (strcmp(it->key, "gemm_efficiency") == 0)
+			t.gemm_eff_given = plain_number(st, it->val, it->vloc,
+							"gemm_efficiency",
+							&t.gemm_eff) || true;
 		else if (strcmp(it->key, "collectives") == 0)
 			t.coll_blocking = choice(st, it, "overlap", "blocking");
 		else if (strcmp(it->key, "sends") == 0)
@@ -534,7 +538,8 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			unknown_key(st, it, "device type",
 				    "flops, memory, mem_bw, efficiency, overhead, "
 				    "mem_efficiency, kernel_efficiency, "
-				    "collectives, sends or tensor_cores");
+				    "gemm_efficiency, collectives, sends or "
+				    "tensor_cores");
 	}
 	if (!flops)
 		diag_error(st->d, loc, "device type '%s' needs flops", name);

@@ -184,17 +184,20 @@ static const DevType catalog[] = {
 	{.name = "A100-80G", .flops = 19.5e12, .memory = 80 * GiB, .mem_bw = 2039e9},
 	{.name = "A100-TF32", .flops = 156e12, .memory = 40 * GiB, .mem_bw = 1555e9,
 	 .tensor_cores = true},
-	/* Measured on a lent H100 (bench/measured-h100.csv, PyTorch eager):
-	 * 'overhead' is its measured cost of an empty op, the two factors
-	 * bench/fit.py H100 and H100-TF32 on that file's fit rows. */
+	/* Measured on lent H100s (docs/cost-model.md, "Calibration"):
+	 * 'overhead' is the median cost of an empty op on three of them,
+	 * gemm_efficiency fitted on GEMMs alone (bench/fit.py --gemm), the
+	 * other two on bench/measured-h100.csv's fit rows (bench/fit.py). */
 	{.name = "H100", .flops = 67e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
-	 .overhead = 7e-6, .overhead_given = true,
-	 .kern_eff = 0.72, .kern_eff_given = true,
-	 .mem_eff = 0.50, .mem_eff_given = true},
+	 .overhead = 10e-6, .overhead_given = true,
+	 .kern_eff = 0.62, .kern_eff_given = true,
+	 .gemm_eff = 1.24, .gemm_eff_given = true,
+	 .mem_eff = 0.90, .mem_eff_given = true},
 	{.name = "H100-TF32", .flops = 494.7e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
-	 .tensor_cores = true, .overhead = 7e-6, .overhead_given = true,
-	 .kern_eff = 0.60, .kern_eff_given = true,
-	 .mem_eff = 0.55, .mem_eff_given = true},
+	 .tensor_cores = true, .overhead = 10e-6, .overhead_given = true,
+	 .kern_eff = 0.56, .kern_eff_given = true,
+	 .gemm_eff = 0.94, .gemm_eff_given = true,
+	 .mem_eff = 0.60, .mem_eff_given = true},
 };
 #undef GiB
 #define NCATALOG (sizeof catalog / sizeof catalog[0])
@@ -353,6 +356,9 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 			    "in (0, 1]", t->name);
 		if (t->kern_eff_given && !pos(t->kern_eff))
 			ERR(t->loc, "device type '%s': kernel_efficiency must "
+			    "be positive", t->name);
+		if (t->gemm_eff_given && !pos(t->gemm_eff))
+			ERR(t->loc, "device type '%s': gemm_efficiency must "
 			    "be positive", t->name);
 		for (int k = 0; t->eff_given && k < OC_COUNT; k++)
 			if (!(t->eff[k] > 0 && t->eff[k] <= 1)) {
@@ -599,6 +605,10 @@ void cluster_print(FILE *f, const Cluster *c)
 		if (t->kern_eff_given) {
 			fputs(", kernel_efficiency = ", f);
 			num_print(f, t->kern_eff);
+		}
+		if (t->gemm_eff_given) {
+			fputs(", gemm_efficiency = ", f);
+			num_print(f, t->gemm_eff);
 		}
 		if (t->coll_blocking)
 			fputs(", collectives = \"blocking\"", f);

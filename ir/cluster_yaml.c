@@ -307,6 +307,18 @@ static void choice(Rd *r, yaml_node_t *n, const char *key, const char *no,
 		    SHOW(n));
 }
 
+/* A positive plain number scaling the cost model (kernel_efficiency,
+ * gemm_efficiency): given when present, even if wrong. */
+static void factor(Rd *r, yaml_node_t *n, const char *key, double *x,
+		   bool *given)
+{
+	if (!n)
+		return;
+	*given = true;
+	if (quantity(r, n, UNIT_NONE, key, x) && !(*x > 0))
+		err(r, n, "%s must be positive, got '%.*s'", key, SHOW(n));
+}
+
 static void device_types(Rd *r, yaml_node_t *n)
 {
 	if (!want(r, n, YAML_MAPPING_NODE, "device_types"))
@@ -314,7 +326,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 	static const char *const keys[] = {"flops", "memory", "mem_bw",
 					   "efficiency", "overhead",
 					   "mem_efficiency", "kernel_efficiency",
-					   "collectives", "tensor_cores", "sends"};
+					   "collectives", "tensor_cores", "sends",
+					   "gemm_efficiency"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -341,8 +354,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[10];
-		fields(r, v, "a device type", keys, 10, f, NULL);
+		yaml_node_t *f[11];
+		fields(r, v, "a device type", keys, 11, f, NULL);
 		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
 		else if (f[0])
@@ -370,13 +383,10 @@ static void device_types(Rd *r, yaml_node_t *n)
 				err(r, f[5], "mem_efficiency must be in (0, 1], "
 				    "got '%.*s'", SHOW(f[5]));
 		}
-		if (f[6]) {
-			t.kern_eff_given = true;
-			if (quantity(r, f[6], UNIT_NONE, "kernel_efficiency",
-				     &t.kern_eff) && !(t.kern_eff > 0))
-				err(r, f[6], "kernel_efficiency must be positive, "
-				    "got '%.*s'", SHOW(f[6]));
-		}
+		factor(r, f[6], "kernel_efficiency", &t.kern_eff,
+		       &t.kern_eff_given);
+		factor(r, f[10], "gemm_efficiency", &t.gemm_eff,
+		       &t.gemm_eff_given);
 		choice(r, f[7], "collectives", "overlap", "blocking",
 		       &t.coll_blocking);
 		choice(r, f[8], "tensor_cores", "false", "true", &t.tensor_cores);

@@ -49,7 +49,8 @@ typedef enum Kernel {
 /* Fraction of peak FLOP/s of each kernel class at a large, square
  * problem, in direct-convolution FLOPs per second: Winograd and FFT
  * do fewer multiplications than the FLOP count says, so they exceed 1.
- * A device type's kernel_efficiency scales them all. */
+ * A device type's kernel_efficiency scales them all, its
+ * gemm_efficiency (when given) instead for matrix products. */
 static const double kernel_eff[K_COUNT] = {
 	[K_GEMM] = 0.60,
 	[K_WINOGRAD] = 1.80,
@@ -109,6 +110,8 @@ static double op_eff(const Graph *g, const Op *op, const DevType *t)
 	double d = c.m < c.n ? c.m : c.n;
 	d = c.k < d ? c.k : d;
 	double scale = t->kern_eff_given ? t->kern_eff : 1;
+	if (c.kind == CT_GEMM && t->gemm_eff_given)
+		scale = t->gemm_eff;
 	/* cuDNN's tensor-core kernels are implicit GEMMs: a type whose peak
 	 * is a tensor-core figure gets no Winograd saving (the saving is of
 	 * CUDA-core multiplications), and its large windows are GEMMs too */

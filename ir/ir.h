@@ -510,6 +510,11 @@ typedef struct DevType {
 					     * efficiencies (an architecture's
 					     * factor) */
 	bool kern_eff_given;                /* else 1 */
+	double gemm_eff;                    /* scales the GEMM class for
+					     * matrix products (MatMul,
+					     * BatchMatMul: cuBLAS), not
+					     * convolutions (cuDNN) */
+	bool gemm_eff_given;                /* else kern_eff */
 	bool coll_blocking;                 /* a collective holds the
 					     * device's compute (docs/simulator.md) */
 	bool sends_idle;                    /* a tensor sent from the device

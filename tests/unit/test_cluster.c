@@ -236,7 +236,7 @@ static void test_named_types(void)
 		"  V100: {memory: 32 GiB}\n"
 		"  mine: {flops: 1 TFLOPS, memory: 1 GiB, overhead: 12 us, "
 		"mem_efficiency: 0.5, kernel_efficiency: 0.9, "
-		"collectives: blocking}\n"
+		"gemm_efficiency: 1.5, collectives: blocking}\n"
 		"machines:\n"
 		"  - {name: a, type: K80, count: 2, link: {bandwidth: 6 GB/s}}\n"
 		"  - {name: b, type: V100}\n"
@@ -254,7 +254,7 @@ static void test_named_types(void)
 		"mem_bw = 900GB/s}\n"
 		"  type \"mine\" {flops = 1TFLOPS, memory = 1GiB, overhead = 12us, "
 		"mem_efficiency = 0.5, kernel_efficiency = 0.9, "
-		"collectives = \"blocking\"}\n"
+		"gemm_efficiency = 1.5, collectives = \"blocking\"}\n"
 		"  type \"K80\" {flops = 4.37TFLOPS, memory = 12GiB, "
 		"mem_bw = 240GB/s, mem_efficiency = 0.44, kernel_efficiency = 0.6}\n"));
 	free(s);
@@ -287,6 +287,13 @@ static void test_named_types(void)
 		"machines: [{name: a, type: tc}]\n", &msgs);
 	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "tensor_cores must be 'false' or "
 		"'true', got 'maybe'"));
+	free(msgs);
+	c = parse(a,
+		"device_types: {g: {flops: 1 TFLOPS, memory: 1 GiB, "
+		"gemm_efficiency: 0}}\n"
+		"machines: [{name: a, type: g}]\n", &msgs);
+	CU_ASSERT_PTR_NOT_NULL(strstr(msgs, "gemm_efficiency must be positive, "
+		"got '0'"));
 	free(msgs);
 	arena_free(a);
 }
