@@ -152,7 +152,7 @@ def measured_rows(path):
     """TABLES rows from a bench/gpu_measure.py CSV, a case's mean step time
     over the runs that measured it (models the table has no import for,
     such as its MLP, are left out)."""
-    steps = {}
+    steps, peaks = {}, {}
     with open(path) as f:
         lines = [ln for ln in f if ln.strip() and not ln.startswith("#")]
     head = lines[0].strip().split(",")
@@ -161,11 +161,16 @@ def measured_rows(path):
         if r["model"] in MEASURED_MODELS and r["precision"] in MEASURED:
             key = (r["precision"], r["model"], int(r["batch"]))
             steps.setdefault(key, []).append(float(r["step_s"]))
+            peaks[(MEASURED[r["precision"]], MEASURED_MODELS[r["model"]],
+                   int(r["batch"]))] = int(r["peak_mem_bytes"])
+    MEASURED_PEAK.update(peaks)
     return [(MEASURED[prec], MEASURED_MODELS[model], batch, "sgd",
              {1: round(batch / statistics.mean(t), 1)})
             for (prec, model, batch), t in steps.items()]
 
 
+# (machine, model, batch): torch.cuda.max_memory_allocated of the step.
+MEASURED_PEAK = {}
 TABLES += measured_rows(os.path.join(ROOT, "bench", "measured-h100.csv"))
 
 
@@ -210,6 +215,11 @@ def cluster(tmp, machine, count, keys=""):
 
 def simulate(pcc, gir, yaml, tmp, sync="ring"):
     """-O0's data parallelism; sync: its AllReduce (place<sync=...>)."""
+    return simulate_stats(pcc, gir, yaml, tmp, sync)["makespan_s"]
+
+
+def simulate_stats(pcc, gir, yaml, tmp, sync="ring"):
+    """simulate's whole --stats-json."""
     stats = os.path.join(tmp, "stats.json")
     passes = ("-passes=simplify,annotate,place<algo=dp,sync=%s>,comm,order"
               % sync)
@@ -218,7 +228,7 @@ def simulate(pcc, gir, yaml, tmp, sync="ring"):
     if r.returncode != 0:
         die("pcc failed on %s with %s:\n%s" % (gir, yaml, r.stderr))
     with open(stats) as f:
-        return json.load(f)["makespan_s"]
+        return json.load(f)
 
 
 def main():
@@ -244,12 +254,14 @@ def main():
                 # sums each machine's gradients on its GPUs, then exchanges
                 # the sums over the network through parameter servers on
                 # every instance: a hierarchical AllReduce.
-                t = simulate(pcc, gir, cluster(tmp, machine, n), tmp,
-                             "hier" if n > 8 else "ring")
-                sim = n * batch / t
+                st = simulate_stats(pcc, gir, cluster(tmp, machine, n), tmp,
+                                    "hier" if n > 8 else "ring")
+                sim = n * batch / st["makespan_s"]
                 rows.append(dict(machine=machine, model=model, batch=batch,
                                  opt=opt, n=n, pub=pub, sim=sim,
-                                 err=(sim - pub) / pub, fit=key in FIT))
+                                 err=(sim - pub) / pub, fit=key in FIT,
+                                 peak=max(d["peak_mem_bytes"]
+                                          for d in st["devices"])))
     print("| model | GPU | GPUs | batch/GPU | optimizer | published "
           "samples/s (measured) | pcc samples/s (simulated) | error | set "
           "| source |")
@@ -300,6 +312,47 @@ def main():
         se = many[0]["sim"] / (n * one[0]["sim"]) * 100
         print("| %s | %s | %d | %d | %.1f %% | %.1f %% | %+.1f points |"
               % (model, MACHINES[machine][0], batch, n, pe, se, se - pe))
+    memory_table(rows)
+
+
+def memory_table(rows):
+    """Measured peak memory against pcc's, for the rows that have one."""
+    mem = [r for r in rows if (r["machine"], r["model"], r["batch"])
+           in MEASURED_PEAK]
+    if not mem:
+        return
+    print()
+    print("Peak memory of one GPU, GiB: measured "
+          "(torch.cuda.max_memory_allocated, with cuDNN's workspaces and the "
+          "allocator's cache) against pcc's simulated peak_mem_bytes:")
+    print()
+    print("| model | GPU | batch | measured | pcc (simulated) | error |")
+    print("|---|---|---|---|---|---|")
+    for r in mem:
+        m = MEASURED_PEAK[(r["machine"], r["model"], r["batch"])]
+        print("| %s | %s | %d | %.2f | %.2f | %+.1f %% |"
+              % (r["model"], MACHINES[r["machine"]][0], r["batch"],
+                 m / 2 ** 30, r["peak"] / 2 ** 30, (r["peak"] - m) / m * 100))
+    # Over a batch sweep: what each sample adds (the memory model's part)
+    # and what stays fixed.
+    print()
+    for machine in sorted({r["machine"] for r in mem}):
+        for model in sorted({r["model"] for r in mem}):
+            sw = sorted(((r["batch"], r) for r in mem
+                         if (r["machine"], r["model"]) == (machine, model)),
+                        key=lambda x: x[0])
+            if len(sw) < 3:
+                continue
+            (b0, r0), (b1, r1) = sw[0], sw[-1]
+            k0 = MEASURED_PEAK[(machine, model, b0)]
+            k1 = MEASURED_PEAK[(machine, model, b1)]
+            print("- %s on the %s, batch %d to %d: %.4f GiB per sample "
+                  "measured, %.4f simulated; measured less simulated at "
+                  "batch %d: %+.2f GiB"
+                  % (model, MACHINES[machine][0], b0, b1,
+                     (k1 - k0) / (b1 - b0) / 2 ** 30,
+                     (r1["peak"] - r0["peak"]) / (b1 - b0) / 2 ** 30, b0,
+                     (k0 - r0["peak"]) / 2 ** 30))
 
 
 if __name__ == "__main__":
