@@ -44,6 +44,7 @@ def grid(spec, default):
 
 
 def fit_gemm(pcc, dtype, csv_path, prec):
+    """Least-squares gemm_efficiency of dtype on the CSV's prec rows."""
     with open(csv_path) as f:
         lines = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
     head = lines[0].split(",")
@@ -79,7 +80,8 @@ def fit_gemm(pcc, dtype, csv_path, prec):
                     t[int(f[0][1:])] = float(f[3])
             return [t[i] for i in range(len(rows))]
 
-        # The overhead: what the model charges an op with no work.
+        # About the per-op overhead: the cheapest row with its arithmetic
+        # made free (what is left is the overhead and its memory traffic).
         ovh = min(costs(1e9))
         use = [i for i, r in enumerate(rows) if r[3] >= 4 * ovh]
         print("GEMM rows (%s, %s): %d, %d of them over 4 x %.1f us"
