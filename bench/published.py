@@ -5,8 +5,9 @@ against published GPU measurements (make bench-published).
 Every row is a measured training throughput (images or sequences per
 second) of a model on real GPUs: published ones (torchvision models), and
 this project's own on an H100 (bench/measured-h100.csv, written by
-bench/gpu_measure.py on a GPU lent through the device tool).  The model is imported with tools/torch2gir at the
-published per-GPU batch size and optimizer, planned by pcc's data-parallel
+bench/gpu_measure.py on a GPU lent through the device tool; PyTorch
+eager).  The model is imported with tools/torch2gir at the row's
+per-GPU batch size and optimizer, planned by pcc's data-parallel
 pipeline (-O0: place<algo=dp>; rows of several machines with
 place<sync=hier>, the structure of the published distributed_replicated)
 on a cluster shaped like the published machine (named device types,
@@ -15,7 +16,8 @@ figure is count x batch / simulated iteration time.  Prints a Markdown
 table (docs/cost-model.md, "Fidelity") and the summary: median and
 largest |error| over all rows, over the rows the constants were chosen on
 ("fit") and over the others ("held out"), and data-parallel scaling
-efficiency at 8 GPUs, published against simulated.  Figures, never
+efficiency at 8 GPUs, published against simulated, and for the rows
+measured here peak memory, measured against simulated.  Figures, never
 pass/fail.
 
     ROWS=fit  only the fit rows;  KEEP=DIR  keep the imported models there
