@@ -114,6 +114,17 @@ def step(model, inputs, labels, opt):
     opt.step()
 
 
+def on_device(name, batch, dev):
+    """One training step of the case on dev, as a function of no
+    arguments (model, data and optimizer built once)."""
+    model, inputs, labels = build(name, batch)
+    model = model.to(dev).train()
+    inputs = tuple(t.to(dev) for t in inputs)
+    labels = labels.to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    return lambda: step(model, inputs, labels, opt)
+
+
 def timed(fn, dev, steps):
     """Seconds per call of fn, over steps calls."""
     if dev.type == "cuda":
@@ -186,24 +197,20 @@ def main():
             batch = 2
         for prec in precs:
             set_precision(prec)
-            model, inputs, labels = build(model_name, batch)
-            model = model.to(dev).train()
-            inputs = tuple(t.to(dev) for t in inputs)
-            labels = labels.to(dev)
-            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            one = on_device(model_name, batch, dev)
             if dev.type == "cuda":
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats(dev)
             for _ in range(warm):
-                step(model, inputs, labels, opt)
-            runs = [timed(lambda: step(model, inputs, labels, opt), dev, steps)
+                one()
+            runs = [timed(one, dev, steps)
                     for _ in range(1 if args.quick else 3)]
             t = statistics.median(runs)
             peak = (torch.cuda.max_memory_allocated(dev)
                     if dev.type == "cuda" else 0)
             emit("%s,%d,%s,%.6f,%.1f,%d"
                  % (model_name, batch, prec, t, batch / t, peak))
-            del model, inputs, labels, opt
+            del one
             if dev.type == "cuda":
                 torch.cuda.empty_cache()
     if args.gemm:
@@ -257,19 +264,15 @@ def main():
         model_name, batch = spec.split(":")
         batch = 2 if args.quick else int(batch)
         set_precision("fp32")
-        model, inputs, labels = build(model_name, batch)
-        model = model.to(dev).train()
-        inputs = tuple(t.to(dev) for t in inputs)
-        labels = labels.to(dev)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        one = on_device(model_name, batch, dev)
         for _ in range(warm):
-            step(model, inputs, labels, opt)
+            one()
         acts = [torch.profiler.ProfilerActivity.CPU]
         if dev.type == "cuda":
             acts.append(torch.profiler.ProfilerActivity.CUDA)
             torch.cuda.synchronize()
         with torch.profiler.profile(activities=acts) as prof:
-            step(model, inputs, labels, opt)
+            one()
             if dev.type == "cuda":
                 torch.cuda.synchronize()
         key = "cuda_time_total" if dev.type == "cuda" else "cpu_time_total"
