@@ -377,6 +377,13 @@ def traced_span(sess, fetch, n):
     return median(ts)
 
 
+def coll_chain(size):
+    """How many CollectiveReduces of size bytes are timed in a row: 16
+    up to 1 MiB, fewer above (at least 2), so that a chain of the largest
+    lasts about as long as 16 MiB-sized ones."""
+    return max(2, min(16, (16 << 20) // max(size, 1)))
+
+
 def wall_time(sess, fetch, n):
     """Median wall time of n runs of fetch."""
     ts = []
@@ -452,19 +459,34 @@ def measure_cluster(cluster, a):
         for i in (0, 1):
             with tf.device(dev[i]):
                 disp.append(tf.random.uniform([]) + 1.0)
-        # a ring AllReduce of 2 tasks: CollectiveReduce as pcc emits it
+        # a ring AllReduce of 2 tasks: CollectiveReduce as pcc emits it,
+        # coll_chain(sz) of them one after another (each reduces the
+        # last one's result), as a data-parallel plan runs its gradients'
+        # AllReduces: a throttled task in such a run has used its quota,
+        # where one collective alone finds it refilled (the chain is
+        # 1.26x slower per 1 KB collective, 1.16x at 4 MB there; about
+        # the same on tasks without a quota)
         coll, cloc = {}, {}
         csizes = [1024 * 4 ** k for k in range(max(1, (a.max_size_log2 - 8) // 2))]
-        for k, sz in enumerate(csizes):
+        key = 0
+        for sz in csizes:
+            w = [None, None]
+            for i in (0, 1):
+                with tf.device(dev[i]):
+                    w[i] = tf.Variable(tf.random.uniform([sz // 4], seed=5 + i), name='c%d_%d' % (sz, i))
+            x = [tf.identity(w[0]), tf.identity(w[1])]
+            for _ in range(coll_chain(sz)):
+                key += 1
+                for i in (0, 1):
+                    with tf.device(dev[i]):
+                        x[i] = tf.raw_ops.CollectiveReduce(
+                            input=x[i], group_size=2, group_key=1, instance_key=key,
+                            merge_op='Add', final_op='Id', subdiv_offsets=[0])
             outs, locs = [], []
             for i in (0, 1):
                 with tf.device(dev[i]):
-                    w = tf.Variable(tf.random.uniform([sz // 4], seed=5 + i), name='c%d_%d' % (sz, i))
-                    r = tf.raw_ops.CollectiveReduce(
-                        input=tf.identity(w), group_size=2, group_key=1, instance_key=k + 1,
-                        merge_op='Add', final_op='Id', subdiv_offsets=[0])
-                    outs.append(tf.reduce_sum(r))
-                    locs.append(tf.reduce_sum(tf.identity(w)))
+                    outs.append(tf.reduce_sum(x[i]))
+                    locs.append(tf.reduce_sum(tf.identity(w[i])))
             coll[sz], cloc[sz] = outs, locs
         # a send while the sender has work queued: task 0 computes m0,
         # then a small slice of it goes to task 1, which needs it before
@@ -517,7 +539,7 @@ def measure_cluster(cluster, a):
         for sz in csizes:
             s.run(coll[sz])
             s.run(cloc[sz])
-            cpts.append((sz, paired_difference(s, coll[sz], cloc[sz], a.repeat)))
+            cpts.append((sz, paired_difference(s, coll[sz], cloc[sz], a.repeat) / coll_chain(sz)))
         for x in disp:
             s.run(x)
         # there and back: half of it each way
@@ -575,7 +597,8 @@ def write_cluster(out, a, m):
     ]
     for sz, t in m['points']:
         lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
-    lines.append('# a 2-task CollectiveReduce (ring: t = 2 latency + bytes/bandwidth) of:')
+    lines.append('# a 2-task CollectiveReduce (ring: t = 2 latency + bytes/bandwidth), each timed '
+                 'in a chain of them (%d, fewer above 1 MiB), of:' % coll_chain(0))
     for sz, t in m['coll_points']:
         lines.append('#   %10d B  %s' % (sz, fmt_time(t)))
     lines.append('#   fitted: bandwidth %.6g MB/s, latency %.6g us per ring step%s' % (
