@@ -103,6 +103,19 @@ model_file() { # model_file NAME: the .gir of a model, made when needed
 	esac
 }
 
+# tfprof LOG ARGS...: tools/tfprofile ARGS 2>LOG, once more when it
+# fails: TensorFlow's distributed runtime now and then aborts a step of
+# a multi-process cluster ("The same RunGraph (Worker) request was
+# received twice": gRPC retried a call the task had already taken); a
+# profile is a measurement, so it starts over (a training run is not
+# retried: its updates may have been applied once already).
+tfprof() {
+	log=$1; shift
+	tools/tfprofile "$@" 2>"$log" && return 0
+	echo "bench-real: tools/tfprofile failed ($(quiet <"$log" | tail -n 1 | cut -c1-160)); once more"
+	tools/tfprofile "$@" 2>"$log"
+}
+
 median() { sort -g | awk '{v[NR]=$1} END{if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 # row MODEL PLAN RC: the table row, error and ranking lines of one plan
@@ -142,8 +155,8 @@ variant() {
 	# 1. the cluster
 	C=$OUT/${V}local.yaml
 	# shellcheck disable=SC2086
-	if ! tools/tfprofile --cluster-out "$C" --tasks "$TASKS" --network "$NETWORK" --pcc "$PCC" \
-		$PPT $CLX 2>"$OUT/${V}cluster.log"; then
+	if ! tfprof "$OUT/${V}cluster.log" --cluster-out "$C" --tasks "$TASKS" --network "$NETWORK" --pcc "$PCC" \
+		$PPT $CLX; then
 		quiet <"$OUT/${V}cluster.log"; echo "bench-real: $1: measuring the cluster failed"; return
 	fi
 	quiet <"$OUT/${V}cluster.log"
@@ -159,7 +172,7 @@ variant() {
 		[ -n "$f" ] || { echo "bench-real: $m: unknown model"; continue; }
 		P=$OUT/$V$m.profile.yaml
 		# shellcheck disable=SC2086
-		if ! tools/tfprofile "$f" -t CPU -o "$P" --pcc "$PCC" --stat "$STAT" $PPT 2>"$OUT/$V$m.profile.log"; then
+		if ! tfprof "$OUT/$V$m.profile.log" "$f" -t CPU -o "$P" --pcc "$PCC" --stat "$STAT" $PPT; then
 			quiet <"$OUT/$V$m.profile.log" | tail -n 3
 			echo "bench-real: $m: profiling failed"; continue
 		fi
@@ -167,8 +180,7 @@ variant() {
 		base=
 		if [ -n "$PROF2" ]; then
 			# shellcheck disable=SC2086
-			if ! tools/tfprofile "$f" -o "$P.2" --pcc "$PCC" --stat "$STAT" $PPT $PROF2 --merge "$P" \
-				2>"$OUT/$V$m.profile2.log"; then
+			if ! tfprof "$OUT/$V$m.profile2.log" "$f" -o "$P.2" --pcc "$PCC" --stat "$STAT" $PPT $PROF2 --merge "$P"; then
 				quiet <"$OUT/$V$m.profile2.log" | tail -n 3
 				echo "bench-real: $m: profiling the throttled task failed"; continue
 			fi

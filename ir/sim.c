@@ -143,6 +143,10 @@ typedef struct Sim {
 	 * g->nops + an implicit transfer's index. */
 	uint32_t *shead, *stail, *snext;
 	bool *idle_q;            /* per device: an idle check is queued */
+	/* per device: compute ops given a start whose finish has not been
+	 * handled; a zero-time op (a Reshape) keeps its device busy until
+	 * then, as its successors are about to be ready */
+	uint32_t *inflight;
 } Sim;
 
 /* ---- device names ------------------------------------------------------ */
@@ -376,6 +380,7 @@ static void dispatch(Sim *s, uint32_t i, double t)
 	if (s->kind[i] == K_COMPUTE) {
 		s->res_free[r0] = fin;
 		s->r->busy[r0] += s->dur[i];
+		s->inflight[r0]++;
 	} else {
 		double b = s->obytes[s->outbase[i]];
 		res_hold(s, r0, fin, s->dur[i], b);
@@ -454,12 +459,14 @@ static void xfer_go(Sim *s, uint32_t x, double t);
 
 /* The idle check of device d at t: every op that became ready by t has
  * been given its start (EV_DEV_IDLE follows readies and wake-ups), so d
- * is idle when nothing runs on it past t; then its waiting sends leave.
- * Else the finish of its running op checks again. */
+ * is idle when nothing runs on it past t and no op given a start has
+ * yet to finish (a zero-time op that starts at t finishes at t, and
+ * its successors are ready then); then its waiting sends leave.  Else
+ * the finish of its running op checks again. */
 static void dev_idle(Sim *s, int d, double t)
 {
 	s->idle_q[d] = false;
-	if (s->res_free[d] > t)
+	if (s->res_free[d] > t || s->inflight[d])
 		return;
 	uint32_t item = s->shead[d];
 	s->shead[d] = UINT32_MAX;
@@ -1113,6 +1120,7 @@ static void sim_cleanup(Sim *s)
 	free(s->stail);
 	free(s->snext);
 	free(s->idle_q);
+	free(s->inflight);
 }
 
 static int xrec_cmp(const void *pa, const void *pb)
@@ -1285,6 +1293,8 @@ static uint32_t run_events(Sim *s)
 		}
 		case EV_OP_FINISH:
 			done++;
+			if (s->kind[e.id] == K_COMPUTE)
+				s->inflight[s->res0[e.id]]--;
 			if (r->finish[e.id] + dispatch_of(s, e.id) > r->makespan)
 				r->makespan = r->finish[e.id] + dispatch_of(s, e.id);
 			op_finish(s, e.id, e.t);
@@ -1428,6 +1438,7 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 		s.shead[dv] = UINT32_MAX;
 	s.snext = xmalloc(((size_t)n + s.nx + 1) * sizeof(uint32_t));
 	s.idle_q = xcalloc(nd1, sizeof(bool));
+	s.inflight = xcalloc(nd1, sizeof(uint32_t));
 	for (uint32_t i = 0; i < n; i++)
 		if (!g->ops[i]->dead && s.pending[i] == 0)
 			push_ev(&s.h, start_of(&s, i), EV_OP_READY, i);

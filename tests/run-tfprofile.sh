@@ -35,7 +35,7 @@ tools/tfprofile "$M" -t CPU --batches 6,12 --steps 3 --warmup 1 --pcc "$PCC" \
 rc=$?
 if [ $rc -eq 77 ]; then
 	echo "SKIPPED tfprofile: $(cat "$t/err")"
-	echo "tfprofile: 0 passed, 0 failed, 10 skipped"
+	echo "tfprofile: 0 passed, 0 failed, 11 skipped"
 	exit 0
 fi
 check "tfprofile exits 0" test $rc -eq 0 || { grep -v 'WARNING\|I0000' "$t/err" | tail -n 5; }
@@ -45,6 +45,13 @@ check "cost table without the profile" "$PCC" -passes=simplify "$M" --cluster $O
 	--print-costs="$t/costs0.csv" -o /dev/null
 if tools/tfpython tests/tfprof/check_profile.py "$t/prof.yaml" "$t/costs.csv" "$t/costs0.csv" CPU 12 \
 	>"$t/check" 2>&1; then ok; else ko "profile: entries and fits (check_profile.py)"; grep -v 'WARNING\|I0000' "$t/check" | head -n 20; fi
+# the step overhead on one input: the MLP's x (f32[12,6], 288 B) carries
+# it, its labels (i64[12], 96 B) do not (a plan that put them on two
+# devices would pay the overhead in parallel; docs/cost-model.md)
+check "the step overhead on the largest Placeholder alone" sh -c "
+	grep -q '^# step overhead .*, on the largest Placeholder (x)\$' '$t/prof.yaml' &&
+	[ \$(grep -c '# fed: the step overhead' '$t/prof.yaml') -eq 1 ] &&
+	grep -q '^  x:  # fed: the step overhead' '$t/prof.yaml'"
 # a traced span longer than the untraced step: the ops scaled to it
 if tools/tfpython tests/tfprof/check_untraced.py >"$t/check2" 2>&1; then ok
 else ko "ops scaled to the untraced step (check_untraced.py)"; grep -v 'WARNING\|I0000' "$t/check2" | head -n 20; fi

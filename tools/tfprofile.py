@@ -16,8 +16,9 @@ the method:
     executor's per-node overhead), so the ops' times add up to the traced
     span; the rest of the step's wall time (Session.run, feeding, fetching)
     is the step overhead (one figure for all batches, pooled over them: it
-    hardly depends on the batch), charged to the graph's Placeholders in equal parts
-    (they start every step); --no-overhead leaves both out;
+    hardly depends on the batch), charged to the graph's largest Placeholder
+    (inputs start every step; one of them, so that no plan pays it in
+    parallel on two devices); --no-overhead leaves both out;
   * an op TensorFlow ran no node of (grappler fused it into a neighbour,
     as MatMul + BiasAdd + Relu into _FusedMatMul) gets 0: its time is in
     the node that absorbed it;
@@ -84,7 +85,8 @@ def run_pcc(pcc, args):
 
 
 def graph_ops(pcc, gir, cluster):
-    """(batch, [(name, type)]) of the simplified graph, from --print-costs."""
+    """(batch, [(name, type)], {name: output bytes}) of the simplified
+    graph, from --print-costs."""
     with tempfile.TemporaryDirectory() as d:
         csvp = os.path.join(d, 'c.csv')
         girp = os.path.join(d, 'g.gir')
@@ -98,12 +100,26 @@ def graph_ops(pcc, gir, cluster):
                 if line.startswith('graph ') and 'batch =' in line:
                     batch = int(line.split('batch =')[1].split('}')[0].split(',')[0])
                     break
-    seen, ops = set(), []
+    seen, ops, size = set(), [], {}
     for r in rows:
         if r['op'] not in seen:
             seen.add(r['op'])
             ops.append((r['op'], r['type']))
-    return batch, ops
+            size[r['op']] = int(r.get('out_bytes') or 0)
+    return batch, ops, size
+
+
+def overhead_op(ops, size):
+    """The Placeholder that carries the step overhead: the largest (the
+    first of the largest).  A step pays the overhead once, whichever
+    devices its inputs go to; shared among several Placeholders, a plan
+    that put them on different devices would pay it in parallel (-O2 put
+    ResNet-18's labels on a task of their own for half of it)."""
+    best = None
+    for n, t in ops:
+        if t == 'Placeholder' and (best is None or size.get(n, 0) > size.get(best, 0)):
+            best = n
+    return best
 
 
 def emit_at(pcc, gir, cluster, batch, out):
@@ -277,14 +293,15 @@ def write_profile(out, a, ops, batches, res, model):
             fmt_time(r['wall']), a.stat))
     if not a.no_overhead:
         lines.append('# step overhead (%s of wall - span over all steps): %s, on the '
-                     'Placeholders' % (a.stat, fmt_time(a.overhead)))
+                     'largest Placeholder (%s)' % (a.stat, fmt_time(a.overhead),
+                                                   getattr(a, 'overhead_op', None) or 'none'))
     lines.append('batch_sizes: [%s]' % ', '.join(str(b) for b in batches))
     lines.append('ops:')
     for name, typ in ops:
         pts = [res[b]['times'][name] for b in batches]
         note = ''
-        if typ == 'Placeholder' and not a.no_overhead:
-            note = '  # fed: a share of the step overhead (Session.run, feeds, fetches)'
+        if name == getattr(a, 'overhead_op', None) and not a.no_overhead:
+            note = '  # fed: the step overhead (Session.run, feeds, fetches)'
         elif all(name not in res[b]['ran'] for b in batches):
             note = '  # no node of its own ran (fused into another, or nothing to run)'
         lines.append('  %s:%s' % (yaml_key(name), note))
@@ -736,7 +753,7 @@ def main():
             cl = os.path.join(d, 'one.yaml')
             one_device_cluster(cl, a.type)
             try:
-                batch, ops = graph_ops(a.pcc, a.model, cl)
+                batch, ops, size = graph_ops(a.pcc, a.model, cl)
                 if a.batches:
                     batches = sorted({int(x) for x in a.batches.split(',')})
                     if not batches or batches[0] < 1:
@@ -769,10 +786,11 @@ def main():
                         for b in fit_untraced(res, a.overhead):
                             log('batch %d: ops scaled to the untraced step less the overhead: %s'
                                 % (b, fmt_time(res[b]['span'])))
-                    ph = [n for n, t in ops if t == 'Placeholder']
+                    ph = overhead_op(ops, size)
+                    a.overhead_op = ph
                     for r in res.values():
-                        for n in ph:
-                            r['times'][n] = r['times'].get(n, 0.0) + a.overhead / len(ph)
+                        if ph is not None:
+                            r['times'][ph] = r['times'].get(ph, 0.0) + a.overhead
             except RuntimeError as e:
                 log('error: %s' % e)
                 return 1

@@ -611,6 +611,38 @@ static void test_sim_sends_idle(void)
 	}
 }
 
+static void test_sim_sends_idle_zero_time(void)
+{
+	/* As above with 'sends: idle', but gpu0 runs a zero-time op z (a
+	 * Reshape's) between a and c: z starts and ends at 1 ms, and c is
+	 * ready then, so gpu0 is never idle before 3 ms.  The send waits
+	 * for c: link [3, 4], b [4, 5], makespan 5 ms (before the fix, the
+	 * idle check at 1 ms ran between z's start and its finish, found
+	 * nothing running and let the send go: b [2, 3], makespan 3 ms).
+	 * In the order pass's @order mode the same. */
+	for (int ordered = 0; ordered < 2; ordered++) {
+		Graph *g = mk_graph(1, 2, 16e9);
+		g->cluster->types[0].sends_idle = true;
+		Op *a = op(g, "a", 1000000, 1, "m0/gpu0", 0);
+		Op *b = op(g, "b", 10, 1, "m0/gpu1", 1, a);
+		Op *z = op(g, "z", 10, 0, "m0/gpu0", 1, a);
+		Op *c = op(g, "c", 10, 2, "m0/gpu0", 1, z);
+		if (ordered) {
+			Op *seq[] = {a, z, c, b};
+			for (int i = 0; i < 4; i++)
+				op_set_ann(g, seq[i], ANN_ORDER, val_int(g->arena, i < 3 ? i : 0));
+		}
+		SimResult r;
+		CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+		NEAR(r.start[z->id], 1 * MS);
+		NEAR(r.start[c->id], 1 * MS);
+		NEAR(r.start[b->id], 4 * MS);
+		NEAR(r.makespan, 5 * MS);
+		sim_free(&r);
+		graph_free(g);
+	}
+}
+
 static void test_sim_allreduce_order(void)
 {
 	/* Two collectives K1 (x) and K2 (y) over gpu0 and gpu1.  gpu0's
@@ -708,6 +740,7 @@ void suite_sim(void)
 	CU_add_test(s, "AllReduce ring and hier", test_sim_allreduce);
 	CU_add_test(s, "AllReduce holding a blocking device", test_sim_allreduce_blocking);
 	CU_add_test(s, "sends waiting for an idle device", test_sim_sends_idle);
+	CU_add_test(s, "sends waiting past a zero-time op", test_sim_sends_idle_zero_time);
 	CU_add_test(s, "AllReduce order and errors", test_sim_allreduce_order);
 	CU_add_test(s, "dispatch latency to other machines", test_sim_dispatch);
 }
