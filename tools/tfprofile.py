@@ -396,8 +396,9 @@ def traced_span(sess, fetch, n):
 
 def coll_chain(size):
     """How many CollectiveReduces of size bytes are timed in a row: 16
-    up to 1 MiB, fewer above (at least 2), so that a chain of the largest
-    lasts about as long as 16 MiB-sized ones."""
+    up to 1 MiB; above it as many as move 16 MiB in all, at least 2 (4
+    of 4 MiB, 2 of 16 MiB), so that the largest sizes take seconds, not
+    minutes, on a throttled task."""
     return max(2, min(16, (16 << 20) // max(size, 1)))
 
 
