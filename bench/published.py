@@ -39,21 +39,28 @@ DLE = ("NVIDIA/DeepLearningExamples TensorFlow/Classification/ConvNets/"
 
 # Machines shaped like the published ones: (named device type, link
 # bandwidth and latency between two GPUs of the box, how collectives
-# share the GPU).  tf_cnn_benchmarks (TensorFlow 1.x, 2017) aggregates
+# share the GPU, and for an engine that is not TensorFlow's, more keys
+# of the device type).  tf_cnn_benchmarks (TensorFlow 1.x, 2017) aggregates
 # gradients inside the step's graph, so the all-reduce holds the GPU
 # ('blocking'); NVIDIA's ResNet-50 runs Horovod, which all-reduces in the
 # background while the backward pass goes on ('overlap').  Sources and
 # assumptions: docs/cost-model.md, "Fidelity".
 MACHINES = {
-    "DGX-1 P100": ("P100", "20 GB/s", "2 us", "blocking"),     # NVLink 1
-    "GCE K80": ("K80", "6 GB/s", "5 us", "blocking"),          # PCIe 3
-    "AWS K80": ("K80", "6 GB/s", "5 us", "blocking"),          # p2.8xlarge
-    "AWS K80 x8": ("K80", "6 GB/s", "5 us", "blocking"),       # 8 of them
-    "DGX-1 V100": ("V100", "25 GB/s", "2 us", "overlap"),      # NVLink 2
-    "DGX A100": ("A100-TF32", "300 GB/s", "2 us", "overlap"),  # NVLink 3
-    # bench/measured-h100.csv: one GPU, so no link is used.
-    "H100 fp32": ("H100", "450 GB/s", "2 us", "overlap"),
-    "H100 tf32": ("H100-TF32", "450 GB/s", "2 us", "overlap"),
+    "DGX-1 P100": ("P100", "20 GB/s", "2 us", "blocking", ""),     # NVLink 1
+    "GCE K80": ("K80", "6 GB/s", "5 us", "blocking", ""),          # PCIe 3
+    "AWS K80": ("K80", "6 GB/s", "5 us", "blocking", ""),          # p2.8xlarge
+    "AWS K80 x8": ("K80", "6 GB/s", "5 us", "blocking", ""),       # 8 of them
+    "DGX-1 V100": ("V100", "25 GB/s", "2 us", "overlap", ""),      # NVLink 2
+    "DGX A100": ("A100-TF32", "300 GB/s", "2 us", "overlap", ""),  # NVLink 3
+    # bench/measured-h100.csv: one GPU, so no link is used.  PyTorch
+    # eager ran those rows: one kernel per PyTorch operator, which
+    # torch2gir's @kernel marks ("kernels: source"), each launched by
+    # the host ahead of the GPU in 28.5 us ("launch", fitted on ResNet-50
+    # at batch 8: docs/cost-model.md, "Source kernels").
+    "H100 fp32": ("H100", "450 GB/s", "2 us", "overlap",
+                  "kernels: source, launch: 28.5 us"),
+    "H100 tf32": ("H100-TF32", "450 GB/s", "2 us", "overlap",
+                  "kernels: source, launch: 28.5 us"),
 }
 
 # torchvision name, image size
@@ -148,6 +155,9 @@ MEASURED_MODELS = {"resnet50": "ResNet-50", "resnet152": "ResNet-152",
 for _m in MEASURED.values():
     FIT |= {(_m, "ResNet-50", 64, 1), (_m, "VGG16", 64, 1),
             (_m, "AlexNet", 512, 1)}
+# The host's launch time per kernel (the clusters' "launch"): ResNet-50 at
+# batch 8, where the host, not the GPU, sets the step.
+FIT.add(("H100 fp32", "ResNet-50", 8, 1))
 
 
 def measured_rows(path):
@@ -200,13 +210,13 @@ def import_model(cache, model, batch):
 def cluster(tmp, machine, count, keys=""):
     """A cluster YAML shaped like machine with count GPUs; keys: more
     device-type keys ("kernel_efficiency: 0.6, ..."; bench/fit.py)."""
-    dtype, bw, lat, coll = MACHINES[machine]
+    dtype, bw, lat, coll, engine = MACHINES[machine]
     path = os.path.join(tmp, "%s-%d.yaml" % (machine.replace(" ", "_"), count))
     per = min(count, 8)
+    more = "".join(", " + k for k in (engine, keys) if k)
     with open(path, "w") as f:
         f.write("# %s, %d GPU(s)\ndevice_types:\n  %s: {collectives: %s%s}\n"
-                "machines:\n" % (machine, count, dtype, coll,
-                                  ", " + keys if keys else ""))
+                "machines:\n" % (machine, count, dtype, coll, more))
         for k in range((count + per - 1) // per):
             f.write("  - {name: m%d, type: %s, count: %d, link: {bandwidth: "
                     "%s, latency: %s}}\n" % (k, dtype, per, bw, lat))

@@ -528,6 +528,10 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			t.coll_blocking = choice(st, it, "overlap", "blocking");
 		else if (strcmp(it->key, "sends") == 0)
 			t.sends_idle = choice(st, it, "async", "idle");
+		else if (strcmp(it->key, "kernels") == 0)
+			t.source_kernels = choice(st, it, "ops", "source");
+		else if (strcmp(it->key, "launch") == 0)
+			qty(st, it, UNIT_SECONDS, &t.launch);
 		else if (strcmp(it->key, "tensor_cores") == 0) {
 			if (it->val->kind == V_BOOL)
 				t.tensor_cores = it->val->b;
@@ -538,8 +542,8 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			unknown_key(st, it, "device type",
 				    "flops, memory, mem_bw, efficiency, overhead, "
 				    "mem_efficiency, kernel_efficiency, "
-				    "gemm_efficiency, collectives, sends or "
-				    "tensor_cores");
+				    "gemm_efficiency, collectives, sends, "
+				    "kernels, launch or tensor_cores");
 	}
 	if (!flops)
 		diag_error(st->d, loc, "device type '%s' needs flops", name);

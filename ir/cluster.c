@@ -351,6 +351,9 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 		if (t->overhead_given && !nonneg(t->overhead))
 			ERR(t->loc, "device type '%s': overhead must not be "
 			    "negative", t->name);
+		if (!nonneg(t->launch))
+			ERR(t->loc, "device type '%s': launch must not be "
+			    "negative", t->name);
 		if (t->mem_eff_given && !(t->mem_eff > 0 && t->mem_eff <= 1))
 			ERR(t->loc, "device type '%s': mem_efficiency must be "
 			    "in (0, 1]", t->name);
@@ -614,6 +617,12 @@ void cluster_print(FILE *f, const Cluster *c)
 			fputs(", collectives = \"blocking\"", f);
 		if (t->sends_idle)
 			fputs(", sends = \"idle\"", f);
+		if (t->source_kernels)
+			fputs(", kernels = \"source\"", f);
+		if (t->launch > 0) {
+			fputs(", launch = ", f);
+			qty_print(f, t->launch, UNIT_SECONDS);
+		}
 		if (t->tensor_cores)
 			fputs(", tensor_cores = true", f);
 		if (t->eff_given) {

@@ -292,8 +292,9 @@ static void efficiency(Rd *r, yaml_node_t *n, DevType *t)
 }
 
 /* A key of two spellings (collectives: overlap | blocking, tensor_cores:
- * false | true, sends: async | idle), when given: *x becomes whether it
- * is the second; anything else is an error naming both. */
+ * false | true, sends: async | idle, kernels: ops | source), when given:
+ * *x becomes whether it is the second; anything else is an error naming
+ * both. */
 static void choice(Rd *r, yaml_node_t *n, const char *key, const char *no,
 		   const char *yes, bool *x)
 {
@@ -327,7 +328,7 @@ static void device_types(Rd *r, yaml_node_t *n)
 					   "efficiency", "overhead",
 					   "mem_efficiency", "kernel_efficiency",
 					   "collectives", "tensor_cores", "sends",
-					   "gemm_efficiency"};
+					   "gemm_efficiency", "kernels", "launch"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -354,8 +355,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[11];
-		fields(r, v, "a device type", keys, 11, f, NULL);
+		yaml_node_t *f[13];
+		fields(r, v, "a device type", keys, 13, f, NULL);
 		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
 		else if (f[0])
@@ -391,6 +392,11 @@ static void device_types(Rd *r, yaml_node_t *n)
 		       &t.coll_blocking);
 		choice(r, f[8], "tensor_cores", "false", "true", &t.tensor_cores);
 		choice(r, f[9], "sends", "async", "idle", &t.sends_idle);
+		choice(r, f[11], "kernels", "ops", "source", &t.source_kernels);
+		if (f[12] && quantity(r, f[12], UNIT_SECONDS, "launch", &t.launch) &&
+		    t.launch < 0)
+			err(r, f[12], "launch must not be negative, got '%.*s'",
+			    SHOW(f[12]));
 		cluster_add_type(r->c, r->a, &t);
 	}
 }

@@ -524,7 +524,8 @@ static const Cluster *cl(const CostModel *m)
 	return m->c ? m->c : m->g->cluster;
 }
 
-static double cost_op_uncached(const CostModel *m, const Op *op, int devtype);
+static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
+			       bool *launch);
 
 void cost_memo_init(CostModel *m)
 {
@@ -545,15 +546,80 @@ void cost_memo_free(CostModel *m)
 double cost_op(const CostModel *m, const Op *op, int devtype)
 {
 	if (!m->memo || op->id >= m->nmemo)
-		return cost_op_uncached(m, op, devtype);
+		return cost_op_uncached(m, op, devtype, NULL);
 	double *x = &m->memo[(size_t)op->id * (size_t)cl(m)->ntypes + (size_t)devtype];
 	if (isnan(*x))
-		*x = cost_op_uncached(m, op, devtype);
+		*x = cost_op_uncached(m, op, devtype, NULL);
 	return *x;
 }
 
-static double cost_op_uncached(const CostModel *m, const Op *op, int devtype)
+/* ---- source kernels ('kernels: source') --------------------------------- */
+
+/* Whether a and b are pieces of one source kernel: the same @kernel and
+ * the same device (both unplaced, or the same @device). */
+static bool same_kernel(const Graph *g, const Op *a, const Op *b)
 {
+	Value *ka = op_ann(g, a, ANN_KERNEL), *kb = op_ann(g, b, ANN_KERNEL);
+	if (!ka || !kb || ka->kind != V_INT || kb->kind != V_INT || ka->i != kb->i)
+		return false;
+	const char *da = op_ann_str(g, a, ANN_DEVICE), *db = op_ann_str(g, b, ANN_DEVICE);
+	return da == db || (da && db && strcmp(da, db) == 0);
+}
+
+/* Op as a piece of a kernel its source engine ran whole (@kernel, set by
+ * torch2gir for the ops one PyTorch operator became; docs/cost-model.md,
+ * "Source kernels"): a tensor passed between two pieces stays inside the
+ * kernel, so *bytes (op_bytes_moved) loses the inputs a piece reads from
+ * another and the outputs only pieces read; and the kernel is launched
+ * once, so a piece that reads another pays no overhead (*head false). */
+static void kernel_share(Graph *g, const Op *op, double *bytes, bool *head)
+{
+	*head = true;
+	if (!op_ann(g, op, ANN_KERNEL) || op->id >= g->nops || g->ops[op->id] != op)
+		return;
+	for (uint32_t i = 0; i < op->nin; i++) {
+		const Input *in = &op->in[i];
+		if (in->ctrl || !in->src || in->idx >= in->src->nout ||
+		    !same_kernel(g, in->src, op))
+			continue;
+		int64_t n = type_bytes(&in->src->out[in->idx]);
+		*bytes -= n > 0 ? (double)n : 0;
+		*head = false;
+	}
+	const Uses *u = graph_uses(g);
+	for (uint32_t k = 0; k < op->nout; k++) {
+		bool inside = false, outside = false;
+		for (uint32_t j = u->start[op->id]; j < u->start[op->id + 1]; j++) {
+			const Use *x = &u->use[j];
+			const Input *in = &x->op->in[x->slot];
+			if (in->ctrl || in->idx != k || x->op->dead)
+				continue;
+			if (same_kernel(g, op, x->op))
+				inside = true;
+			else
+				outside = true;
+		}
+		int64_t n = type_bytes(&op->out[k]);
+		if (inside && !outside && n > 0)
+			*bytes -= (double)n;
+	}
+	if (*bytes < 0)
+		*bytes = 0;
+}
+
+bool cost_op_launches(const CostModel *m, const Op *op, int devtype)
+{
+	bool launch = false;
+	return cost_op_uncached(m, op, devtype, &launch) > 0 && launch;
+}
+
+/* cost_op; *launch (when not NULL) becomes false for a piece of a source
+ * kernel that another piece launches. */
+static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
+			       bool *launch)
+{
+	if (launch)
+		*launch = true;
 	const Graph *g = m->g;
 	const DevType *t = &cl(m)->types[devtype];
 	Value *v = op_ann(g, op, ANN_COST);
@@ -602,12 +668,15 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype)
 	if (flops < 0)
 		flops = 0;
 	double tc = t->flops > 0 ? flops / (t->flops * op_eff(g, op, t)) : 0;
-	double tm = 0;
-	if (t->mem_bw > 0) {
-		double bytes = op_bytes_moved(g, op);
+	double tm = 0, bytes = op_bytes_moved(g, op);
+	bool head = true;
+	if (t->source_kernels)
+		kernel_share((Graph *)g, op, &bytes, &head);
+	if (t->mem_bw > 0)
 		tm = bytes > 0 ? bytes / (t->mem_bw * cost_mem_eff(t)) : 0;
-	}
-	return cost_overhead(t) + (tc > tm ? tc : tm);
+	if (launch)
+		*launch = head;
+	return (head ? cost_overhead(t) : 0) + (tc > tm ? tc : tm);
 }
 
 /* ---- communication ------------------------------------------------------ */

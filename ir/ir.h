@@ -523,6 +523,13 @@ typedef struct DevType {
 	bool tensor_cores;                  /* flops is a tensor-core peak:
 					     * convolutions run as implicit
 					     * GEMM, never Winograd (cost.c) */
+	bool source_kernels;                /* 'kernels: source': ops with one
+					     * @kernel cost as one kernel
+					     * (docs/cost-model.md) */
+	double launch;                      /* 'launch': the host's time to
+					     * launch one op, ahead of the
+					     * device; 0: not modelled
+					     * (docs/simulator.md) */
 	Loc loc;
 } DevType;
 
@@ -794,6 +801,11 @@ void cost_memo_free(CostModel *m);
 /* Seconds to run op once on a device of type devtype (order: @cost,
  * profile, analytic max(flops/(peak*eff), bytes/mem_bw)). */
 double cost_op(const CostModel *m, const Op *op, int devtype);
+/* Whether op launches a kernel of its own on devtype: it takes time
+ * (cost_op > 0) and is not a piece of a source kernel that another
+ * piece launches ('kernels: source').  A device type's 'launch' is the
+ * host's time for each (sim.c). */
+bool cost_op_launches(const CostModel *m, const Op *op, int devtype);
 /* The analytic model's fixed time per op on t, and the fraction of t's
  * memory bandwidth ops achieve: t's own figures or the defaults
  * (docs/cost-model.md). */

@@ -147,6 +147,10 @@ typedef struct Sim {
 	 * handled; a zero-time op (a Reshape) keeps its device busy until
 	 * then, as its successors are about to be ready */
 	uint32_t *inflight;
+	/* A device type's 'launch' (docs/simulator.md): per op, the host's
+	 * time to launch it; per device, when its host has launched every
+	 * op the device has started (NULL when no type gives one) */
+	double *launch, *host;
 } Sim;
 
 /* ---- device names ------------------------------------------------------ */
@@ -374,6 +378,13 @@ static void dispatch(Sim *s, uint32_t i, double t)
 	}
 	int r0 = s->res0[i], r1 = s->res1[i];
 	double st = res_ready(s, r1, res_ready(s, r0, t));
+	if (s->host && s->kind[i] == K_COMPUTE && s->launch[i] > 0) {
+		/* The host launches the device's ops one after another
+		 * from time 0, never waiting for the device: an op starts
+		 * once its launch is done too. */
+		s->host[r0] += s->launch[i];
+		st = st > s->host[r0] ? st : s->host[r0];
+	}
 	double fin = st + s->dur[i];
 	s->r->start[i] = st;
 	s->r->finish[i] = fin;
@@ -1121,6 +1132,8 @@ static void sim_cleanup(Sim *s)
 	free(s->snext);
 	free(s->idle_q);
 	free(s->inflight);
+	free(s->launch);
+	free(s->host);
 }
 
 static int xrec_cmp(const void *pa, const void *pb)
@@ -1224,8 +1237,13 @@ static uint32_t setup_ops(Sim *s)
 		if (s->kind[i] == K_XFER)
 			s->dur[i] = cost_transfer(m, r->dev[op->in[0].src->id], dv,
 						  s->obytes[s->outbase[i]]);
-		else if (s->kind[i] == K_COMPUTE)
-			s->dur[i] = cost_op(m, op, c->devs[dv].type);
+		else if (s->kind[i] == K_COMPUTE) {
+			int ty = c->devs[dv].type;
+			s->dur[i] = cost_op(m, op, ty);
+			if (s->host && c->types[ty].launch > 0 &&
+			    cost_op_launches(m, op, ty))
+				s->launch[i] = c->types[ty].launch;
+		}
 		s->pending[i] = op->nin;
 		bool param = op_has_role(g, op, ROLE_PARAM);
 		bool update = op_has_role(g, op, ROLE_UPDATE);
@@ -1431,6 +1449,11 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	}
 	setup_edges(&s);
 	setup_order(&s);
+	for (int t = 0; t < c->ntypes && !s.host; t++)
+		if (c->types[t].launch > 0) {
+			s.launch = xcalloc(n1, sizeof(double));
+			s.host = xcalloc(nd1, sizeof(double));
+		}
 	uint32_t live = setup_ops(&s);
 	s.shead = xmalloc(nd1 * sizeof(uint32_t));
 	s.stail = xmalloc(nd1 * sizeof(uint32_t));

@@ -295,6 +295,20 @@ check "sends: idle printed and read back" sh -c "'$PCC' -passes= $M --cluster '$
 	grep -qxF '  type \"A\" {flops = 1TFLOPS, memory = 1GiB, collectives = \"blocking\", sends = \"idle\"}' '$t/sends.gir' &&
 	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/sends.gir' &&
 	'$PCC' -passes= '$t/sends.gir' -o '$t/sends2.gir' && cmp '$t/sends.gir' '$t/sends2.gir'"
+# 'kernels: source' and 'launch' (docs/cost-model.md, docs/simulator.md):
+# printed in the cluster block and read back the same; 'ops' and no
+# launch are the defaults; anything else an error.
+printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB, kernels: source, launch: 25 us}, B: {flops: 1 TFLOPS, memory: 1 GiB, kernels: ops, launch: 0 s}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: B, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/kern.yaml"
+check "kernels: source and launch printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/kern.yaml' -o '$t/kern.gir' &&
+	grep -qxF '  type \"A\" {flops = 1TFLOPS, memory = 1GiB, kernels = \"source\", launch = 25us}' '$t/kern.gir' &&
+	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/kern.gir' &&
+	'$PCC' -passes= '$t/kern.gir' -o '$t/kern2.gir' && cmp '$t/kern.gir' '$t/kern2.gir'"
+sed 's/kernels: ops/kernels: fused/' "$t/kern.yaml" >"$t/kern-bad.yaml"
+check "kernels: a bad value is an error naming both" sh -c "! '$PCC' -passes= $M --cluster '$t/kern-bad.yaml' -o /dev/null 2>'$t/kern.err' &&
+	grep -q \"kernels must be 'ops' or 'source', got 'fused'\" '$t/kern.err'"
+sed 's/launch: 0 s/launch: -1 us/' "$t/kern.yaml" >"$t/launch-bad.yaml"
+check "launch: a negative time is an error" sh -c "! '$PCC' -passes= $M --cluster '$t/launch-bad.yaml' -o /dev/null 2>'$t/launch.err' &&
+	grep -q \"launch must not be negative, got '-1 us'\" '$t/launch.err'"
 # --max-errors reaches the profile reader too: three bad times, one error
 printf 'ops:\n  h: {V100-32G: -1 us}\n  gw1: {V100-32G: -2 us}\n  u1: {V100-32G: -3 us}\n' >"$t/bad3.yaml"
 check "three bad profile times" sh -c "[ \$('$PCC' -passes= $M --cluster $T --profile '$t/bad3.yaml' -o /dev/null 2>&1 | grep -c ': error: ') -eq 3 ]"

@@ -5,6 +5,7 @@ Needs PyTorch and torchvision for /usr/bin/python3
 (tools/torch2gir-setup.sh) and ./pcc built; without torch every test is
 skipped, and the last line says so.  Prints "torch: N passed, N failed"."""
 
+import json
 import os
 import re
 import subprocess
@@ -122,6 +123,43 @@ class TestTorch2Gir(unittest.TestCase):
         loss = [o for o in ops if o["role"] == "loss"]
         self.assertIn("SparseSoftmaxCrossEntropyWithLogits", {o["type"] for o in loss})
         self.assertIn("Mean", {o["type"] for o in loss})
+
+    def test_source_kernels(self):
+        """@kernel marks the ops one ATen operator became: BERT's GELU
+        (erf form) is Mul, Erf, AddV2, Mul, Mul under one number, used by
+        no other op; every group has two ops or more and no constant.  A
+        cluster with 'kernels: source' costs the step less than one
+        without it (one launch and one pass over memory per group)."""
+        path, text = imported("zoo_models:bert_tiny", "--batch", "4")
+        ops = parse(text)
+        groups = {}
+        for o in ops:
+            k = re.search(r"@kernel = (\d+)", o["attrs"])
+            if k:
+                self.assertNotEqual(o["type"], "Const", o["line"][:200])
+                groups.setdefault(int(k.group(1)), []).append(o["type"])
+        self.assertTrue(groups)
+        self.assertTrue(all(len(g) >= 2 for g in groups.values()), groups)
+        erf = [o for o in ops if o["type"] == "Erf" and o["role"] == "fwd"]
+        self.assertTrue(erf)
+        for e in erf:
+            k = int(re.search(r"@kernel = (\d+)", e["attrs"]).group(1))
+            self.assertEqual(sorted(groups[k]), ["AddV2", "Erf", "Mul", "Mul", "Mul"])
+        times = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for kernels in ("ops", "source"):
+                y = os.path.join(tmp, kernels + ".yaml")
+                with open(y, "w") as f:
+                    f.write("device_types: {G: {flops: 10 TFLOPS, memory: 16 GiB, "
+                            "mem_bw: 900 GB/s, kernels: %s}}\nmachines: [{name: m0, "
+                            "type: G, count: 1}]\n" % kernels)
+                st = os.path.join(tmp, kernels + ".json")
+                r = pcc("-passes=simplify,annotate,place<algo=single>,comm,order",
+                        path, "--cluster", y, "--stats-json", st, "-o", os.devnull)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(st) as f:
+                    times.append(json.load(f)["makespan_s"])
+        self.assertLess(times[1], times[0])
 
     def test_resnet50_known_answers(self):
         """25.6 M parameters, 4.1 GMACs per image forward (8.2 GFLOP), a

@@ -320,6 +320,59 @@ static void test_cost_folded(void)
 	graph_free(g);
 }
 
+/* 'kernels: source': the ops one source operator became (@kernel) cost
+ * as one kernel.  x is 4e6 bytes (f32[1000,1000]); no FLOPs, so each op
+ * costs its memory traffic at 1 TB/s (mem_efficiency 1) plus 10 us.
+ * Type A runs every op as its own kernel: a reads x and c (4 bytes) and
+ * writes a: 8.000004 us; b reads a, writes b: 8 us; y reads x and b,
+ * writes y: 12 us; each + 10 us.  Type S ('kernels: source'): a is the
+ * kernel's head (it reads nothing of the kernel's) and only b reads a:
+ * x and c, 4.000004 us + 10 us; b reads a inside, and z outside reads b:
+ * b's write, 4 us, no launch; y reads b inside, x and writes y: 8 us, no
+ * launch.  One kernel: 26.000004 us against 58.000004 us.  With y on
+ * another device, b's tensor leaves the kernel: y is a head again (x, b,
+ * y: 12 us + 10 us) and b still writes its output (4 us). */
+static void test_cost_source_kernels(void)
+{
+	Graph *g = tu_parse(
+		"gir 1\n"
+		"cluster c {\n"
+		"  type A {flops = 10TFLOPS, memory = 16GiB, mem_bw = 1TB/s, overhead = 10us, mem_efficiency = 1}\n"
+		"  type S {flops = 10TFLOPS, memory = 16GiB, mem_bw = 1TB/s, overhead = 10us, mem_efficiency = 1, kernels = \"source\"}\n"
+		"  machine m0 {type = A, count = 1, bandwidth = 10GB/s, latency = 1us}\n"
+		"  machine m1 {type = S, count = 2, bandwidth = 10GB/s, latency = 1us}\n"
+		"  network {bandwidth = 1GB/s}\n"
+		"}\n"
+		"graph g {\n"
+		"  %x = Placeholder() : f32[1000,1000]\n"
+		"  %c = Const() {value = 0.5} : f32[]\n"
+		"  %a = Mul(%x, %c) {@flops = 0, @kernel = 7} : f32[1000,1000]\n"
+		"  %b = Exp(%a) {@flops = 0, @kernel = 7} : f32[1000,1000]\n"
+		"  %y = Mul(%x, %b) {@flops = 0, @kernel = 7} : f32[1000,1000]\n"
+		"  %z = Neg(%b) {@flops = 0, @output = true} : f32[1000,1000]\n"
+		"  %o = Neg(%y) {@flops = 0, @output = true} : f32[1000,1000]\n"
+		"}\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	CU_ASSERT_TRUE_FATAL(g->cluster->types[1].source_kernels);
+	CU_ASSERT_FALSE(g->cluster->types[0].source_kernels);
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
+	Op *a = tu_op(g, "a"), *b = tu_op(g, "b"), *y = tu_op(g, "y");
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, a, 0), 18.000004e-6, 1e-15);
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, b, 0), 18e-6, 1e-15);
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, y, 0), 22e-6, 1e-15);
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, a, 1), 14.000004e-6, 1e-15);
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, b, 1), 4e-6, 1e-15);
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, y, 1), 8e-6, 1e-15);
+	/* placed apart: y on m1/gpu1, the rest of the kernel on m1/gpu0 */
+	op_set_ann(g, a, ANN_DEVICE, val_str(g->arena, "m1/gpu0"));
+	op_set_ann(g, b, ANN_DEVICE, val_str(g->arena, "m1/gpu0"));
+	op_set_ann(g, y, ANN_DEVICE, val_str(g->arena, "m1/gpu1"));
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, a, 1), 14.000004e-6, 1e-15);
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, b, 1), 4e-6, 1e-15);
+	CU_ASSERT_DOUBLE_EQUAL(cost_op(&m, y, 1), 22e-6, 1e-15);
+	graph_free(g);
+}
+
 /* A convolution of batch 8 on 14x14x256 inputs with a KHxKW window,
  * 256 output channels, stride S, NHWC. */
 static Op *mk_conv(Graph *g, const char *name, int kh, int kw, int s)
@@ -589,6 +642,7 @@ void suite_cost(void)
 	CU_add_test(s, "analytic roofline", test_cost_analytic);
 	CU_add_test(s, "kernel classes by shape", test_cost_kernel_classes);
 	CU_add_test(s, "ops of constants alone are folded", test_cost_folded);
+	CU_add_test(s, "kernels: source costs a source kernel once", test_cost_source_kernels);
 	CU_add_test(s, "transfer", test_cost_transfer);
 	CU_add_test(s, "collectives", test_cost_collectives);
 	CU_add_test(s, "memory", test_cost_mem);

@@ -643,6 +643,52 @@ static void test_sim_sends_idle_zero_time(void)
 	}
 }
 
+static void test_sim_launch(void)
+{
+	/* A chain a -> b -> c on gpu0, costed by the analytic model: a
+	 * writes 1 MB, b and c read 1 MB and write 1 MB, at 1 GB/s, each
+	 * with a 1 ms overhead: 2, 3 and 3 ms, a [0, 2], b [2, 5], c [5, 8].
+	 * With 'launch: 0.5 ms' the host launches a, b, c by 0.5, 1 and
+	 * 1.5 ms, ahead of the device: only the first launch shows, a
+	 * [0.5, 2.5], b [2.5, 5.5], c [5.5, 8.5].  With 'launch: 3 ms' the
+	 * host is the bottleneck (launches done at 3, 6 and 9 ms): a [3, 5],
+	 * b [6, 9], c [9, 12].  The device's busy time and the lower bound
+	 * (8 ms) stay the kernels'; in @order mode the same. */
+	for (int ordered = 0; ordered < 2; ordered++) {
+		Graph *g = mk_graph(1, 2, 16e9);
+		DevType *t = &g->cluster->types[0];
+		t->mem_bw = 1e9;
+		t->mem_eff_given = t->overhead_given = true;
+		t->mem_eff = 1;
+		t->overhead = 1 * MS;
+		Op *a = op(g, "a", 1000000, 0, "m0/gpu0", 0);
+		Op *b = op(g, "b", 1000000, 0, "m0/gpu0", 1, a);
+		Op *c = op(g, "c", 1000000, 0, "m0/gpu0", 1, b);
+		Op *seq[] = {a, b, c};
+		for (int i = 0; i < 3; i++) {
+			op_unset(g, seq[i], g->ann[ANN_COST]);
+			if (ordered)
+				op_set_ann(g, seq[i], ANN_ORDER, val_int(g->arena, i));
+		}
+		/* launch, then a's, b's and c's starts and the makespan */
+		static const double want[3][5] = {{0, 0, 2, 5, 8},
+						  {0.5, 0.5, 2.5, 5.5, 8.5},
+						  {3, 3, 6, 9, 12}};
+		for (int k = 0; k < 3; k++) {
+			t->launch = want[k][0] * MS;
+			SimResult r;
+			CU_ASSERT_EQUAL_FATAL(run(g, &r), 0);
+			for (int i = 0; i < 3; i++)
+				NEAR(r.start[seq[i]->id], want[k][1 + i] * MS);
+			NEAR(r.makespan, want[k][4] * MS);
+			NEAR(r.busy[0], 8 * MS);
+			NEAR(r.lower_bound, 8 * MS);
+			sim_free(&r);
+		}
+		graph_free(g);
+	}
+}
+
 static void test_sim_allreduce_order(void)
 {
 	/* Two collectives K1 (x) and K2 (y) over gpu0 and gpu1.  gpu0's
@@ -741,6 +787,7 @@ void suite_sim(void)
 	CU_add_test(s, "AllReduce holding a blocking device", test_sim_allreduce_blocking);
 	CU_add_test(s, "sends waiting for an idle device", test_sim_sends_idle);
 	CU_add_test(s, "sends waiting past a zero-time op", test_sim_sends_idle_zero_time);
+	CU_add_test(s, "ops launched by the host ahead of the device", test_sim_launch);
 	CU_add_test(s, "AllReduce order and errors", test_sim_allreduce_order);
 	CU_add_test(s, "dispatch latency to other machines", test_sim_dispatch);
 }
