@@ -124,7 +124,8 @@ def main():
     if not os.access(pcc, os.X_OK):
         P.die("build %s first" % pcc)
     rows = [(m, model, b, figs[1]) for m, model, b, _, figs in P.TABLES
-            if P.MACHINES[m][0] == dtype and 1 in figs and (m, model, b, 1) in P.FIT]
+            if P.MACHINES[m][0] == dtype and 1 in figs and (m, model, b, 1) in P.FIT
+            and (m, model, b, 1) != P.LAUNCH_FIT]
     if not rows:
         P.die("no fit rows for device type %s (bench/published.py FIT)" % dtype)
     kes, mes = grid("KE", "0.50:0.64:0.01"), grid("ME", "0.40:0.76:0.02")
