@@ -10,12 +10,14 @@ models are torchvision's (weights=None; Inception-v3 without its auxiliary
 head, as torch2gir builds it) and tools/zoo_models.py's.
 
     python3 bench/gpu_measure.py [--out DIR] [--only M,...] [--gemm] [--mem]
-                                 [--profile MODEL:BATCH] [--quick] [--device cpu]
+                                 [--profile MODEL:BATCH[:PREC]] [--quick]
+                                 [--device cpu]
 
 Writes DIR/measured.csv (one row per case: model, batch, precision, step
 time, samples/s, peak memory allocated; its header the cost of an empty
-op) and prints it as it goes; with --profile also DIR/profile-MODEL.txt,
-torch.profiler's per-operator table of one step; with --gemm DIR/gemm.csv
+op) and prints it as it goes; with --profile also
+DIR/profile-MODEL-bBATCH[-PREC].txt, torch.profiler's per-operator table of
+one step, then the same by input shape (precision fp32 unless PREC); with --gemm DIR/gemm.csv
 (torch.mm alone, for bench/fit.py --gemm) and with --mem DIR/mem.csv
 (memory-bound ops alone: the bandwidth they reach).  bench/published.py
 reads bench/measured-h100.csv, these files' rows from the H100s.  Precision "fp32" turns TF32 off in cuBLAS and cuDNN (the
@@ -64,6 +66,13 @@ CASES = [
     ("bert_large", 16, ("fp32", "tf32")),
     ("transformer_base", 16, ("fp32", "tf32")),
     ("transformer_base", 128, ("fp32", "tf32")),
+    # Models no constant was chosen on (held out whole): depthwise and
+    # squeeze-excite convolutions, dense concatenation, a vision
+    # transformer.
+    ("mobilenet_v2", 64, ("fp32", "tf32")),
+    ("efficientnet_b0", 64, ("fp32", "tf32")),
+    ("densenet121", 64, ("fp32", "tf32")),
+    ("vit_b_16", 64, ("fp32", "tf32")),
 ]
 
 # GEMM shapes (m, n, k) for --gemm: square ones, and BERT-base's at batch
@@ -163,7 +172,8 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--profile", action="append", default=[],
-                    help="MODEL:BATCH to profile (fp32), repeatable")
+                    help="MODEL:BATCH[:PREC] to profile (PREC fp32 or tf32; "
+                    "fp32 unless given), repeatable")
     ap.add_argument("--only", help="comma list of models to run")
     ap.add_argument("--gemm", action="store_true",
                     help="also time GEMMs alone (DIR/gemm.csv)")
@@ -261,9 +271,9 @@ def main():
                 g.write(line + "\n")
         del x, y, o, bn
     for spec in args.profile:
-        model_name, batch = spec.split(":")
+        model_name, batch, prec = (spec.split(":") + ["fp32"])[:3]
         batch = 2 if args.quick else int(batch)
-        set_precision("fp32")
+        set_precision(prec)
         one = on_device(model_name, batch, dev)
         for _ in range(warm):
             one()
@@ -271,14 +281,21 @@ def main():
         if dev.type == "cuda":
             acts.append(torch.profiler.ProfilerActivity.CUDA)
             torch.cuda.synchronize()
-        with torch.profiler.profile(activities=acts) as prof:
+        with torch.profiler.profile(activities=acts,
+                                    record_shapes=True) as prof:
             one()
             if dev.type == "cuda":
                 torch.cuda.synchronize()
         key = "cuda_time_total" if dev.type == "cuda" else "cpu_time_total"
-        with open(os.path.join(args.out, "profile-%s-b%d.txt"
-                               % (model_name, batch)), "w") as f:
+        with open(os.path.join(args.out, "profile-%s-b%d%s.txt"
+                               % (model_name, batch,
+                                  "" if prec == "fp32" else "-" + prec)),
+                  "w") as f:
             f.write(prof.key_averages().table(sort_by=key, row_limit=60))
+            f.write("\n\nBy input shape:\n")
+            f.write(prof.key_averages(group_by_input_shape=True).table(
+                sort_by=key, row_limit=150, max_name_column_width=40,
+                max_shapes_column_width=120))
     csv.close()
 
 

@@ -58,9 +58,9 @@ MACHINES = {
     # the host ahead of the GPU in 28.5 us ("launch", fitted on ResNet-50
     # at batch 8: docs/cost-model.md, "Source kernels").
     "H100 fp32": ("H100", "450 GB/s", "2 us", "overlap",
-                  "kernels: source, launch: 28.5 us"),
+                  "kernels: source, launch: 28.5 us, batch_norm: cudnn"),
     "H100 tf32": ("H100-TF32", "450 GB/s", "2 us", "overlap",
-                  "kernels: source, launch: 28.5 us"),
+                  "kernels: source, launch: 28.5 us, batch_norm: cudnn"),
 }
 
 # torchvision name, image size
@@ -74,6 +74,10 @@ MODELS = {
     "BERT-base": ("zoo_models:bert_base", None),
     "BERT-large": ("zoo_models:bert_large", None),
     "Transformer-base": ("zoo_models:transformer_base", None),
+    "MobileNetV2": ("mobilenet_v2", 224),
+    "EfficientNet-B0": ("efficientnet_b0", 224),
+    "DenseNet-121": ("densenet121", 224),
+    "ViT-B/16": ("vit_b_16", 224),
 }
 
 # Published rows: machine, model, per-GPU batch, optimizer, {GPUs: img/s},
@@ -148,7 +152,10 @@ MEASURED_MODELS = {"resnet50": "ResNet-50", "resnet152": "ResNet-152",
                    "vgg16": "VGG16", "alexnet": "AlexNet",
                    "inception_v3": "InceptionV3", "bert_base": "BERT-base",
                    "bert_large": "BERT-large",
-                   "transformer_base": "Transformer-base"}
+                   "transformer_base": "Transformer-base",
+                   "mobilenet_v2": "MobileNetV2",
+                   "efficientnet_b0": "EfficientNet-B0",
+                   "densenet121": "DenseNet-121", "vit_b_16": "ViT-B/16"}
 # Their fit rows, as on the P100 and the K80: ResNet-50, VGG16 and AlexNet
 # at one batch each.  The rest of the batch sweep (but LAUNCH_FIT, below),
 # ResNet-152, Inception-v3 and the transformers are held out.

@@ -170,34 +170,48 @@ int cluster_add_type(Cluster *c, Arena *a, const DevType *t)
 #define GiB 1073741824.0
 static const DevType catalog[] = {
 	{.name = "K80", .flops = 4.37e12, .memory = 12 * GiB, .mem_bw = 240e9,
+	 .sms = 13,
 	 .kern_eff = 0.60, .kern_eff_given = true,
 	 .mem_eff = 0.44, .mem_eff_given = true},  /* bench/fit.py K80 */
-	{.name = "P100", .flops = 10.6e12, .memory = 16 * GiB, .mem_bw = 732e9},
-	{.name = "P100-PCIe", .flops = 9.3e12, .memory = 16 * GiB, .mem_bw = 732e9},
-	{.name = "1080Ti", .flops = 11.3e12, .memory = 11 * GiB, .mem_bw = 484e9},
-	{.name = "V100", .flops = 15.7e12, .memory = 16 * GiB, .mem_bw = 900e9},
-	{.name = "V100-32G", .flops = 15.7e12, .memory = 32 * GiB, .mem_bw = 900e9},
-	{.name = "V100-PCIe", .flops = 14e12, .memory = 16 * GiB, .mem_bw = 900e9},
-	{.name = "T4", .flops = 8.1e12, .memory = 16 * GiB, .mem_bw = 320e9},
-	{.name = "2080Ti", .flops = 13.4e12, .memory = 11 * GiB, .mem_bw = 616e9},
-	{.name = "A100", .flops = 19.5e12, .memory = 40 * GiB, .mem_bw = 1555e9},
-	{.name = "A100-80G", .flops = 19.5e12, .memory = 80 * GiB, .mem_bw = 2039e9},
+	{.name = "P100", .flops = 10.6e12, .memory = 16 * GiB, .mem_bw = 732e9,
+	 .sms = 56},
+	{.name = "P100-PCIe", .flops = 9.3e12, .memory = 16 * GiB, .mem_bw = 732e9,
+	 .sms = 56},
+	{.name = "1080Ti", .flops = 11.3e12, .memory = 11 * GiB, .mem_bw = 484e9,
+	 .sms = 28},
+	{.name = "V100", .flops = 15.7e12, .memory = 16 * GiB, .mem_bw = 900e9,
+	 .sms = 80},
+	{.name = "V100-32G", .flops = 15.7e12, .memory = 32 * GiB, .mem_bw = 900e9,
+	 .sms = 80},
+	{.name = "V100-PCIe", .flops = 14e12, .memory = 16 * GiB, .mem_bw = 900e9,
+	 .sms = 80},
+	{.name = "T4", .flops = 8.1e12, .memory = 16 * GiB, .mem_bw = 320e9,
+	 .sms = 40},
+	{.name = "2080Ti", .flops = 13.4e12, .memory = 11 * GiB, .mem_bw = 616e9,
+	 .sms = 68},
+	{.name = "A100", .flops = 19.5e12, .memory = 40 * GiB, .mem_bw = 1555e9,
+	 .sms = 108},
+	{.name = "A100-80G", .flops = 19.5e12, .memory = 80 * GiB, .mem_bw = 2039e9,
+	 .sms = 108},
 	{.name = "A100-TF32", .flops = 156e12, .memory = 40 * GiB, .mem_bw = 1555e9,
+	 .sms = 108,
 	 .tensor_cores = true},
 	/* Measured on lent H100s (docs/cost-model.md, "Calibration"):
 	 * 'overhead' is the median cost of an empty op on three of them,
 	 * gemm_efficiency fitted on GEMMs alone (bench/fit.py --gemm), the
 	 * other two on bench/measured-h100.csv's fit rows (bench/fit.py). */
 	{.name = "H100", .flops = 67e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
+	 .sms = 132,
 	 .overhead = 10e-6, .overhead_given = true,
-	 .kern_eff = 0.62, .kern_eff_given = true,
+	 .kern_eff = 0.64, .kern_eff_given = true,
 	 .gemm_eff = 1.24, .gemm_eff_given = true,
 	 .mem_eff = 0.90, .mem_eff_given = true},
 	{.name = "H100-TF32", .flops = 494.7e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
+	 .sms = 132,
 	 .tensor_cores = true, .overhead = 10e-6, .overhead_given = true,
-	 .kern_eff = 0.56, .kern_eff_given = true,
+	 .kern_eff = 0.48, .kern_eff_given = true,
 	 .gemm_eff = 0.94, .gemm_eff_given = true,
-	 .mem_eff = 0.60, .mem_eff_given = true},
+	 .mem_eff = 0.90, .mem_eff_given = true},
 };
 #undef GiB
 #define NCATALOG (sizeof catalog / sizeof catalog[0])
@@ -354,6 +368,10 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 		if (!nonneg(t->launch))
 			ERR(t->loc, "device type '%s': launch must not be "
 			    "negative", t->name);
+		if (!(t->sms == 0 || (t->sms >= 1 && t->sms <= 1e6 &&
+				      t->sms == (double)(long)t->sms)))
+			ERR(t->loc, "device type '%s': sms must be a whole "
+			    "number, 1 or more", t->name);
 		if (t->mem_eff_given && !(t->mem_eff > 0 && t->mem_eff <= 1))
 			ERR(t->loc, "device type '%s': mem_efficiency must be "
 			    "in (0, 1]", t->name);
@@ -623,6 +641,10 @@ void cluster_print(FILE *f, const Cluster *c)
 			fputs(", launch = ", f);
 			qty_print(f, t->launch, UNIT_SECONDS);
 		}
+		if (t->sms > 0)
+			fprintf(f, ", sms = %.0f", t->sms);
+		if (t->bn_cudnn)
+			fputs(", batch_norm = \"cudnn\"", f);
 		if (t->tensor_cores)
 			fputs(", tensor_cores = true", f);
 		if (t->eff_given) {

@@ -328,7 +328,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 					   "efficiency", "overhead",
 					   "mem_efficiency", "kernel_efficiency",
 					   "collectives", "tensor_cores", "sends",
-					   "gemm_efficiency", "kernels", "launch"};
+					   "gemm_efficiency", "kernels", "launch",
+					   "sms", "batch_norm"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -355,8 +356,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[13];
-		fields(r, v, "a device type", keys, 13, f, NULL);
+		yaml_node_t *f[15];
+		fields(r, v, "a device type", keys, 15, f, NULL);
 		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
 		else if (f[0])
@@ -397,6 +398,11 @@ static void device_types(Rd *r, yaml_node_t *n)
 		    t.launch < 0)
 			err(r, f[12], "launch must not be negative, got '%.*s'",
 			    SHOW(f[12]));
+		if (f[13] && quantity(r, f[13], UNIT_NONE, "sms", &t.sms) &&
+		    !(t.sms >= 1 && t.sms <= 1e6 && t.sms == (double)(long)t.sms))
+			err(r, f[13], "sms must be a whole number of "
+			    "multiprocessors, 1 or more, got '%.*s'", SHOW(f[13]));
+		choice(r, f[14], "batch_norm", "fused", "cudnn", &t.bn_cudnn);
 		cluster_add_type(r->c, r->a, &t);
 	}
 }

@@ -72,6 +72,52 @@ static const double kernel_eff[K_COUNT] = {
  * gives no 'mem_efficiency'. */
 #define MEM_EFF 0.75
 
+/* Batch normalisation while training (FusedBatchNormV3 and its gradient,
+ * is_training) on a type with 'batch_norm: cudnn': cuDNN's kernels pass
+ * over the input more than once (the statistics, then the normalisation;
+ * the gradient's two reductions, then dx), BN_*_PASSES passes of the
+ * input's size in all where the op's own inputs and outputs count 2 and 3
+ * (fitted on 44 kernels measured on an H100: docs/cost-model.md, "Batch
+ * normalisation"). */
+#define BN_FWD_PASSES 3.0
+#define BN_BWD_PASSES 7.5
+
+/* A channel of at most this many elements fits on one multiprocessor and
+ * is read once (cuDNN's 'singleread' kernels, PyTorch's layer norm, which
+ * torch2gir writes as a FusedBatchNormV3 with a channel per row). */
+#define BN_ONE_PASS_ELEMS 8192.0
+
+/* The bytes a training batch normalisation moves on t (its input's
+ * passes) and, in *channels, how many channels share the work: each
+ * channel's reduction runs at one multiprocessor's share of the
+ * bandwidth, so fewer channels than t's 'sms' leave the rest idle.  Any
+ * other op, or any other type: bytes as given, *channels 0 (no limit). */
+static double bn_bytes(const Graph *g, const Op *op, const DevType *t,
+		       double bytes, double *channels)
+{
+	*channels = 0;
+	bool grad = op->opcode == O_FusedBatchNormGradV3;
+	if (!t->bn_cudnn || (!grad && op->opcode != O_FusedBatchNormV3) ||
+	    !op_get_bool(g, op, "is_training", true))
+		return bytes;
+	uint32_t xi = grad ? 1 : 0;
+	if (xi >= op->nin || !op->in[xi].src || op->in[xi].ctrl ||
+	    op->in[xi].idx >= op->in[xi].src->nout)
+		return bytes;
+	const Type *x = &op->in[xi].src->out[op->in[xi].idx];
+	int64_t xb = type_bytes(x);
+	if (xb <= 0 || x->rank < 2)
+		return bytes;
+	const char *fmt = op_get_str(g, op, "data_format");
+	int axis = fmt && fmt[0] == 'N' && fmt[1] == 'C' ? 1 : x->rank - 1;
+	double c = (double)x->dims[axis];
+	if (!(c > 0) || (double)type_numel(x) / c <= BN_ONE_PASS_ELEMS)
+		return bytes;
+	*channels = c;
+	return bytes + (grad ? BN_BWD_PASSES - 3 : BN_FWD_PASSES - 2) *
+		       (double)xb;
+}
+
 static Kernel kernel_of(const Graph *g, const Op *op, Contraction *c)
 {
 	if (!op_contraction(g, op, c))
@@ -672,8 +718,13 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
 	bool head = true;
 	if (t->source_kernels)
 		kernel_share((Graph *)g, op, &bytes, &head);
+	double channels;
+	bytes = bn_bytes(g, op, t, bytes, &channels);
+	double share = t->sms > 0 && channels > 0 && channels < t->sms
+			       ? channels / t->sms : 1;
 	if (t->mem_bw > 0)
-		tm = bytes > 0 ? bytes / (t->mem_bw * cost_mem_eff(t)) : 0;
+		tm = bytes > 0 ? bytes / (t->mem_bw * cost_mem_eff(t) * share)
+			       : 0;
 	if (launch)
 		*launch = head;
 	return (head ? cost_overhead(t) : 0) + (tc > tm ? tc : tm);

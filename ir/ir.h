@@ -530,6 +530,13 @@ typedef struct DevType {
 					     * launch one op, ahead of the
 					     * device; 0: not modelled
 					     * (docs/simulator.md) */
+	double sms;                         /* 'sms': streaming multiprocessors
+					     * (compute units); 0: not known
+					     * (docs/cost-model.md) */
+	bool bn_cudnn;                      /* 'batch_norm: cudnn': training
+					     * batch norms cost as cuDNN's
+					     * multi-pass per-channel kernels
+					     * (docs/cost-model.md) */
 	Loc loc;
 } DevType;
 

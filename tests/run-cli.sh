@@ -309,6 +309,26 @@ check "kernels: a bad value is an error naming both" sh -c "! '$PCC' -passes= $M
 sed 's/launch: 0 s/launch: -1 us/' "$t/kern.yaml" >"$t/launch-bad.yaml"
 check "launch: a negative time is an error" sh -c "! '$PCC' -passes= $M --cluster '$t/launch-bad.yaml' -o /dev/null 2>'$t/launch.err' &&
 	grep -q \"launch must not be negative, got '-1 us'\" '$t/launch.err'"
+# 'sms' and 'batch_norm: cudnn' (docs/cost-model.md, "Batch
+# normalisation"): printed and read back the same; a named type brings its
+# data-sheet SM count; 'fused' is the default; bad values are errors.
+printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB, sms: 40, batch_norm: cudnn}, B: {flops: 1 TFLOPS, memory: 1 GiB, batch_norm: fused}, V100: {}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: B, count: 1}, {name: m2, type: V100, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/bn.yaml"
+check "sms and batch_norm: cudnn printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/bn.yaml' -o '$t/bn.gir' &&
+	grep -qxF '  type \"A\" {flops = 1TFLOPS, memory = 1GiB, sms = 40, batch_norm = \"cudnn\"}' '$t/bn.gir' &&
+	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/bn.gir' &&
+	grep -qxF '  type \"V100\" {flops = 15.7TFLOPS, memory = 16GiB, mem_bw = 900GB/s, sms = 80}' '$t/bn.gir' &&
+	'$PCC' -passes= '$t/bn.gir' -o '$t/bn2.gir' && cmp '$t/bn.gir' '$t/bn2.gir'"
+sed 's/batch_norm: fused/batch_norm: xla/' "$t/bn.yaml" >"$t/bn-bad.yaml"
+check "batch_norm: a bad value is an error naming both" sh -c "! '$PCC' -passes= $M --cluster '$t/bn-bad.yaml' -o /dev/null 2>'$t/bn.err' &&
+	grep -q \"batch_norm must be 'fused' or 'cudnn', got 'xla'\" '$t/bn.err'"
+for v in 0 2.5 -3; do
+	sed "s/sms: 40/sms: $v/" "$t/bn.yaml" >"$t/sms-bad.yaml"
+	check "sms: $v is an error" sh -c "! '$PCC' -passes= $M --cluster '$t/sms-bad.yaml' -o /dev/null 2>'$t/sms.err' &&
+		grep -q \"sms must be a whole number of multiprocessors, 1 or more, got '$v'\" '$t/sms.err'"
+done
+sed 's/sms = 40/sms = 0.5/' "$t/bn.gir" >"$t/sms-bad.gir"
+check "sms: a fraction in a gir cluster block is an error" sh -c "! '$PCC' -passes= '$t/sms-bad.gir' -o /dev/null 2>'$t/smsg.err' &&
+	grep -q 'sms must be a whole number, 1 or more' '$t/smsg.err'"
 # --max-errors reaches the profile reader too: three bad times, one error
 printf 'ops:\n  h: {V100-32G: -1 us}\n  gw1: {V100-32G: -2 us}\n  u1: {V100-32G: -3 us}\n' >"$t/bad3.yaml"
 check "three bad profile times" sh -c "[ \$('$PCC' -passes= $M --cluster $T --profile '$t/bad3.yaml' -o /dev/null 2>&1 | grep -c ': error: ') -eq 3 ]"

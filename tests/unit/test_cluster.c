@@ -182,7 +182,7 @@ static const char hetero4_gir[] =
 	"  type \"V100-16G\" {flops = 15.7TFLOPS, memory = 16GiB, "
 	"mem_bw = 900GB/s}\n"
 	"  type \"T4\" {flops = 8.1TFLOPS, memory = 16GiB, mem_bw = 320GB/s, "
-	"efficiency = {matmul = 0.5, conv = 0.4, elementwise = 0.8, "
+	"sms = 40, efficiency = {matmul = 0.5, conv = 0.4, elementwise = 0.8, "
 	"reduce = 0.8, data = 0.8, other = 0.8}}\n"
 	"  machine \"v\" {type = \"V100-16G\", count = 2, bandwidth = 25GB/s, "
 	"latency = 2us}\n"
@@ -251,12 +251,13 @@ static void test_named_types(void)
 	 * fitted by bench/fit.py (docs/cost-model.md). */
 	CU_ASSERT_PTR_NOT_NULL(strstr(s,
 		"  type \"V100\" {flops = 15.7TFLOPS, memory = 32GiB, "
-		"mem_bw = 900GB/s}\n"
+		"mem_bw = 900GB/s, sms = 80}\n"
 		"  type \"mine\" {flops = 1TFLOPS, memory = 1GiB, overhead = 12us, "
 		"mem_efficiency = 0.5, kernel_efficiency = 0.9, "
 		"gemm_efficiency = 1.5, collectives = \"blocking\"}\n"
 		"  type \"K80\" {flops = 4.37TFLOPS, memory = 12GiB, "
-		"mem_bw = 240GB/s, mem_efficiency = 0.44, kernel_efficiency = 0.6}\n"));
+		"mem_bw = 240GB/s, mem_efficiency = 0.44, kernel_efficiency = 0.6, "
+		"sms = 13}\n"));
 	free(s);
 	CU_ASSERT_PTR_NOT_NULL(devtype_named("H100"));
 	CU_ASSERT_PTR_NULL(devtype_named("V100-32GB"));
