@@ -56,7 +56,9 @@ MACHINES = {
     # eager ran those rows: one kernel per PyTorch operator, which
     # torch2gir's @kernel marks ("kernels: source"), each launched by
     # the host ahead of the GPU in 28.5 us ("launch", fitted on ResNet-50
-    # at batch 8: docs/cost-model.md, "Source kernels").
+    # at batch 8: docs/cost-model.md, "Source kernels"), its batch norms
+    # cuDNN's ("batch_norm: cudnn": docs/cost-model.md, "Batch
+    # normalisation").
     "H100 fp32": ("H100", "450 GB/s", "2 us", "overlap",
                   "kernels: source, launch: 28.5 us, batch_norm: cudnn"),
     "H100 tf32": ("H100-TF32", "450 GB/s", "2 us", "overlap",
@@ -158,7 +160,8 @@ MEASURED_MODELS = {"resnet50": "ResNet-50", "resnet152": "ResNet-152",
                    "densenet121": "DenseNet-121", "vit_b_16": "ViT-B/16"}
 # Their fit rows, as on the P100 and the K80: ResNet-50, VGG16 and AlexNet
 # at one batch each.  The rest of the batch sweep (but LAUNCH_FIT, below),
-# ResNet-152, Inception-v3 and the transformers are held out.
+# ResNet-152, Inception-v3, the transformers and the four models measured
+# last (MobileNetV2, EfficientNet-B0, DenseNet-121, ViT-B/16) are held out.
 for _m in MEASURED.values():
     FIT |= {(_m, "ResNet-50", 64, 1), (_m, "VGG16", 64, 1),
             (_m, "AlexNet", 512, 1)}

@@ -198,8 +198,10 @@ static const DevType catalog[] = {
 	 .tensor_cores = true},
 	/* Measured on lent H100s (docs/cost-model.md, "Calibration"):
 	 * 'overhead' is the median cost of an empty op on three of them,
-	 * gemm_efficiency fitted on GEMMs alone (bench/fit.py --gemm), the
-	 * other two on bench/measured-h100.csv's fit rows (bench/fit.py). */
+	 * mem_efficiency what streaming ops reached there (--mem),
+	 * gemm_efficiency fitted on GEMMs alone (bench/fit.py --gemm),
+	 * kernel_efficiency on bench/measured-h100.csv's fit rows
+	 * (bench/fit.py).  'sms' everywhere: the data sheets' counts. */
 	{.name = "H100", .flops = 67e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
 	 .sms = 132,
 	 .overhead = 10e-6, .overhead_given = true,
