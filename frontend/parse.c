@@ -536,6 +536,8 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 			plain_number(st, it->val, it->vloc, "sms", &t.sms);
 		else if (strcmp(it->key, "batch_norm") == 0)
 			t.bn_cudnn = choice(st, it, "fused", "cudnn");
+		else if (strcmp(it->key, "cuda_core_flops") == 0)
+			qty(st, it, UNIT_FLOP_RATE, &t.cuda_flops);
 		else if (strcmp(it->key, "tensor_cores") == 0) {
 			if (it->val->kind == V_BOOL)
 				t.tensor_cores = it->val->b;
@@ -547,8 +549,8 @@ void gp_ctype(GirParser *st, const char *name, Loc loc, AttrList *al)
 				    "flops, memory, mem_bw, efficiency, overhead, "
 				    "mem_efficiency, kernel_efficiency, "
 				    "gemm_efficiency, collectives, sends, "
-				    "kernels, launch, sms, batch_norm or "
-				    "tensor_cores");
+				    "kernels, launch, sms, batch_norm, "
+				    "cuda_core_flops or tensor_cores");
 	}
 	if (!flops)
 		diag_error(st->d, loc, "device type '%s' needs flops", name);

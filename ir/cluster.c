@@ -194,7 +194,7 @@ static const DevType catalog[] = {
 	{.name = "A100-80G", .flops = 19.5e12, .memory = 80 * GiB, .mem_bw = 2039e9,
 	 .sms = 108},
 	{.name = "A100-TF32", .flops = 156e12, .memory = 40 * GiB, .mem_bw = 1555e9,
-	 .sms = 108,
+	 .sms = 108, .cuda_flops = 19.5e12,
 	 .tensor_cores = true},
 	/* Measured on lent H100s (docs/cost-model.md, "Calibration"):
 	 * 'overhead' is the median cost of an empty op on three of them,
@@ -209,7 +209,7 @@ static const DevType catalog[] = {
 	 .gemm_eff = 1.24, .gemm_eff_given = true,
 	 .mem_eff = 0.90, .mem_eff_given = true},
 	{.name = "H100-TF32", .flops = 494.7e12, .memory = 80 * GiB, .mem_bw = 3.35e12,
-	 .sms = 132,
+	 .sms = 132, .cuda_flops = 67e12,
 	 .tensor_cores = true, .overhead = 10e-6, .overhead_given = true,
 	 .kern_eff = 0.48, .kern_eff_given = true,
 	 .gemm_eff = 0.94, .gemm_eff_given = true,
@@ -367,6 +367,9 @@ int cluster_finalize(Cluster *c, Arena *a, Diag *d)
 		if (t->overhead_given && !nonneg(t->overhead))
 			ERR(t->loc, "device type '%s': overhead must not be "
 			    "negative", t->name);
+		if (!nonneg(t->cuda_flops))
+			ERR(t->loc, "device type '%s': cuda_core_flops must be "
+			    "positive", t->name);
 		if (!nonneg(t->launch))
 			ERR(t->loc, "device type '%s': launch must not be "
 			    "negative", t->name);
@@ -647,6 +650,10 @@ void cluster_print(FILE *f, const Cluster *c)
 			fprintf(f, ", sms = %.0f", t->sms);
 		if (t->bn_cudnn)
 			fputs(", batch_norm = \"cudnn\"", f);
+		if (t->cuda_flops > 0) {
+			fputs(", cuda_core_flops = ", f);
+			qty_print(f, t->cuda_flops, UNIT_FLOP_RATE);
+		}
 		if (t->tensor_cores)
 			fputs(", tensor_cores = true", f);
 		if (t->eff_given) {

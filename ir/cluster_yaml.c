@@ -329,7 +329,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 					   "mem_efficiency", "kernel_efficiency",
 					   "collectives", "tensor_cores", "sends",
 					   "gemm_efficiency", "kernels", "launch",
-					   "sms", "batch_norm"};
+					   "sms", "batch_norm",
+					   "cuda_core_flops"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -356,8 +357,8 @@ static void device_types(Rd *r, yaml_node_t *n)
 			cluster_add_type(r->c, r->a, &t);
 			continue;
 		}
-		yaml_node_t *f[15];
-		fields(r, v, "a device type", keys, 15, f, NULL);
+		yaml_node_t *f[16];
+		fields(r, v, "a device type", keys, 16, f, NULL);
 		if (!f[0] && !named)
 			err(r, v, "device type '%s' is missing 'flops'", name);
 		else if (f[0])
@@ -403,6 +404,9 @@ static void device_types(Rd *r, yaml_node_t *n)
 			err(r, f[13], "sms must be a whole number of "
 			    "multiprocessors, 1 or more, got '%.*s'", SHOW(f[13]));
 		choice(r, f[14], "batch_norm", "fused", "cudnn", &t.bn_cudnn);
+		if (f[15])
+			positive(r, f[15], UNIT_FLOP_RATE, "cuda_core_flops",
+				 &t.cuda_flops);
 		cluster_add_type(r->c, r->a, &t);
 	}
 }

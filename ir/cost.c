@@ -143,14 +143,23 @@ static Kernel kernel_of(const Graph *g, const Op *op, Contraction *c)
 }
 
 /* The compute efficiency of op on t: the cluster's per-class figure when
- * it gives one, else the kernel class's, scaled by the GEMM shape. */
-static double op_eff(const Graph *g, const Op *op, const DevType *t)
+ * it gives one, else the kernel class's, scaled by the GEMM shape.
+ * *peak: the FLOP/s it is a fraction of, t's flops, but the CUDA cores'
+ * (cuda_core_flops) on a tensor-core type for an op that is no dense
+ * contraction (a depthwise convolution, an element-wise op): those never
+ * reach the tensor cores. */
+static double op_eff(const Graph *g, const Op *op, const DevType *t,
+		     double *peak)
 {
+	*peak = t->flops;
 	OpClass cls = op_class(g, op);
-	if (t->eff_given && t->eff[cls] > 0)
-		return t->eff[cls];
 	Contraction c;
 	Kernel k = kernel_of(g, op, &c);
+	if (t->tensor_cores && t->cuda_flops > 0 &&
+	    (k == K_DEPTHWISE || k == K_OTHER))
+		*peak = t->cuda_flops;
+	if (t->eff_given && t->eff[cls] > 0)
+		return t->eff[cls];
 	if (k == K_OTHER)
 		return default_eff[cls];
 	double d = c.m < c.n ? c.m : c.n;
@@ -713,7 +722,8 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
 	double flops = op_flops(g, op);
 	if (flops < 0)
 		flops = 0;
-	double tc = t->flops > 0 ? flops / (t->flops * op_eff(g, op, t)) : 0;
+	double peak, eff = op_eff(g, op, t, &peak);
+	double tc = peak > 0 ? flops / (peak * eff) : 0;
 	double tm = 0, bytes = op_bytes_moved(g, op);
 	bool head = true;
 	if (t->source_kernels)

@@ -520,6 +520,10 @@ typedef struct DevType {
 	bool sends_idle;                    /* a tensor sent from the device
 					     * leaves only when its compute has
 					     * no ready op (docs/simulator.md) */
+	double cuda_flops;                  /* 'cuda_core_flops': FLOP/s of the
+					     * CUDA cores of a tensor-core type
+					     * (depthwise and element-wise ops
+					     * run there); 0: flops */
 	bool tensor_cores;                  /* flops is a tensor-core peak:
 					     * convolutions run as implicit
 					     * GEMM, never Winograd (cost.c) */

@@ -318,6 +318,16 @@ check "sms and batch_norm: cudnn printed and read back" sh -c "'$PCC' -passes= $
 	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/bn.gir' &&
 	grep -qxF '  type \"V100\" {flops = 15.7TFLOPS, memory = 16GiB, mem_bw = 900GB/s, sms = 80}' '$t/bn.gir' &&
 	'$PCC' -passes= '$t/bn.gir' -o '$t/bn2.gir' && cmp '$t/bn.gir' '$t/bn2.gir'"
+# 'cuda_core_flops' (docs/cost-model.md, "The kernel class"): printed and
+# read back; the named TF32 types bring their FP32 twins' peak.
+printf 'device_types: {C: {flops: 100 TFLOPS, memory: 1 GiB, tensor_cores: true, cuda_core_flops: 20 TFLOPS}, H100-TF32: {}}\nmachines: [{name: m0, type: C, count: 1}, {name: m1, type: H100-TF32, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/cc.yaml"
+check "cuda_core_flops printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/cc.yaml' -o '$t/cc.gir' &&
+	grep -qxF '  type \"C\" {flops = 100TFLOPS, memory = 1GiB, cuda_core_flops = 20TFLOPS, tensor_cores = true}' '$t/cc.gir' &&
+	grep -q 'type \"H100-TF32\" {.*sms = 132, cuda_core_flops = 67TFLOPS, tensor_cores = true}' '$t/cc.gir' &&
+	'$PCC' -passes= '$t/cc.gir' -o '$t/cc2.gir' && cmp '$t/cc.gir' '$t/cc2.gir'"
+sed 's/cuda_core_flops: 20 TFLOPS/cuda_core_flops: 0 TFLOPS/' "$t/cc.yaml" >"$t/cc-bad.yaml"
+check "cuda_core_flops: zero is an error" sh -c "! '$PCC' -passes= $M --cluster '$t/cc-bad.yaml' -o /dev/null 2>'$t/cc.err' &&
+	grep -q 'cuda_core_flops must be positive' '$t/cc.err'"
 sed 's/batch_norm: fused/batch_norm: xla/' "$t/bn.yaml" >"$t/bn-bad.yaml"
 check "batch_norm: a bad value is an error naming both" sh -c "! '$PCC' -passes= $M --cluster '$t/bn-bad.yaml' -o /dev/null 2>'$t/bn.err' &&
 	grep -q \"batch_norm must be 'fused' or 'cudnn', got 'xla'\" '$t/bn.err'"

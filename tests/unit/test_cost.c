@@ -429,6 +429,55 @@ static void test_cost_batch_norm(void)
 	graph_free(g);
 }
 
+/* On a tensor-core type ('flops' a tensor-core peak) a depthwise
+ * convolution and an element-wise op run on the CUDA cores: they cost at
+ * 'cuda_core_flops' when the type gives it (the named H100-TF32 and
+ * A100-TF32 do), at 'flops' when it does not; a dense convolution stays
+ * on the tensor cores.  Memory at 1000 TB/s and no overhead leave the
+ * compute term alone. */
+static void test_cost_cuda_cores(void)
+{
+	Graph *g = tu_parse(
+		"gir 1\n"
+		"cluster c {\n"
+		"  type P {flops = 10TFLOPS, memory = 16GiB, mem_bw = 1000TB/s, overhead = 0s}\n"
+		"  type T {flops = 80TFLOPS, memory = 16GiB, mem_bw = 1000TB/s, overhead = 0s, cuda_core_flops = 10TFLOPS, tensor_cores = true}\n"
+		"  type U {flops = 80TFLOPS, memory = 16GiB, mem_bw = 1000TB/s, overhead = 0s, tensor_cores = true}\n"
+		"  machine m0 {type = P, count = 1, bandwidth = 10GB/s, latency = 1us}\n"
+		"  machine m1 {type = T, count = 1, bandwidth = 10GB/s, latency = 1us}\n"
+		"  machine m2 {type = U, count = 1, bandwidth = 10GB/s, latency = 1us}\n"
+		"  network {bandwidth = 1GB/s}\n"
+		"}\n"
+		"graph g {\n"
+		"  %x = Placeholder() : f32[8,14,14,256]\n"
+		"  %w = Placeholder() : f32[3,3,256,1]\n"
+		"  %k = Placeholder() : f32[1,1,256,256]\n"
+		"  %d = DepthwiseConv2dNative(%x, %w) {strides = [1, 1, 1, 1], padding = \"SAME\", data_format = \"NHWC\"} : f32[8,14,14,256]\n"
+		"  %c = Conv2D(%x, %k) {strides = [1, 1, 1, 1], padding = \"SAME\", data_format = \"NHWC\"} : f32[8,14,14,256]\n"
+		"  %e = Exp(%x) {@flops = 1000000000} : f32[8,14,14,256]\n"
+		"}\n");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	CU_ASSERT_DOUBLE_EQUAL(g->cluster->types[1].cuda_flops, 10e12, 1);
+	CostModel m = {g, g->cluster, NULL, NULL, 0};
+	Op *d = tu_op(g, "d"), *c = tu_op(g, "c"), *e = tu_op(g, "e");
+	CU_ASSERT_TRUE(cost_op(&m, d, 0) > 0);
+	NEAR(cost_op(&m, d, 1), cost_op(&m, d, 0));
+	NEAR(cost_op(&m, d, 2), cost_op(&m, d, 0) / 8);
+	/* element-wise: 1 GFLOP at 0.5 of 10 TFLOP/s, by hand */
+	NEAR(cost_op(&m, e, 0), 200e-6);
+	NEAR(cost_op(&m, e, 1), 200e-6);
+	NEAR(cost_op(&m, e, 2), 25e-6);
+	/* the 1x1 convolution: a GEMM on the tensor cores either way */
+	NEAR(cost_op(&m, c, 1), cost_op(&m, c, 0) / 8);
+	NEAR(cost_op(&m, c, 2), cost_op(&m, c, 0) / 8);
+	/* the named types: the CUDA cores of their FP32 twins */
+	CU_ASSERT_DOUBLE_EQUAL(devtype_named("H100-TF32")->cuda_flops,
+			       devtype_named("H100")->flops, 1);
+	CU_ASSERT_DOUBLE_EQUAL(devtype_named("A100-TF32")->cuda_flops,
+			       devtype_named("A100")->flops, 1);
+	graph_free(g);
+}
+
 /* A convolution of batch 8 on 14x14x256 inputs with a KHxKW window,
  * 256 output channels, stride S, NHWC. */
 static Op *mk_conv(Graph *g, const char *name, int kh, int kw, int s)
@@ -700,6 +749,7 @@ void suite_cost(void)
 	CU_add_test(s, "ops of constants alone are folded", test_cost_folded);
 	CU_add_test(s, "kernels: source costs a source kernel once", test_cost_source_kernels);
 	CU_add_test(s, "batch_norm: cudnn passes and channel parallelism", test_cost_batch_norm);
+	CU_add_test(s, "tensor-core types: depthwise and element-wise on the CUDA cores", test_cost_cuda_cores);
 	CU_add_test(s, "transfer", test_cost_transfer);
 	CU_add_test(s, "collectives", test_cost_collectives);
 	CU_add_test(s, "memory", test_cost_mem);
