@@ -161,6 +161,77 @@ class TestTorch2Gir(unittest.TestCase):
                     times.append(json.load(f)["makespan_s"])
         self.assertLess(times[1], times[0])
 
+    def costs(self, path, yaml_text):
+        """{(op, device type): seconds} from pcc --print-costs."""
+        import csv
+        with tempfile.TemporaryDirectory() as tmp:
+            y, c = os.path.join(tmp, "c.yaml"), os.path.join(tmp, "c.csv")
+            with open(y, "w") as f:
+                f.write(yaml_text)
+            r = pcc("-passes=", path, "--cluster", y, "--print-costs", c,
+                    "-o", os.devnull)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(c) as f:
+                return {("%" + row["op"], row["device_type"]): float(row["time_s"])
+                        for row in csv.DictReader(f)}
+
+    def test_batch_norm_cudnn(self):
+        """torch2gir's batch norms are what 'batch_norm: cudnn' costs
+        (docs/cost-model.md, "Batch normalisation"): the zoo's tiny CNN at
+        batch 64 has 8 channels of 64 x 16 x 16 = 16,384 elements, so on a
+        type of 64 SMs the forward pass moves one more pass of its
+        524,288-byte input and the gradient 4.5 more, all at 8/64 of the
+        bandwidth.  BERT's layer norm (a FusedBatchNormV3 with a channel
+        per row of 16) is read once: the same cost either way."""
+        keys = "memory: 16 GiB, mem_bw: 1 TB/s, overhead: 0 s, mem_efficiency: 1"
+        yaml_text = ("device_types: {F: {flops: 10 TFLOPS, %s, sms: 64}, "
+                     "C: {flops: 10 TFLOPS, %s, sms: 64, batch_norm: cudnn}}\n"
+                     "machines: [{name: m0, type: F, count: 1}, "
+                     "{name: m1, type: C, count: 1}]\n"
+                     "network: {bandwidth: 1 GB/s}\n" % (keys, keys))
+        path, text = imported("zoo_models:tiny", "--batch", "64")
+        bn = [o for o in parse(text) if o["type"].startswith("FusedBatchNorm")]
+        self.assertEqual(sorted(o["type"] for o in bn),
+                         ["FusedBatchNormGradV3", "FusedBatchNormV3"])
+        t = self.costs(path, yaml_text)
+        xb = 64 * 8 * 16 * 16 * 4
+        for o in bn:
+            extra = 4.5 if o["type"] == "FusedBatchNormGradV3" else 1
+            fused = t[(o["name"], "F")]          # its own bytes at 1 TB/s
+            self.assertGreater(fused, 0)
+            want = (fused * 1e12 + extra * xb) * 8 / 1e12
+            self.assertAlmostEqual(t[(o["name"], "C")] / want, 1, places=6)
+        path, text = imported("zoo_models:bert_tiny", "--batch", "4")
+        ln = [o for o in parse(text) if o["type"].startswith("FusedBatchNorm")]
+        self.assertTrue(ln)
+        t = self.costs(path, yaml_text)
+        for o in ln:
+            self.assertEqual(t[(o["name"], "C")], t[(o["name"], "F")], o["name"])
+
+    def test_gpu_measure_quick(self):
+        """bench/gpu_measure.py, as a lent GPU runs it, on the CPU with
+        --quick: a row per case and precision, and a profile of the
+        precision asked for, by operator and by input shape."""
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run(
+                [sys.executable, os.path.join(ROOT, "bench", "gpu_measure.py"),
+                 "--device", "cpu", "--quick", "--only", "mlp",
+                 "--profile", "mlp:2:tf32", "--out", tmp],
+                capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            with open(os.path.join(tmp, "measured.csv")) as f:
+                rows = [ln.strip().split(",") for ln in f
+                        if ln.strip() and not ln.startswith("#")]
+            self.assertEqual(rows[0], ["model", "batch", "precision", "step_s",
+                                       "samples_per_s", "peak_mem_bytes"])
+            self.assertEqual([(x[0], x[1], x[2]) for x in rows[1:]],
+                             [("mlp", "2", "fp32")])
+            self.assertGreater(float(rows[1][3]), 0)
+            with open(os.path.join(tmp, "profile-mlp-b2-tf32.txt")) as f:
+                prof = f.read()
+            self.assertIn("By input shape:", prof)
+            self.assertIn("aten::mm", prof)
+
     def test_resnet50_known_answers(self):
         """25.6 M parameters, 4.1 GMACs per image forward (8.2 GFLOP), a
         step about 3 times the forward."""
