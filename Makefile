@@ -10,6 +10,7 @@
 #   make bench        performance figures (never pass/fail)
 #   make bench-published  simulated vs published GPU training throughput
 #   make bench-fit TYPE=K80  the grid that fitted a GPU type's two factors
+#   make bench-profiled  the simulator given measured H100 op times
 #   make bench-real   pcc's simulated step times against TensorFlow's measured ones
 #   make docs-pictures  docs/img/: a plan drawn by every picture backend
 #   make tsan         run a distributed plan's generated C under ThreadSanitizer
@@ -59,7 +60,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures bench-plans bench-published bench-fit bench-real ctests tsan check-tf-models check-torch models
+        fuzz-build viz docs-pictures bench-plans bench-published bench-profiled bench-fit bench-real ctests tsan check-tf-models check-torch models
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -235,6 +236,10 @@ bench: $(B)/pcc $(B)/gengraph
 # (docs/cost-model.md, "Fidelity"); imports models with tools/torch2gir.
 bench-published: $(B)/pcc
 	/usr/bin/python3 bench/published.py $(B)
+# The simulator given the H100 profiles' measured convolution and batch-norm
+# times (tools/torchprof2pcc; docs/cost-model.md, "Profiling with PyTorch").
+bench-profiled: $(B)/pcc
+	/usr/bin/python3 bench/profiled.py $(B)
 # how a named GPU type's kernel_efficiency and mem_efficiency were fitted
 # on its fit rows of bench-published (docs/cost-model.md, "Calibration")
 TYPE ?= K80

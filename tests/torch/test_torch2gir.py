@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -161,7 +162,7 @@ class TestTorch2Gir(unittest.TestCase):
                     times.append(json.load(f)["makespan_s"])
         self.assertLess(times[1], times[0])
 
-    def costs(self, path, yaml_text):
+    def costs(self, path, yaml_text, profile=None):
         """{(op, device type): seconds} from pcc --print-costs."""
         import csv
         with tempfile.TemporaryDirectory() as tmp:
@@ -169,7 +170,7 @@ class TestTorch2Gir(unittest.TestCase):
             with open(y, "w") as f:
                 f.write(yaml_text)
             r = pcc("-passes=", path, "--cluster", y, "--print-costs", c,
-                    "-o", os.devnull)
+                    "-o", os.devnull, *(["--profile", profile] if profile else []))
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(c) as f:
                 return {("%" + row["op"], row["device_type"]): float(row["time_s"])
@@ -208,17 +209,20 @@ class TestTorch2Gir(unittest.TestCase):
         for o in ln:
             self.assertEqual(t[(o["name"], "C")], t[(o["name"], "F")], o["name"])
 
+    def gpu_measure(self, out, *args):
+        """bench/gpu_measure.py on the CPU, --quick, writing to out."""
+        r = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "bench", "gpu_measure.py"),
+             "--device", "cpu", "--quick", "--out", out] + list(args),
+            capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+
     def test_gpu_measure_quick(self):
         """bench/gpu_measure.py, as a lent GPU runs it, on the CPU with
         --quick: a row per case and precision, and a profile of the
         precision asked for, by operator and by input shape."""
         with tempfile.TemporaryDirectory() as tmp:
-            r = subprocess.run(
-                [sys.executable, os.path.join(ROOT, "bench", "gpu_measure.py"),
-                 "--device", "cpu", "--quick", "--only", "mlp",
-                 "--profile", "mlp:2:tf32", "--out", tmp],
-                capture_output=True, text=True, timeout=600)
-            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.gpu_measure(tmp, "--only", "mlp", "--profile", "mlp:2:tf32")
             with open(os.path.join(tmp, "measured.csv")) as f:
                 rows = [ln.strip().split(",") for ln in f
                         if ln.strip() and not ln.startswith("#")]
@@ -231,6 +235,78 @@ class TestTorch2Gir(unittest.TestCase):
                 prof = f.read()
             self.assertIn("By input shape:", prof)
             self.assertIn("aten::mm", prof)
+
+    def test_torchprof2pcc_by_hand(self):
+        """tools/torchprof2pcc matches a profile's rows to the graph's ops
+        by shape: a stride-2 convolution that torch2gir pads in front
+        (PyTorch's row names the unpadded input), its two gradients by
+        the weight and input they share with it, the backward row's
+        1.2 ms split 3 : 1 by their @flops; a batch norm by its input.
+        CUDA time per call where there is one, else CPU time."""
+        table = textwrap.dedent("""\
+            By input shape:
+            ----  ----
+                                                Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg    # of Calls  Input Shapes
+            ----  ----
+                             aten::cudnn_convolution         1.00%      10.000us         1.00%      10.000us      10.000us     500.000us        10.00%     500.000us     500.000us             1  [[8, 3, 32, 32], [16, 3, 3, 3], [], [], [], [], [], [], []]
+                          aten::convolution_backward         1.00%      10.000us         1.00%      10.000us      10.000us       2.400ms        10.00%       2.400ms       1.200ms             2  [[8, 16, 16, 16], [8, 3, 32, 32], [16, 3, 3, 3], [], [], [], [], [], [], [], []]
+                             aten::native_batch_norm         1.00%      10.000us         1.00%     300.000us     300.000us       0.000us         0.00%       0.000us       0.000us             1  [[8, 16, 16, 16], [16], [16], [16], [16], [], [], []]
+                                          aten::relu         1.00%      10.000us         1.00%      10.000us      10.000us       9.000ms        10.00%       9.000ms       9.000ms             1  [[8, 16, 16, 16]]
+            """)
+        gir = textwrap.dedent("""\
+            gir 1
+            graph g {
+              %x = Placeholder() {@batch_dim = 0} : f32[8,3,32,32]
+              %w = VariableV2() {shape = [3, 3, 3, 16]} : f32[3,3,3,16]
+              %p = Const() {value = [[0, 0], [0, 0], [0, 1], [0, 1]]} : i32[4,2]
+              %xp = Pad(%x, %p) : f32[8,3,33,33]
+              %c = Conv2D(%xp, %w) {strides = [1, 1, 2, 2], padding = "VALID", data_format = "NCHW", @flops = 100} : f32[8,16,16,16]
+              %s = Const() {value = [8, 3, 33, 33]} : i32[4]
+              %bi = Conv2DBackpropInput(%s, %w, %c) {strides = [1, 1, 2, 2], padding = "VALID", data_format = "NCHW", @flops = 100} : f32[8,3,33,33]
+              %fs = Const() {value = [3, 3, 3, 16]} : i32[4]
+              %bf = Conv2DBackpropFilter(%xp, %fs, %c) {strides = [1, 1, 2, 2], padding = "VALID", data_format = "NCHW", @flops = 300} : f32[3,3,3,16]
+              %b = FusedBatchNormV3(%c, %w, %w, %w, %w) {data_format = "NCHW"} : (f32[8,16,16,16], f32[16], f32[16], f32[16], f32[16], f32[0])
+              %r = Relu(%c) : f32[8,16,16,16]
+            }
+            """)
+        with tempfile.TemporaryDirectory() as tmp:
+            t, g = os.path.join(tmp, "t.txt"), os.path.join(tmp, "g.gir")
+            with open(t, "w") as f:
+                f.write(table)
+            with open(g, "w") as f:
+                f.write(gir)
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "torchprof2pcc"),
+                                t, g, "--type", "G"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("3 of 3 rows matched, 4 ops timed", r.stderr)
+            got = dict(re.findall(r"^  (\S+): \{G: ([0-9.]+) us\}$", r.stdout, re.M))
+            self.assertEqual(got, {"c": "500.000", "bi": "300.000",
+                                   "bf": "900.000", "b": "300.000"})
+
+    def test_torchprof2pcc_cpu(self):
+        """The profile path end to end on the CPU: bench/gpu_measure.py
+        profiles the zoo's tiny CNN, torchprof2pcc times its convolution
+        (the first layer has no input gradient), its filter gradient and
+        its two batch norms, and pcc --profile costs those ops at exactly
+        those times."""
+        path, _ = imported("zoo_models:tiny", "--batch", "2")
+        with tempfile.TemporaryDirectory() as tmp:
+            self.gpu_measure(tmp, "--only", "none", "--profile", "tiny:2")
+            prof = os.path.join(tmp, "p.yaml")
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "torchprof2pcc"),
+                                os.path.join(tmp, "profile-tiny-b2.txt"), path,
+                                "--type", "C", "-o", prof],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(prof) as f:
+                got = dict(re.findall(r"^  (\S+): \{C: ([0-9.]+) us\}$", f.read(), re.M))
+            self.assertEqual(sorted(n.split("/")[-1] for n in got),
+                             ["Conv2D", "Conv2DBackpropFilter",
+                              "FusedBatchNormGradV3", "FusedBatchNormV3"])
+            t = self.costs(path, "device_types: {C: {flops: 1 TFLOPS, memory: 1 GiB}}\n"
+                           "machines: [{name: m0, type: C, count: 1}]\n", prof)
+            for n, us in got.items():
+                self.assertAlmostEqual(t[("%" + n, "C")], float(us) * 1e-6, places=9)
 
     def test_resnet50_known_answers(self):
         """25.6 M parameters, 4.1 GMACs per image forward (8.2 GFLOP), a
