@@ -32,6 +32,7 @@
 #include "backend.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,6 +248,19 @@ static const char *orig_name(const Graph *g, const Op *op)
 
 /* The chain of ops on the critical path: crit[group] += its time there;
  * returns the time the chain spends waiting between ops. */
+/* A start time in seconds as a sort key in picoseconds, saturated: a plan
+ * may carry times (@cost, @start) beyond int64's picoseconds (106 days),
+ * and NaN sorts last. */
+static int64_t ps_key(double t)
+{
+	double ps = t * 1e12;
+	if (!(ps < 9.2e18))
+		return INT64_MAX;
+	if (ps < -9.2e18)
+		return INT64_MIN;
+	return (int64_t)ps;
+}
+
 static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows)
 {
 	const Graph *g = s->g;
@@ -276,7 +290,7 @@ static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows)
 		/* one device's ops by (start, id) */
 		VizKeyId *run = ord + lo;
 		for (uint32_t k = 0; k < hi - lo; k++)
-			run[k].key = (int64_t)(r->start[run[k].id] * 1e12);
+			run[k].key = ps_key(r->start[run[k].id]);
 		qsort(run, hi - lo, sizeof *run, viz_keyid_cmp);
 		for (uint32_t k = lo; k < hi; k++) {
 			pos[ord[k].id] = k;

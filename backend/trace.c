@@ -14,13 +14,19 @@
  * simulated.  One pass over the schedule: O(V + X) output. */
 #include "backend.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Seconds as nanoseconds, saturated (a plan may carry times beyond
+ * 292 years: llround's result would be unspecified). */
 static long long to_ns(double s)
 {
-	return isfinite(s) && s > 0 ? llround(s * 1e9) : 0;
+	if (!(isfinite(s) && s > 0))
+		return 0;
+	double ns = s * 1e9;
+	return ns < 9.2e18 ? llround(ns) : LLONG_MAX;
 }
 
 /* Microseconds with three decimals, from nanoseconds. */

@@ -339,6 +339,13 @@ done
 sed 's/sms = 40/sms = 0.5/' "$t/bn.gir" >"$t/sms-bad.gir"
 check "sms: a fraction in a gir cluster block is an error" sh -c "! '$PCC' -passes= '$t/sms-bad.gir' -o /dev/null 2>'$t/smsg.err' &&
 	grep -q 'sms must be a whole number, 1 or more' '$t/smsg.err'"
+# A plan whose ops take 1e115 s (@cost): the summary orders each device's
+# ops by start time in picoseconds, which int64 cannot hold (fuzz-pipeline
+# found the overflow, UBSan caught it; tests/fuzz/corpus-pipeline/huge-times.gir).
+check "summary of a plan with times beyond int64 picoseconds" sh -c "'$PCC' -O1 tests/fuzz/corpus-pipeline/huge-times.gir --emit=summary -o '$t/huge.txt' 2>/dev/null &&
+	grep -q 'simulated iteration time: 1e+115 s' '$t/huge.txt'"
+check "trace of a plan with times beyond int64 nanoseconds: saturated, valid JSON" sh -c "'$PCC' -O1 tests/fuzz/corpus-pipeline/huge-times.gir --emit=trace -o '$t/huge.json' 2>/dev/null &&
+	python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[\"traceEvents\"]; sys.exit(not all(x.get(\"ts\", 0) >= 0 and x.get(\"dur\", 0) >= 0 for x in e))' '$t/huge.json'"
 # --max-errors reaches the profile reader too: three bad times, one error
 printf 'ops:\n  h: {V100-32G: -1 us}\n  gw1: {V100-32G: -2 us}\n  u1: {V100-32G: -3 us}\n' >"$t/bad3.yaml"
 check "three bad profile times" sh -c "[ \$('$PCC' -passes= $M --cluster $T --profile '$t/bad3.yaml' -o /dev/null 2>&1 | grep -c ': error: ') -eq 3 ]"
