@@ -16,6 +16,7 @@ simulated.  KEEP=DIR keeps the imports (as bench-published).
 """
 
 import glob
+import json
 import os
 import re
 import statistics
@@ -52,7 +53,7 @@ def step(pcc, gir, yaml, tmp, profile=None):
     if r.returncode != 0:
         P.die("pcc failed on %s:\n%s" % (gir, r.stderr))
     with open(stats) as f:
-        return P.json.load(f)["makespan_s"]
+        return json.load(f)["makespan_s"]
 
 
 def main():

@@ -552,10 +552,11 @@ static Ref slice_rows(Comm *m, Op *u, uint32_t k, Ref x, int dim,
 		      int d)
 {
 	const Type *t0 = type_of(x);
-	const int64_t *dims = v ? v->dims : t0->dims;
+	const int64_t *dims = v ? shard_dims(m, v->dims, v->rank, v->dim, rows)
+				: t0->dims;
 	int rank = v ? v->rank : t0->rank, vd = v ? v->dim : dim;
 	if (v)
-		x = reshape_to(m, x, v->dims, v->rank, d, origin_of(m, u));
+		x = reshape_to(m, x, dims, v->rank, d, origin_of(m, u));
 	int64_t scale = dims[vd] / rows;
 	int64_t *b = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
 	int64_t *z = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
@@ -604,7 +605,9 @@ static void micro_range(const Place *p, int j, int64_t *begin, int64_t *size)
 }
 
 /* Micro-batch j of output k of u (pipelined, OK_SPLIT along dim), whole
- * on device d: its one replica's output, or its replicas' ConcatV2. */
+ * on device d: its one replica's output, or its replicas' ConcatV2 (in
+ * u's view when its batch slices are contiguous only there, as whole()
+ * does for the batch). */
 static Ref micro_whole(Comm *m, Op *u, uint32_t k, const Place *p, int j,
 		       int d, int dim)
 {
@@ -618,7 +621,9 @@ static Ref micro_whole(Comm *m, Op *u, uint32_t k, const Place *p, int j,
 		return s->r;
 	Graph *g = m->g;
 	const char *org = origin_of(m, u);
-	int64_t ax = dim, b0, sz;
+	const View *v = batch_view(&m->b, u, k);
+	const Type *t = &u->out[k];
+	int64_t ax = v ? v->dim : dim, b0, sz;
 	micro_range(p, j, &b0, &sz);
 	Op *axis = int_const(m, arena_printf(g->arena, "%s/concat/axis", u->name),
 			     &ax, 1, true, DT_I32, d, org);
@@ -626,16 +631,27 @@ static Ref micro_whole(Comm *m, Op *u, uint32_t k, const Place *p, int j,
 			"ConcatV2", (uint32_t)kk + 1, 1, d, org);
 	for (int i = 0; i < kk; i++) {
 		Ref x = transfer(m, (Ref){p->rep[j * kk + i], k}, d);
+		if (v)
+			x = reshape_to(m, x, shard_dims(m, v->dims, v->rank, v->dim,
+							p->size[j * kk + i]),
+				       v->rank, d, org);
 		op->in[i] = (Input){x.op, x.idx, false};
 	}
 	op->in[kk] = (Input){axis, 0, false};
-	const Type *t = &u->out[k];
-	op->out[0] = type_make(g->arena, t->dt, t->rank, t->dims);
-	op->out[0].dims[dim] = t->dims[dim] / m->b.batch * sz;
+	Ref r = {op, 0};
+	if (v) {
+		op->out[0] = type_make(g->arena, t->dt, v->rank,
+				       shard_dims(m, v->dims, v->rank, v->dim, sz));
+		r = reshape_to(m, r, shard_dims(m, t->dims, t->rank, dim, sz),
+			       t->rank, d, org);
+	} else {
+		op->out[0] = type_make(g->arena, t->dt, t->rank,
+				       shard_dims(m, t->dims, t->rank, dim, sz));
+	}
 	m->nconcat++;
 	s = cache_get(&m->cache, u->id, k, (uint32_t)d, (uint32_t)j, T_MGATHER,
 		      &fresh);
-	s->r = (Ref){op, 0};
+	s->r = r;
 	return s->r;
 }
 
@@ -703,6 +719,15 @@ static Ref reshard(Comm *m, Op *u, uint32_t k, int dim, int64_t begin,
 	return r;
 }
 
+/* Whether views a and b (either NULL: none) are the same. */
+static bool same_view(const View *a, const View *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->rank == b->rank && a->dim == b->dim &&
+	       memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) == 0;
+}
+
 /* Slice r (of the consumer's shard list) of output k of u, along dim
  * (in view v), on the consumer's replica device. */
 static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
@@ -724,7 +749,8 @@ static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
 		return slice_rows(m, u, k, whole(m, u, k, d), dim, v, m->b.batch,
 				  cons->begin[r], cons->size[r], d);
 	}
-	if (p->micro && cons->micro == p->micro && !v && p->begin &&
+	if (p->micro && cons->micro == p->micro && p->begin &&
+	    same_view(v, batch_view(&m->b, u, k)) &&
 	    kind_of(m, u, k) == OK_SPLIT && batch_odim(&m->b, u, k) == dim) {
 		/* Pipelines: micro-batch j whole on the first device of the
 		 * consumer's micro-batch j, sliced there (once over a slow
@@ -737,7 +763,7 @@ static Ref slice(Comm *m, Op *u, uint32_t k, int dim, const View *v,
 			int d0 = cons->dev[j * kc];
 			Ref x = micro_whole(m, u, k, p, j, d0, dim);
 			if (cons->size[r] != ps)
-				x = slice_rows(m, u, k, x, dim, NULL, ps,
+				x = slice_rows(m, u, k, x, dim, v, ps,
 					       cons->begin[r] - cb, cons->size[r], d0);
 			return transfer(m, x, d);
 		}

@@ -288,54 +288,56 @@ check "network's collective figures printed" sh -c "'$PCC' -passes= $M --cluster
 	'$PCC' -passes= '$t/coll.gir' -o '$t/coll2.gir' && cmp '$t/coll.gir' '$t/coll2.gir'"
 check "collective_latency defaults to latency" sh -c "'$PCC' -passes= $M --cluster '$t/coll2.yaml' -o - |
 	grep -qx '  network {bandwidth = 2GB/s, latency = 600us, collective_bandwidth = 500MB/s, collective_latency = 600us}'"
-# A device type's 'sends: idle' (and 'collectives: blocking'): printed in
-# the cluster block and read back the same; 'async' is the default.
+# Device-type keys (docs/cluster.md) are printed in the cluster block and
+# read back to the same bytes; a key at its default is not printed.
+type_keys() { # type_keys NAME LINE...: $t/NAME.yaml prints each LINE (grep -x)
+	n=$1; shift
+	"$PCC" -passes= $M --cluster "$t/$n.yaml" -o "$t/$n.gir" || return 1
+	for l; do grep -qx -- "$l" "$t/$n.gir" || { echo "not printed: $l"; return 1; }; done
+	"$PCC" -passes= "$t/$n.gir" -o "$t/$n-2.gir" && cmp "$t/$n.gir" "$t/$n-2.gir"
+}
+bad_key() { # bad_key NAME FROM TO MESSAGE: $t/NAME.yaml with FROM made TO is refused
+	sed "s/$2/$3/" "$t/$1.yaml" >"$t/$1-bad.yaml"
+	! "$PCC" -passes= $M --cluster "$t/$1-bad.yaml" -o /dev/null 2>"$t/$1.err" &&
+	grep -qF -- "$4" "$t/$1.err"
+}
+# 'sends: idle' and 'collectives: blocking'; 'async' is the default.
 printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB, collectives: blocking, sends: idle}, B: {flops: 1 TFLOPS, memory: 1 GiB, sends: async}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: B, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/sends.yaml"
-check "sends: idle printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/sends.yaml' -o '$t/sends.gir' &&
-	grep -qxF '  type \"A\" {flops = 1TFLOPS, memory = 1GiB, collectives = \"blocking\", sends = \"idle\"}' '$t/sends.gir' &&
-	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/sends.gir' &&
-	'$PCC' -passes= '$t/sends.gir' -o '$t/sends2.gir' && cmp '$t/sends.gir' '$t/sends2.gir'"
-# 'kernels: source' and 'launch' (docs/cost-model.md, docs/simulator.md):
-# printed in the cluster block and read back the same; 'ops' and no
-# launch are the defaults; anything else an error.
+check "sends: idle printed and read back" type_keys sends \
+	'  type "A" {flops = 1TFLOPS, memory = 1GiB, collectives = "blocking", sends = "idle"}' \
+	'  type "B" {flops = 1TFLOPS, memory = 1GiB}'
+# 'kernels: source' and 'launch' (docs/cost-model.md, docs/simulator.md);
+# 'ops' and no launch are the defaults.
 printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB, kernels: source, launch: 25 us}, B: {flops: 1 TFLOPS, memory: 1 GiB, kernels: ops, launch: 0 s}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: B, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/kern.yaml"
-check "kernels: source and launch printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/kern.yaml' -o '$t/kern.gir' &&
-	grep -qxF '  type \"A\" {flops = 1TFLOPS, memory = 1GiB, kernels = \"source\", launch = 25us}' '$t/kern.gir' &&
-	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/kern.gir' &&
-	'$PCC' -passes= '$t/kern.gir' -o '$t/kern2.gir' && cmp '$t/kern.gir' '$t/kern2.gir'"
-sed 's/kernels: ops/kernels: fused/' "$t/kern.yaml" >"$t/kern-bad.yaml"
-check "kernels: a bad value is an error naming both" sh -c "! '$PCC' -passes= $M --cluster '$t/kern-bad.yaml' -o /dev/null 2>'$t/kern.err' &&
-	grep -q \"kernels must be 'ops' or 'source', got 'fused'\" '$t/kern.err'"
-sed 's/launch: 0 s/launch: -1 us/' "$t/kern.yaml" >"$t/launch-bad.yaml"
-check "launch: a negative time is an error" sh -c "! '$PCC' -passes= $M --cluster '$t/launch-bad.yaml' -o /dev/null 2>'$t/launch.err' &&
-	grep -q \"launch must not be negative, got '-1 us'\" '$t/launch.err'"
+check "kernels: source and launch printed and read back" type_keys kern \
+	'  type "A" {flops = 1TFLOPS, memory = 1GiB, kernels = "source", launch = 25us}' \
+	'  type "B" {flops = 1TFLOPS, memory = 1GiB}'
+check "kernels: a bad value is an error naming both" bad_key kern 'kernels: ops' 'kernels: fused' \
+	"kernels must be 'ops' or 'source', got 'fused'"
+check "launch: a negative time is an error" bad_key kern 'launch: 0 s' 'launch: -1 us' \
+	"launch must not be negative, got '-1 us'"
 # 'sms' and 'batch_norm: cudnn' (docs/cost-model.md, "Batch
-# normalisation"): printed and read back the same; a named type brings its
-# data-sheet SM count; 'fused' is the default; bad values are errors.
+# normalisation"): a named type brings its data-sheet SM count; 'fused'
+# is the default.
 printf 'device_types: {A: {flops: 1 TFLOPS, memory: 1 GiB, sms: 40, batch_norm: cudnn}, B: {flops: 1 TFLOPS, memory: 1 GiB, batch_norm: fused}, V100: {}}\nmachines: [{name: m0, type: A, count: 1}, {name: m1, type: B, count: 1}, {name: m2, type: V100, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/bn.yaml"
-check "sms and batch_norm: cudnn printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/bn.yaml' -o '$t/bn.gir' &&
-	grep -qxF '  type \"A\" {flops = 1TFLOPS, memory = 1GiB, sms = 40, batch_norm = \"cudnn\"}' '$t/bn.gir' &&
-	grep -qxF '  type \"B\" {flops = 1TFLOPS, memory = 1GiB}' '$t/bn.gir' &&
-	grep -qxF '  type \"V100\" {flops = 15.7TFLOPS, memory = 16GiB, mem_bw = 900GB/s, sms = 80}' '$t/bn.gir' &&
-	'$PCC' -passes= '$t/bn.gir' -o '$t/bn2.gir' && cmp '$t/bn.gir' '$t/bn2.gir'"
-# 'cuda_core_flops' (docs/cost-model.md, "The kernel class"): printed and
-# read back; the named TF32 types bring their FP32 twins' peak.
-printf 'device_types: {C: {flops: 100 TFLOPS, memory: 1 GiB, tensor_cores: true, cuda_core_flops: 20 TFLOPS}, H100-TF32: {}}\nmachines: [{name: m0, type: C, count: 1}, {name: m1, type: H100-TF32, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/cc.yaml"
-check "cuda_core_flops printed and read back" sh -c "'$PCC' -passes= $M --cluster '$t/cc.yaml' -o '$t/cc.gir' &&
-	grep -qxF '  type \"C\" {flops = 100TFLOPS, memory = 1GiB, cuda_core_flops = 20TFLOPS, tensor_cores = true}' '$t/cc.gir' &&
-	grep -q 'type \"H100-TF32\" {.*sms = 132, cuda_core_flops = 67TFLOPS, tensor_cores = true}' '$t/cc.gir' &&
-	'$PCC' -passes= '$t/cc.gir' -o '$t/cc2.gir' && cmp '$t/cc.gir' '$t/cc2.gir'"
-sed 's/cuda_core_flops: 20 TFLOPS/cuda_core_flops: 0 TFLOPS/' "$t/cc.yaml" >"$t/cc-bad.yaml"
-check "cuda_core_flops: zero is an error" sh -c "! '$PCC' -passes= $M --cluster '$t/cc-bad.yaml' -o /dev/null 2>'$t/cc.err' &&
-	grep -q 'cuda_core_flops must be positive' '$t/cc.err'"
-sed 's/batch_norm: fused/batch_norm: xla/' "$t/bn.yaml" >"$t/bn-bad.yaml"
-check "batch_norm: a bad value is an error naming both" sh -c "! '$PCC' -passes= $M --cluster '$t/bn-bad.yaml' -o /dev/null 2>'$t/bn.err' &&
-	grep -q \"batch_norm must be 'fused' or 'cudnn', got 'xla'\" '$t/bn.err'"
+check "sms and batch_norm: cudnn printed and read back" type_keys bn \
+	'  type "A" {flops = 1TFLOPS, memory = 1GiB, sms = 40, batch_norm = "cudnn"}' \
+	'  type "B" {flops = 1TFLOPS, memory = 1GiB}' \
+	'  type "V100" {flops = 15.7TFLOPS, memory = 16GiB, mem_bw = 900GB/s, sms = 80}'
+check "batch_norm: a bad value is an error naming both" bad_key bn 'batch_norm: fused' 'batch_norm: xla' \
+	"batch_norm must be 'fused' or 'cudnn', got 'xla'"
 for v in 0 2.5 -3; do
-	sed "s/sms: 40/sms: $v/" "$t/bn.yaml" >"$t/sms-bad.yaml"
-	check "sms: $v is an error" sh -c "! '$PCC' -passes= $M --cluster '$t/sms-bad.yaml' -o /dev/null 2>'$t/sms.err' &&
-		grep -q \"sms must be a whole number of multiprocessors, 1 or more, got '$v'\" '$t/sms.err'"
+	check "sms: $v is an error" bad_key bn 'sms: 40' "sms: $v" \
+		"sms must be a whole number of multiprocessors, 1 or more, got '$v'"
 done
+# 'cuda_core_flops' (docs/cost-model.md, "The kernel class"): the named
+# TF32 types bring their FP32 twins' peak.
+printf 'device_types: {C: {flops: 100 TFLOPS, memory: 1 GiB, tensor_cores: true, cuda_core_flops: 20 TFLOPS}, H100-TF32: {}}\nmachines: [{name: m0, type: C, count: 1}, {name: m1, type: H100-TF32, count: 1}]\nnetwork: {bandwidth: 2 GB/s}\n' >"$t/cc.yaml"
+check "cuda_core_flops printed and read back" type_keys cc \
+	'  type "C" {flops = 100TFLOPS, memory = 1GiB, cuda_core_flops = 20TFLOPS, tensor_cores = true}' \
+	'  type "H100-TF32" {.*sms = 132, cuda_core_flops = 67TFLOPS, tensor_cores = true}'
+check "cuda_core_flops: zero is an error" bad_key cc 'cuda_core_flops: 20 TFLOPS' 'cuda_core_flops: 0 TFLOPS' \
+	'cuda_core_flops must be positive'
 sed 's/sms = 40/sms = 0.5/' "$t/bn.gir" >"$t/sms-bad.gir"
 check "sms: a fraction in a gir cluster block is an error" sh -c "! '$PCC' -passes= '$t/sms-bad.gir' -o /dev/null 2>'$t/smsg.err' &&
 	grep -q 'sms must be a whole number, 1 or more' '$t/smsg.err'"
@@ -456,6 +458,14 @@ check "pipeline: a data-parallel stage all-reduces its micro-batch sums" sh -c "
 	grep -q '^  %gw1/sum/1 = AddN(%gw1/rep1, %gw1/rep3) {@device = \"v/gpu1\"' '$t/par.gir' &&
 	test \$(grep -c '= AllReduce(%g[wb]1/sum\(/1\)\{0,1\}) {key = [0-9]*, algo = ring, devices = \[\"v/gpu0\", \"v/gpu1\"\]' '$t/par.gir') = 4 &&
 	grep -q '^  %u_w1/rep1 = ApplyGradientDescent(%w1/rep1, %lr/on/v/gpu1, %gw1/ar1) {@device = \"v/gpu1\"' '$t/par.gir'"
+# Stages of different widths (four devices, then two) regroup each
+# micro-batch's rows between them; sequence-first attention's [seq * batch,
+# ...] tensors are regrouped in their [seq, batch, ...] view (a Reshape
+# around the micro-batch's ConcatV2), never by a Split of the whole batch
+# (comm's <op>/split), which would wait for every micro-batch.
+check "pipeline regroups sequence-first tensors per micro-batch" sh -c "'$PCC' -passes='simplify,annotate,place<algo=pipeline,stages=2,micro=2>,comm,order' tests/ctests/transformer_tiny8.gir --cluster tests/ctests/pipe-dp42.yaml -o '$t/tt8.gir' &&
+	grep -q '@device = \"a/gpu3\", .*@stage = \[0, 2\]' '$t/tt8.gir' && grep -q '@device = \"b/gpu1\", .*@stage = \[1, 2\]' '$t/tt8.gir' &&
+	grep -q '/concat/reshape = Reshape(' '$t/tt8.gir' && ! grep -q '/split = Split' '$t/tt8.gir'"
 check "summary of a pipeline" sh -c "'$PCC' -passes='simplify,annotate,fuse,place<algo=pipeline,stages=2,micro=4>,comm,order' $M --cluster $C --emit=summary > '$t/sp.txt' && grep -q '^stages$' '$t/sp.txt' && test \$(grep -cE '^ +[01] .*stage [01], one device, 4 micro-batches +[a-z]+/gpu[0-9] ' '$t/sp.txt') = 2 && grep -qE 'stage [01], one device, 4 micro-batches +[a-z]+/gpu[0-9] +accumulate x' '$t/sp.txt' && ! grep -q replicas '$t/sp.txt'"
 check "summary bad format" status 1 "$PCC" -O1 $M --cluster $C --emit=summary --emit-opt=format=xml
 # The json's numbers agree with --stats-json (the same simulation).
