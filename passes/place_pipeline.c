@@ -18,15 +18,15 @@
  * activations and goes to its update), and what is left the least
  * position of its consumers.  A stage is a contiguous
  * range of positions on one device, or data-parallel on the devices of
- * one machine (Metis's and Sailor's data-parallel stages, here within
- * one machine), so every layer's forward, backward, weights and
+ * one machine, or of consecutive machines of one device type (Metis's
+ * and Sailor's data-parallel stages), so every layer's forward, backward, weights and
  * optimizer state share a stage and only activations and their gradients
  * cross stages.
  *
  * Search.  The positions are cut into at most 48 segments of about equal
  * work; a dynamic program over (stages left k, first segment p, device i
- * in a fixed device list L, block b: L[i] alone or the rest of its
- * machine) minimises the fill-and-drain time Σ stage
+ * in a fixed device list L, block b: L[i] alone, the rest of its
+ * machine, or that and the machines of its type after it in L) minimises the fill-and-drain time Σ stage
  * times + Σ 2 × boundary transfers of one micro-batch, with every stage
  * and transfer under a cap C and every stage within its device's memory:
  * weights, their accumulated and partial gradients and the optimizer
@@ -41,18 +41,23 @@
  * updates; it is minimised over the
  * caps C (a geometric grid), the stage count and m ∈ {1, 2, 4, ..., 32}.
  * A data-parallel stage's gradients, summed over its micro-batches on
- * each device, are all-reduced over its devices (a ring within the
- * machine) as the last micro-batch's backward makes them; what that
+ * each device, are all-reduced over its devices (a ring within a
+ * machine; over machines the cheaper of a ring and the hierarchical
+ * AllReduce) as the last micro-batch's backward makes them; what that
  * backward does not hide, or the drain of the stages before it, is
  * added (the DP's tail).
  * The work is counted, not timed: O(|m| · |C| · S · (P²·L + P·L²)).
- * The best few plans by estimate (of single-device stages, and of data-
- * parallel ones, separately) are materialised (comm, then order's 1F1B
+ * The best few plans by estimate (of single-device stages, of data-
+ * parallel ones within machines and of ones over machines, separately:
+ * the estimate compares kinds worst) are materialised (comm, then order's 1F1B
  * schedule) on copies of the graph and the full simulator picks the one
  * that runs fastest in memory.
  *
- * Not modelled: data-parallel stages across machines or over part of a
- * machine, interleaved stages, recomputation. */
+ * Not modelled: data-parallel stages over part of a machine or over
+ * machines of different types, interleaved stages, recomputation; a
+ * stage over machines receives each micro-batch on its first device,
+ * which slices it for the others, a transfer the estimate leaves out
+ * (counting it made the plans chosen slower, not faster). */
 #include "plan.h"
 #include "taskgraph.h"
 
@@ -60,11 +65,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* NFINAL1 plans whose stages have one device each and NFINAL2 with a
- * data-parallel stage are judged by the simulator (the estimate ranks
- * plans of one kind better than it compares the kinds). */
-enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NFINAL1 = 3, NFINAL2 = 2,
-       MAXOPS = 1000000 };
+/* NFINAL[0] plans whose stages have one device each, NFINAL[1] with a
+ * data-parallel stage within a machine and NFINAL[2] with one over
+ * several machines are judged by the simulator (the estimate ranks plans
+ * of one kind better than it compares the kinds). */
+enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NKIND = 3, MAXOPS = 1000000 };
+static const int NFINAL[NKIND] = {3, 2, 2};
 
 typedef struct PPlan {
 	int S, m;
@@ -92,8 +98,14 @@ typedef struct PModel {
 	double *wmem, *amem;     /* [nseg + 1]: prefix sums */
 	double *ar_lat, *ar_slope; /* [nl]: a ring over the rest[i] devices
 				  * from L[i]: seconds at 0 bytes, per byte */
+	double *xr_lat, *xr_slope, *xh_lat, *xh_slope; /* [nl]: the same over
+				  * the span[i] devices, ring and
+				  * hierarchical (comm takes the cheaper) */
 	int *rest;               /* [nl]: devices from L[i] to the end of its
 				  * machine in L */
+	int *span;               /* [nl]: devices from L[i] to the end of the
+				  * run of machines of its type that follow
+				  * each other in L (>= rest[i]) */
 	double *tmem;            /* [nseg]: largest temporary */
 	double *xp;              /* [nseg + 1]: parameter bytes sent once to a
 				  * stage starting at segment q (and their
@@ -133,15 +145,20 @@ static double stage_bwd(const PModel *pm, int p, int q, int d, int m, int b)
 	return prefix(pm, pm->bwd, p, q, pm->t->c->devs[d].type) / m / b;
 }
 
-/* Seconds of the AllReduces, a ring over the b devices L[i ..] (1 or
- * rest[i], as the DP asks: ring_fits), of the gradients of segments
- * [p, q): one per gradient (comm's), so each pays the ring's latency. */
+/* Seconds of the AllReduces over the b devices L[i ..] (1, rest[i] or
+ * span[i], as the DP asks: ring_fits) of the gradients of segments
+ * [p, q): one per gradient (comm's), so each pays the latency; a ring
+ * within a machine, the cheaper of a ring and the hierarchical
+ * AllReduce over machines. */
 static double stage_ar(const PModel *pm, int p, int q, int i, int b)
 {
 	double cnt = pm->gcnt[q] - pm->gcnt[p], bytes = pm->gbytes[q] - pm->gbytes[p];
 	if (b < 2 || cnt <= 0)
 		return 0;
-	return cnt * pm->ar_lat[i] + bytes * pm->ar_slope[i];
+	if (b == pm->rest[i])
+		return cnt * pm->ar_lat[i] + bytes * pm->ar_slope[i];
+	return fmin(cnt * pm->xr_lat[i] + bytes * pm->xr_slope[i],
+		    cnt * pm->xh_lat[i] + bytes * pm->xh_slope[i]);
 }
 
 /* ar_lat and ar_slope: the ring's time (cost_allreduce_ring, affine in
@@ -153,12 +170,27 @@ static void ring_fits(PModel *pm)
 	double G = pm->gbytes[pm->nseg] > 0 ? pm->gbytes[pm->nseg] : 1;
 	pm->ar_lat = xcalloc((size_t)nl + 1, sizeof(double));
 	pm->ar_slope = xcalloc((size_t)nl + 1, sizeof(double));
+	pm->xr_lat = xcalloc((size_t)nl + 1, sizeof(double));
+	pm->xr_slope = xcalloc((size_t)nl + 1, sizeof(double));
+	pm->xh_lat = xcalloc((size_t)nl + 1, sizeof(double));
+	pm->xh_slope = xcalloc((size_t)nl + 1, sizeof(double));
+	const CostModel *m = pm->t->m;
 	for (int i = 0; i < nl; i++) {
-		if (pm->rest[i] < 2)
-			continue;
-		double a = cost_allreduce_ring(pm->t->m, &pm->L[i], pm->rest[i], 0);
-		pm->ar_lat[i] = a;
-		pm->ar_slope[i] = (cost_allreduce_ring(pm->t->m, &pm->L[i], pm->rest[i], G) - a) / G;
+		const int *L = &pm->L[i];
+		if (pm->rest[i] >= 2) {
+			double a = cost_allreduce_ring(m, L, pm->rest[i], 0);
+			pm->ar_lat[i] = a;
+			pm->ar_slope[i] = (cost_allreduce_ring(m, L, pm->rest[i], G) - a) / G;
+		}
+		if (pm->span[i] > pm->rest[i]) {
+			int b = pm->span[i];
+			double r = cost_allreduce_ring(m, L, b, 0);
+			double h = cost_allreduce_hier(m, L, b, 0);
+			pm->xr_lat[i] = r;
+			pm->xr_slope[i] = (cost_allreduce_ring(m, L, b, G) - r) / G;
+			pm->xh_lat[i] = h;
+			pm->xh_slope[i] = (cost_allreduce_hier(m, L, b, G) - h) / G;
+		}
 	}
 }
 
@@ -459,9 +491,15 @@ static void device_list(const TaskGraph *t, PModel *pm)
 			pm->L[j - 1] = x;
 		}
 	pm->rest = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
-	for (int i = t->ndev; i-- > 0;)
+	pm->span = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
+	for (int i = t->ndev; i-- > 0;) {
 		pm->rest[i] = i + 1 < t->ndev && c->devs[pm->L[i + 1]].machine ==
 			      c->devs[pm->L[i]].machine ? pm->rest[i + 1] + 1 : 1;
+		int nx = i + pm->rest[i];      /* the next machine's first */
+		pm->span[i] = pm->rest[i] +
+			(nx < t->ndev && c->devs[pm->L[nx]].type ==
+			 c->devs[pm->L[i]].type ? pm->span[nx] : 0);
+	}
 	free(speed);
 	free(mspeed);
 }
@@ -522,6 +560,11 @@ static void model_free(PModel *pm)
 	free(pm->gbytes);
 	free(pm->ar_lat);
 	free(pm->ar_slope);
+	free(pm->xr_lat);
+	free(pm->xr_slope);
+	free(pm->xh_lat);
+	free(pm->xh_slope);
+	free(pm->span);
 	free(pm->gcnt);
 	free(pm->wmem);
 	free(pm->amem);
@@ -583,19 +626,21 @@ static void dp_continuations(PModel *pm, DPTab *d, int k, int m, double C)
 		}
 }
 
-/* f[k][p][i]: the best first stage [p, q) on L[i] alone or on its b =
- * rest[i] devices, then the continuation sm. */
+/* f[k][p][i]: the best first stage [p, q) on L[i] alone, on its b =
+ * rest[i] devices (the rest of its machine) or on its span[i] (the
+ * machines of its type that follow), then the continuation sm. */
 static void dp_first_stage(PModel *pm, DPTab *d, int k, int p, int i, int m,
-			   int64_t mb, double C, bool multi)
+			   int64_t mb, double C, int multi)
 {
 	int P = d->P, nl = d->nl;
 	int dv = pm->L[i];
 	double cap = tg_mem_cap(pm->t, dv);
 	double best = INFINITY, btail = 0;
 	int bq = -1, bb = 1, bj = -1;
-	for (int o = 0; o < 2; o++) {
-		int b = o ? pm->rest[i] : 1;
-		if ((o && (b == 1 || !multi)) || b > mb)
+	for (int o = 0; o < 3; o++) {
+		int b = o == 0 ? 1 : o == 1 ? pm->rest[i] : pm->span[i];
+		if ((o && (b == 1 || multi < o)) || b > mb ||
+		    (o == 2 && b == pm->rest[i]))
 			continue;
 		bool block = pm->t->c->types[pm->t->c->devs[dv].type].coll_blocking;
 		double tm = 0, expo = -INFINITY, rmax = -INFINITY;
@@ -706,12 +751,13 @@ static void dp_reconstruct(const PModel *pm, const DPTab *d, int k, int m,
  * drain time of segments [p, nseg) in k stages, the first on L[i] alone
  * or data-parallel on L[i ..] to the end of its machine (a machine has
  * one device type: time / b, activations / b each; the b replicas'
- * gradients all-reduced once per iteration; only when
- * multi), plus the sync no drain hides (tail).
+ * gradients all-reduced once per iteration; only when multi >= 1), or
+ * on the run of machines of its type from L[i] (multi == 2), plus the
+ * sync no drain hides (tail).
  * Reconstructs, for every k,
  * the best plan into out[k] (est = INFINITY when none). */
 static void dp_run(PModel *pm, int m, int64_t batch, double C, int maxS,
-		   bool multi, PPlan *out)
+		   int multi, PPlan *out)
 {
 	int P = pm->nseg, nl = pm->nl;
 	size_t sz = (size_t)(maxS + 1) * (size_t)(P + 1) * (size_t)nl;
@@ -913,7 +959,10 @@ static int search_plans(PassCtx *ctx, PModel *pm, const int *mlist, int nm,
 	lo = fmax(lo, 1e-12);
 	hi = fmax(hi, lo);
 	PPlan *row = xcalloc((size_t)(maxS + 1), sizeof(PPlan));
-	int nall = 0;
+	int nall = 0, nmulti = 2;
+	for (int i = 0; i < pm->nl; i++)
+		if (pm->span[i] > pm->rest[i])
+			nmulti = 3;      /* stages over machines are possible */
 	/* Nothing fits: with --best-effort, the plans memory would rule out. */
 	for (int pass = 0; pass < 2 && !nall; pass++) {
 		pm->ignore_mem = pass == 1;
@@ -923,7 +972,7 @@ static int search_plans(PassCtx *ctx, PModel *pm, const int *mlist, int nm,
 			for (int ci = 0; ci <= NCAP; ci++) {
 				double C = ci == NCAP ? INFINITY
 					 : lo * pow(hi / lo, (double)ci / (NCAP - 1)) / mlist[a];
-				for (int multi = 0; multi < 2; multi++) {
+				for (int multi = 0; multi < nmulti; multi++) {
 					dp_run(pm, mlist[a], batch, C, maxS, multi, row);
 					for (int k = 1; k <= maxS; k++)
 						if (isfinite(row[k].est) &&
@@ -943,14 +992,19 @@ static int search_plans(PassCtx *ctx, PModel *pm, const int *mlist, int nm,
 static int judge_finalists(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 			   const PPlan *all, int nall, bool *boom_out)
 {
-	int chosen = -1, judged[2] = {0, 0};
+	int chosen = -1, judged[NKIND] = {0};
 	double bspan = INFINITY;
 	bool boom = true;
-	for (int i = 0; i < nall && (judged[0] < NFINAL1 || judged[1] < NFINAL2); i++) {
+	static const char *const label[NKIND] = {"", " (data-parallel stages)",
+		" (data-parallel stages over machines)"};
+	for (int i = 0; i < nall; i++) {
 		int kind = 0;
-		for (int st = 0; st < all[i].S; st++)
-			kind |= all[i].nd[st] > 1;
-		if (judged[kind] >= (kind ? NFINAL2 : NFINAL1))
+		for (int st = 0; st < all[i].S; st++) {
+			int x = all[i].nd[st] > pm->rest[all[i].li[st]] ? 2
+			      : all[i].nd[st] > 1;
+			kind = x > kind ? x : kind;
+		}
+		if (judged[kind] >= NFINAL[kind])
 			continue;
 		bool dup = false;
 		for (int j = 0; j < i && !dup; j++)
@@ -966,7 +1020,7 @@ static int judge_finalists(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 		if (ctx->report)
 			fprintf(ctx->report, "  pipeline S=%d m=%d%s: estimated %.6g s, "
 				"%.6g s%s (simulated)\n", all[i].S, all[i].m,
-				kind ? " (data-parallel stages)" : "", all[i].est, x,
+				label[kind], all[i].est, x,
 				oom ? ", out of memory" : "");
 		if (isfinite(x) && ((boom && !oom) || (boom == oom && x < bspan))) {
 			chosen = i;
@@ -1024,7 +1078,7 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	}
 	int mlist[8];
 	int nm = micro_batch_counts(g, want_m, batch, mlist);
-	PPlan *all = xcalloc((size_t)(2 * nm * (NCAP + 1) * (maxS + 1) + 1), sizeof(PPlan));
+	PPlan *all = xcalloc((size_t)(3 * nm * (NCAP + 1) * (maxS + 1) + 1), sizeof(PPlan));
 	int nall = search_plans(ctx, &pm, mlist, nm, batch, maxS, want_s, all);
 	qsort(all, (size_t)nall, sizeof *all, plan_cmp);
 	bool boom;

@@ -458,6 +458,14 @@ check "pipeline: a data-parallel stage all-reduces its micro-batch sums" sh -c "
 	grep -q '^  %gw1/sum/1 = AddN(%gw1/rep1, %gw1/rep3) {@device = \"v/gpu1\"' '$t/par.gir' &&
 	test \$(grep -c '= AllReduce(%g[wb]1/sum\(/1\)\{0,1\}) {key = [0-9]*, algo = ring, devices = \[\"v/gpu0\", \"v/gpu1\"\]' '$t/par.gir') = 4 &&
 	grep -q '^  %u_w1/rep1 = ApplyGradientDescent(%w1/rep1, %lr/on/v/gpu1, %gw1/ar1) {@device = \"v/gpu1\"' '$t/par.gir'"
+# A data-parallel stage may span machines of one device type, never of
+# two: the MLP as one stage takes pipe-dp's four devices (two machines of
+# type G), but on hetero-4 (V100s, T4s) at most one machine's.
+check "pipeline: a data-parallel stage over machines of one type" sh -c "'$PCC' -passes='simplify,annotate,place<algo=pipeline,stages=1,micro=2>,comm,order' tests/ctests/mlp.gir --cluster tests/ctests/pipe-dp.yaml -o '$t/span.gir' -v 2>'$t/span.err' &&
+	grep -q '^place<algo=pipeline>: 1 stages, 2 micro-batches, .*stages: a/gpu0+3\[0,' '$t/span.err' &&
+	grep -q '@device = \"b/gpu1\"' '$t/span.gir' &&
+	'$PCC' -passes='simplify,annotate,place<algo=pipeline,stages=1,micro=2>,comm,order' tests/ctests/mlp.gir --cluster examples/clusters/hetero-4.yaml -o /dev/null -v 2>'$t/span2.err' &&
+	grep '^place<algo=pipeline>' '$t/span2.err' | grep -qv '+[23]\['"
 # Stages of different widths (four devices, then two) regroup each
 # micro-batch's rows between them; sequence-first attention's [seq * batch,
 # ...] tensors are regrouped in their [seq, batch, ...] view (a Reshape
