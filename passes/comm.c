@@ -60,7 +60,7 @@ typedef struct Place {
 
 /* Cache keys. */
 enum { T_XFER, T_CONST, T_GATHER, T_SUM, T_SPLIT, T_AR, T_MGATHER, T_ACC,
-       T_RESHARD };
+       T_RESHARD, T_VIEW };
 
 typedef struct Slot {
 	uint32_t a, b, c, d, tag;
@@ -555,8 +555,19 @@ static Ref slice_rows(Comm *m, Op *u, uint32_t k, Ref x, int dim,
 	const int64_t *dims = v ? shard_dims(m, v->dims, v->rank, v->dim, rows)
 				: t0->dims;
 	int rank = v ? v->rank : t0->rank, vd = v ? v->dim : dim;
-	if (v)
-		x = reshape_to(m, x, dims, v->rank, d, origin_of(m, u));
+	if (v) {
+		/* x in its view, once for all the slices taken of it */
+		bool vfresh;
+		Slot *vs = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d, 0,
+				     T_VIEW, &vfresh);
+		if (vfresh) {
+			Ref y = reshape_to(m, x, dims, v->rank, d, origin_of(m, u));
+			vs = cache_get(&m->cache, x.op->id, x.idx, (uint32_t)d, 0,
+				       T_VIEW, &vfresh);
+			vs->r = y;
+		}
+		x = vs->r;
+	}
 	int64_t scale = dims[vd] / rows;
 	int64_t *b = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);
 	int64_t *z = arena_alloc(m->ctx->scratch, sizeof(int64_t) * (size_t)rank);

@@ -997,7 +997,8 @@ static int judge_finalists(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 	bool boom = true;
 	static const char *const label[NKIND] = {"", " (data-parallel stages)",
 		" (data-parallel stages over machines)"};
-	for (int i = 0; i < nall; i++) {
+	for (int i = 0, left = NFINAL[0] + NFINAL[1] + NFINAL[2];
+	     i < nall && left > 0; i++) {
 		int kind = 0;
 		for (int st = 0; st < all[i].S; st++) {
 			int x = all[i].nd[st] > pm->rest[all[i].li[st]] ? 2
@@ -1015,6 +1016,7 @@ static int judge_finalists(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 		if (dup)
 			continue;
 		judged[kind]++;
+		left--;
 		bool oom;
 		double x = judge(ctx, t, pm, &all[i], &oom);
 		if (ctx->report)
