@@ -458,6 +458,13 @@ check "pipeline: a data-parallel stage all-reduces its micro-batch sums" sh -c "
 	grep -q '^  %gw1/sum/1 = AddN(%gw1/rep1, %gw1/rep3) {@device = \"v/gpu1\"' '$t/par.gir' &&
 	test \$(grep -c '= AllReduce(%g[wb]1/sum\(/1\)\{0,1\}) {key = [0-9]*, algo = ring, devices = \[\"v/gpu0\", \"v/gpu1\"\]' '$t/par.gir') = 4 &&
 	grep -q '^  %u_w1/rep1 = ApplyGradientDescent(%w1/rep1, %lr/on/v/gpu1, %gw1/ar1) {@device = \"v/gpu1\"' '$t/par.gir'"
+# A dropout mask (RandomUniform, GreaterEqual, Cast, RealDiv: no input,
+# no parameter) is made in the stage that applies it, not in stage 0 and
+# sent there every micro-batch (the Transformer's four stages on
+# leftovers-25g sent 210 mask pieces across stages before 2026-11-27).
+check "pipeline: dropout masks are made where they are applied" sh -c "'$PCC' -passes='simplify,annotate,place<algo=pipeline,stages=4,micro=2>,comm,order' examples/models/transformer.gir --cluster examples/clusters/leftovers-25g.yaml -o '$t/masks.gir' &&
+	grep -q 'dropout[0-9]*/RealDiv/rep[0-9]* = RealDiv(.*@stage = \[2, 4\]' '$t/masks.gir' &&
+	! grep '= Transfer(' '$t/masks.gir' | grep -q '@origin = \"[^\"]*\(dropout[0-9]*\|attn\)/RealDiv[_0-9]*\"'"
 # A data-parallel stage may span machines of one device type, never of
 # two: the MLP as one stage takes pipe-dp's four devices (two machines of
 # type G), but on hetero-4 (V100s, T4s) at most one machine's.
