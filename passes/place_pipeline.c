@@ -203,6 +203,38 @@ static double cut_time(const PModel *pm, int q, int i, int j, int m)
 	return tg_comm(pm->t, pm->L[i], pm->L[j], b);
 }
 
+/* Forward ops that depend on no input and no parameter (a dropout
+ * mask's RandomUniform, GreaterEqual, Cast and scaling; constants)
+ * come first in CPD-TOPO order, having nothing to wait for; each goes
+ * to its first forward consumer's position (pos: the forward ops' so
+ * far; consumers first, so a chain follows it), so a mask is made in
+ * the stage that applies it instead of being sent there each
+ * micro-batch, which made every cut before the last layers look (and
+ * be) expensive. */
+static void data_free_follow(const TaskGraph *t, const Role *role,
+			     uint32_t *pos)
+{
+	uint32_t n = t->n, none = UINT32_MAX;
+	bool *dep = xcalloc((size_t)n + 1, sizeof(bool));
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t v = t->topo[j];
+		dep[v] = role[v] == ROLE_INPUT || role[v] == ROLE_PARAM;
+		for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1] && !dep[v]; e++)
+			dep[v] = dep[t->pred[e].node];
+	}
+	for (uint32_t j = n; j-- > 0;) {
+		uint32_t v = t->topo[j], c = none;
+		if (dep[v] || pos[v] == none)
+			continue;
+		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++)
+			if (pos[t->succ[e].node] < c)   /* forward ones only, so far */
+				c = pos[t->succ[e].node];
+		if (c != none && c > pos[v])
+			pos[v] = c;
+	}
+	free(dep);
+}
+
 /* Positions of nodes along the forward order (see the file comment);
  * role[v] (caller's, [t->n]): each node's role. */
 static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
@@ -228,31 +260,7 @@ static void positions(Graph *g, const TaskGraph *t, uint32_t *pos,
 			pos[v] = k++;
 	}
 	*nfwd = k ? k : 1;
-	/* Forward ops that depend on no input and no parameter (a dropout
-	 * mask's RandomUniform, GreaterEqual, Cast and scaling; constants)
-	 * come first in CPD-TOPO order, having nothing to wait for; each
-	 * goes with its first forward consumer (consumers first, so a
-	 * chain follows it), so a mask is made in the stage that applies
-	 * it instead of being sent there each micro-batch, which made
-	 * every cut before the last layers look (and be) expensive. */
-	bool *dep = xcalloc((size_t)n + 1, sizeof(bool));
-	for (uint32_t j = 0; j < n; j++) {
-		uint32_t v = t->topo[j];
-		dep[v] = role[v] == ROLE_INPUT || role[v] == ROLE_PARAM;
-		for (uint32_t e = t->pred_start[v]; e < t->pred_start[v + 1] && !dep[v]; e++)
-			dep[v] = dep[t->pred[e].node];
-	}
-	for (uint32_t j = n; j-- > 0;) {
-		uint32_t v = t->topo[j], c = none;
-		if (dep[v] || pos[v] == none)
-			continue;
-		for (uint32_t e = t->succ_start[v]; e < t->succ_start[v + 1]; e++)
-			if (pos[t->succ[e].node] < c)   /* forward ones only, so far */
-				c = pos[t->succ[e].node];
-		if (c != none && c > pos[v])
-			pos[v] = c;
-	}
-	free(dep);
+	data_free_follow(t, role, pos);
 	/* Parameters: the first forward position reading them. */
 	for (uint32_t v = 0; v < n; v++) {
 		if (role[v] != ROLE_PARAM)
