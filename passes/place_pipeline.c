@@ -19,14 +19,15 @@
  * position of its consumers.  A stage is a contiguous
  * range of positions on one device, or data-parallel on the devices of
  * one machine, or of consecutive machines of one device type (Metis's
- * and Sailor's data-parallel stages), so every layer's forward, backward, weights and
- * optimizer state share a stage and only activations and their gradients
- * cross stages.
+ * and Sailor's data-parallel stages), so every layer's forward,
+ * backward, weights and optimizer state share a stage and only
+ * activations and their gradients cross stages.
  *
  * Search.  The positions are cut into at most 48 segments of about equal
  * work; a dynamic program over (stages left k, first segment p, device i
  * in a fixed device list L, block b: L[i] alone, the rest of its
- * machine, or that and the machines of its type after it in L) minimises the fill-and-drain time Σ stage
+ * machine, or that and the machines of its type after it in L)
+ * minimises the fill-and-drain time Σ stage
  * times + Σ 2 × boundary transfers of one micro-batch, with every stage
  * and transfer under a cap C and every stage within its device's memory:
  * weights, their accumulated and partial gradients and the optimizer
@@ -49,9 +50,9 @@
  * The work is counted, not timed: O(|m| · |C| · S · (P²·L + P·L²)).
  * The best few plans by estimate (of single-device stages, of data-
  * parallel ones within machines and of ones over machines, separately:
- * the estimate compares kinds worst) are materialised (comm, then order's 1F1B
- * schedule) on copies of the graph and the full simulator picks the one
- * that runs fastest in memory.
+ * the estimate compares kinds worst) are materialised (comm, then
+ * order's 1F1B schedule) on copies of the graph and the full simulator
+ * picks the one that runs fastest in memory.
  *
  * Not modelled: data-parallel stages over part of a machine or over
  * machines of different types, interleaved stages, recomputation; a
@@ -1088,7 +1089,8 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	}
 	int mlist[8];
 	int nm = micro_batch_counts(g, want_m, batch, mlist);
-	PPlan *all = xcalloc((size_t)(3 * nm * (NCAP + 1) * (maxS + 1) + 1), sizeof(PPlan));
+	PPlan *all = xcalloc((size_t)(NKIND * nm * (NCAP + 1) * (maxS + 1) + 1),
+			     sizeof(PPlan));
 	int nall = search_plans(ctx, &pm, mlist, nm, batch, maxS, want_s, all);
 	qsort(all, (size_t)nall, sizeof *all, plan_cmp);
 	bool boom;
