@@ -32,7 +32,6 @@
 #include "backend.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,21 +245,16 @@ static const char *orig_name(const Graph *g, const Op *op)
 	return o ? o : op->name;
 }
 
-/* The chain of ops on the critical path: crit[group] += its time there;
- * returns the time the chain spends waiting between ops. */
 /* A start time in seconds as a sort key in picoseconds, saturated: a plan
  * may carry times (@cost, @start) beyond int64's picoseconds (106 days),
  * and NaN sorts last. */
 static int64_t ps_key(double t)
 {
-	double ps = t * 1e12;
-	if (!(ps < 9.2e18))
-		return INT64_MAX;
-	if (ps < -9.2e18)
-		return INT64_MIN;
-	return (int64_t)ps;
+	return isnan(t) ? INT64_MAX : pcc_sat_i64(t * 1e12);
 }
 
+/* The chain of ops on the critical path: crit[group] += its time there;
+ * returns the time the chain spends waiting between ops. */
 static double critical_path(const Sum *s, const VizGroups *vg, GRow *rows)
 {
 	const Graph *g = s->g;

@@ -14,19 +14,15 @@
  * simulated.  One pass over the schedule: O(V + X) output. */
 #include "backend.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Seconds as nanoseconds, saturated (a plan may carry times beyond
- * 292 years: llround's result would be unspecified). */
+/* Seconds as nanoseconds, rounded and saturated (a plan may carry times
+ * beyond 292 years: llround's result would be unspecified). */
 static long long to_ns(double s)
 {
-	if (!(isfinite(s) && s > 0))
-		return 0;
-	double ns = s * 1e9;
-	return ns < 9.2e18 ? llround(ns) : LLONG_MAX;
+	return isfinite(s) && s > 0 ? pcc_sat_i64(round(s * 1e9)) : 0;
 }
 
 /* Microseconds with three decimals, from nanoseconds. */

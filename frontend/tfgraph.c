@@ -241,19 +241,6 @@ static int64_t numel_of(const TfShape *s)
 	return n;
 }
 
-
-/* A float value in an integer tensor, as TensorFlow would cast it but
- * defined for every input: NaN is 0, out of range saturates. */
-static int64_t f_to_i64(double x)
-{
-	if (!(x == x))
-		return 0;
-	if (x >= 9.2e18)
-		return INT64_MAX;
-	if (x <= -9.2e18)
-		return INT64_MIN;
-	return (int64_t)x;
-}
 static uint64_t le_bits(const unsigned char *p, int size)
 {
 	uint64_t v = 0;
@@ -302,7 +289,7 @@ Value *tf_tensor_value(TfBuild *b, const TfTensor *t)
 					      : (t->ni ? (double)t->i[k < t->ni ? k : t->ni - 1] : 0);
 			else
 				iv[k] = t->ni ? t->i[k < t->ni ? k : t->ni - 1]
-					      : (t->nf ? f_to_i64(t->f[k < t->nf ? k : t->nf - 1]) : 0);
+					      : (t->nf ? pcc_sat_i64(t->f[k < t->nf ? k : t->nf - 1]) : 0);
 		}
 	}
 	Arena *a = b->g->arena;

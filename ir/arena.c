@@ -183,6 +183,17 @@ size_t arena_bytes(const Arena *a)
 	return a->bytes;
 }
 
+int64_t pcc_sat_i64(double x)
+{
+	if (x != x)
+		return 0;
+	if (x >= 9.2e18)
+		return INT64_MAX;
+	if (x <= -9.2e18)
+		return INT64_MIN;
+	return (int64_t)x;
+}
+
 double pcc_now(void)
 {
 	struct timespec ts;

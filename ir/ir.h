@@ -57,6 +57,9 @@ char *xstrdup(const char *s);
 void *xmalloc_huge(size_t n);
 /* Seconds on the monotonic clock (timing and search budgets only). */
 double pcc_now(void);
+/* x truncated to int64, defined for every double (a plan's or a model
+ * file's numbers may be anything): NaN is 0, out of range saturates. */
+int64_t pcc_sat_i64(double x);
 /* Internal error: prints "pcc: internal error: ..." and aborts. */
 _Noreturn void pcc_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
