@@ -469,7 +469,7 @@ class Cluster:
     processes=True (or a throttle) one process per task, each started by
     this one with the same interpreter, the ones in throttle
     ({task: fraction}) in a cgroup of their own with that CPU quota
-    (CpuQuota).  close() (also at exit, on SIGTERM and SIGHUP) ends the
+    (CpuQuota).  close() (also at exit, on SIGTERM, SIGHUP and SIGINT) ends the
     processes and removes the cgroups."""
 
     def __init__(self, ntasks, ncpu=1, intra=1, inter=1, processes=False, throttle=None):
@@ -494,8 +494,10 @@ class Cluster:
         import atexit
         import signal
         atexit.register(self.close)
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) == signal.SIG_DFL:
+        _live_clusters.append(self)
+        for sig, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL),
+                             (signal.SIGINT, signal.default_int_handler)):
+            if signal.getsignal(sig) == default:
                 signal.signal(sig, _exit_on_signal)
         try:
             for t, f in sorted(throttle.items()):
@@ -551,10 +553,31 @@ class Cluster:
         for q in self.quotas.values():
             q.remove()
         self.quotas = {}
+        if self in _live_clusters:
+            _live_clusters.remove(self)
+
+
+# The clusters with task processes, for the signal handler below.
+_live_clusters = []
 
 
 def _exit_on_signal(sig, frame):
-    raise SystemExit(128 + sig)
+    """SIGTERM, SIGHUP or SIGINT: ends every cluster's task processes, removes their
+    cgroups and exits 128 + sig at once.  It does not unwind: raising
+    SystemExit mid-run sent the exit through TensorFlow's session and gRPC
+    teardown, which can crash (a CI run died of SIGSEGV there, before
+    atexit's close, and left its cgroup behind)."""
+    for c in list(_live_clusters):
+        try:
+            c.close()
+        except Exception:
+            pass
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(128 + sig)
 
 
 # ---- running a plan --------------------------------------------------------
