@@ -69,6 +69,8 @@ static void report(Diag *d, Loc loc, const char *kind, const char *fmt,
 		   va_list ap)
 {
 	const char *file = loc.file ? loc.file : d->file;
+	if (d->quiet)
+		return;
 	if (file && loc.line)
 		fprintf(d->out, "%s:%u:%u: %s: ", file, loc.line, loc.col, kind);
 	else if (file)
@@ -88,7 +90,7 @@ void diag_verror(Diag *d, Loc loc, const char *fmt, va_list ap)
 	if (d->max_errors && d->nerrors > d->max_errors)
 		return;
 	report(d, loc, "error", fmt, ap);
-	if (d->max_errors && d->nerrors == d->max_errors)
+	if (d->max_errors && d->nerrors == d->max_errors && !d->quiet)
 		fprintf(d->out, "pcc: too many errors, stopping\n");
 }
 

@@ -271,6 +271,7 @@ struct Diag {
 	int nerrors;
 	int max_errors;                     /* stop after this many (20) */
 	const char *pass;                   /* set by the pass manager */
+	bool quiet;                         /* count, print nothing */
 };
 void diag_init(Diag *d, FILE *out, const char *file, const char *src,
 	       size_t srclen);

@@ -123,8 +123,10 @@ double plan_evaluate(PassCtx *ctx, Graph *h, PlanEval *e)
 	m.g = h;
 	m.memo = NULL;
 	m.nmemo = 0;
-	Diag d;
-	diag_init(&d, stderr, ctx->pass, NULL, 0);
+	Diag quiet, *d = e->diag ? e->diag : &quiet;
+	diag_init(&quiet, stderr, ctx->pass, NULL, 0);
+	quiet.quiet = true;
+	int errors0 = d->nerrors;
 	e->span = INFINITY;
 	e->oom = true;
 	e->peak_over = INFINITY;
@@ -133,7 +135,7 @@ double plan_evaluate(PassCtx *ctx, Graph *h, PlanEval *e)
 		ctx->eval->judged++;
 	PassCtx c = as_pass(ctx, h, "comm");
 	c.cost = &m;
-	c.diag = &d;             /* a candidate's failure is no user error */
+	c.diag = d;
 	c.batch = cached_batch(ctx, h);
 	bool ok = pass_comm(&c) == EXIT_OK;
 	e->nops = h->nops;
@@ -145,13 +147,14 @@ double plan_evaluate(PassCtx *ctx, Graph *h, PlanEval *e)
 	if (ok && (!later_step(ctx, "comm") || later_step(ctx, "order"))) {
 		c = as_pass(ctx, h, "order");
 		c.cost = &m;
-		c.diag = &d;
+		c.diag = d;
 		cost_memo_init(&m);
 		ok = order_simulate(&c, &m, &r) == EXIT_OK;
 		cost_memo_free(&m);
 	} else if (ok) {
-		ok = sim_run(h, &m, &r, &d) == EXIT_OK;
+		ok = sim_run(h, &m, &r, d) == EXIT_OK;
 	}
+	e->errors = d->nerrors - errors0;
 	if (!ok)
 		return e->span;
 	e->span = r.makespan;

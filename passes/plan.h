@@ -137,6 +137,10 @@ typedef struct PlanEval {
 	uint32_t nops;           /* ops of the materialised plan */
 	double *peaks;
 	SimResult *sim;
+	Diag *diag;              /* in: where comm's and order's errors go;
+				  * NULL: nowhere (a candidate's failure
+				  * is no user error) */
+	int errors;              /* out: how many they reported */
 } PlanEval;
 /* Judges the strategy annotated on h, a graph_clone of ctx->g: comm
  * materialises it and order's schedule (order_simulate) runs it, each

@@ -198,6 +198,7 @@ typedef struct Judge {
 	double work;             /* work units spent (SPLIT_UNITS per op) */
 	double t0;               /* when the search began (the cap) */
 	bool cut;                /* the wall-clock cap stopped it */
+	int errors;              /* comm's and order's on the current plan */
 } Judge;
 
 /* Work units per op of a materialised plan judged: cloning, comm and
@@ -220,7 +221,9 @@ static bool more(Judge *j)
 
 /* Materialises g (or g with split s of op name applied) on a copy and
  * simulates it; returns the iteration time (INFINITY on failure or
- * overflow).  keep: retain the copy and result in j->last*. */
+ * overflow).  keep: retain the copy and result in j->last*.  The current
+ * plan's (no split) errors are the user's and are reported; a
+ * candidate's are not. */
 static double judge(Judge *j, const char *name, const Split *s, bool keep)
 {
 	PassCtx *ctx = j->ctx;
@@ -229,8 +232,9 @@ static double judge(Judge *j, const char *name, const Split *s, bool keep)
 	if (s)
 		apply_split(h, graph_lookup(h, name, NULL), s);
 	SimResult r;
-	PlanEval e = {.sim = &r};
+	PlanEval e = {.sim = &r, .diag = s ? NULL : ctx->diag};
 	plan_evaluate(ctx, h, &e);
+	j->errors += e.errors;
 	j->work += SPLIT_UNITS * (double)e.nops;
 	double span = e.oom ? INFINITY : e.span;
 	if (isfinite(e.span)) {
@@ -411,6 +415,8 @@ int pass_split(PassCtx *ctx)
 			sim_free(&j.last);
 			graph_free(j.lastg);
 		}
+		if (j.errors)    /* not a plan (unplaced ops, bad @shares) */
+			return EXIT_BADINPUT;
 		if (ctx->report)
 			fputs("split: the plan does not simulate within memory; "
 			      "nothing split\n", ctx->report);

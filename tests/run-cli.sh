@@ -33,6 +33,14 @@ check "place<search=nope>" bad_popt 'place<search=nope,portfolio=0>' 'place<sear
 check "place<algo=bogus> after other passes" bad_popt 'simplify,annotate,place<algo=bogus>' 'place<algo=bogus>: expected one of hybrid'
 check "fuse<range=1e999>" bad_popt 'fuse<range=1e999>' 'fuse<range=1e999>'
 check "good options still run" sh -c "'$PCC' -passes='simplify,annotate,place<algo=dp,evals=5,portfolio=0>,comm<sfb>' --cluster $C $M -o /dev/null"
+# split, comm and order on a graph nothing placed: the error, exit 1, no
+# output (split judged it quietly and wrote the graph unchanged, exit 0;
+# a second split printed comm's errors and still exited 0)
+for pl in split split,split comm order; do
+	check "-passes=$pl on an unplaced graph: exit 1, no output" sh -c "
+		rm -f '$t/unplaced.gir'; '$PCC' -passes=$pl --cluster $C $M -o '$t/unplaced.gir' 2>'$t/unplaced.err'
+		[ \$? -eq 1 ] && [ ! -e '$t/unplaced.gir' ] && grep -q \"error: \\[${pl%%,*}\\] op 'x' is not placed\" '$t/unplaced.err'"
+done
 check "--list-passes prints options" sh -c "'$PCC' --list-passes | grep -q 'max_parts=8 .*devices' && '$PCC' --list-passes | grep -qF '(an integer in [2,8])'"
 # Numeric command-line options are strict: exit 2 with a message.
 for a in --max-errors=1e20 --max-errors=nan --max-errors=3000000000 \
