@@ -285,14 +285,22 @@ void cluster_add_link(Cluster *c, Arena *a, const char *dev_a,
 int cluster_mem_report(FILE *f, const Cluster *c, const int *devs, int n,
 		       const double *need)
 {
-	const double GiB = 1024.0 * 1024 * 1024;
 	int over = 0;
 	for (int i = 0; i < n; i++) {
 		const Device *dv = &c->devs[devs ? devs[i] : i];
 		double cap = (double)c->types[dv->type].memory;
+		/* in the unit of the capacity: a 1-byte card's need is not
+		 * "0.00 GiB of 0.00 GiB" */
+		double unit = 1024.0 * 1024 * 1024;
+		const char *u = "GiB";
+		if (cap < unit) {
+			unit = cap < 1024.0 * 1024 ? 1 : 1024.0 * 1024;
+			u = cap < 1024.0 * 1024 ? "B" : "MiB";
+		}
 		over += need[i] > cap;
-		fprintf(f, "  %-16s %-12s needs %8.2f GiB of %8.2f GiB%s\n", dv->name,
-			c->types[dv->type].name, need[i] / GiB, cap / GiB,
+		fprintf(f, "  %-16s %-12s needs %8.*f %s of %8.*f %s%s\n", dv->name,
+			c->types[dv->type].name, unit == 1 ? 0 : 2, need[i] / unit,
+			u, unit == 1 ? 0 : 2, cap / unit, u,
 			need[i] > cap ? "  (over)" : "");
 	}
 	return over;

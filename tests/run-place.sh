@@ -67,7 +67,7 @@ for a in $algos; do
 	       "$m" -o "$t/p.gir" 2>"$t/err"
 	rc=$?
 	if [ $rc -eq 3 ] && grep -q "does not fit in the memory of cluster 'tiny'" "$t/err" &&
-	   grep -q '^  m0/gpu0 .*needs.*GiB' "$t/err" && grep -q '(over)$' "$t/err" &&
+	   grep -q '^  m0/gpu0 .*needs .* MiB of    64.00 MiB  (over)$' "$t/err" && grep -q '(over)$' "$t/err" &&
 	   "$PCC" "-passes=simplify,annotate,place<algo=$a>" --best-effort \
 	       --cluster "$t/tiny.yaml" "$m" -o "$t/p.gir" --stats-json="$t/s.json" 2>"$t/err" &&
 	   grep -q '"oom": true' "$t/s.json"; then
