@@ -580,7 +580,7 @@ static const Cluster *cl(const CostModel *m)
 }
 
 static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
-			       bool *launch);
+			       bool *launch, double *fixed);
 
 void cost_memo_init(CostModel *m)
 {
@@ -601,10 +601,10 @@ void cost_memo_free(CostModel *m)
 double cost_op(const CostModel *m, const Op *op, int devtype)
 {
 	if (!m->memo || op->id >= m->nmemo)
-		return cost_op_uncached(m, op, devtype, NULL);
+		return cost_op_uncached(m, op, devtype, NULL, NULL);
 	double *x = &m->memo[(size_t)op->id * (size_t)cl(m)->ntypes + (size_t)devtype];
 	if (isnan(*x))
-		*x = cost_op_uncached(m, op, devtype, NULL);
+		*x = cost_op_uncached(m, op, devtype, NULL, NULL);
 	return *x;
 }
 
@@ -665,16 +665,28 @@ static void kernel_share(Graph *g, const Op *op, double *bytes, bool *head)
 bool cost_op_launches(const CostModel *m, const Op *op, int devtype)
 {
 	bool launch = false;
-	return cost_op_uncached(m, op, devtype, &launch) > 0 && launch;
+	return cost_op_uncached(m, op, devtype, &launch, NULL) > 0 && launch;
+}
+
+double cost_op_fixed(const CostModel *m, const Op *op, int devtype)
+{
+	double fixed = 0;
+	cost_op_uncached(m, op, devtype, NULL, &fixed);
+	return fixed;
 }
 
 /* cost_op; *launch (when not NULL) becomes false for a piece of a source
- * kernel that another piece launches. */
+ * kernel that another piece launches; *fixed (when not NULL) becomes the
+ * part of the time that does not shrink with the op's share of the work:
+ * the analytic model's overhead when the op launches, else 0 (a @cost or
+ * a profile gives one figure). */
 static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
-			       bool *launch)
+			       bool *launch, double *fixed)
 {
 	if (launch)
 		*launch = true;
+	if (fixed)
+		*fixed = 0;
 	const Graph *g = m->g;
 	const DevType *t = &cl(m)->types[devtype];
 	Value *v = op_ann(g, op, ANN_COST);
@@ -737,6 +749,8 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
 			       : 0;
 	if (launch)
 		*launch = head;
+	if (fixed)
+		*fixed = head ? cost_overhead(t) : 0;
 	return (head ? cost_overhead(t) : 0) + (tc > tm ? tc : tm);
 }
 

@@ -1035,6 +1035,42 @@ static double work_bound(const double *c, uint32_t n, int nt, const int *k)
 	return best;
 }
 
+/* The least time of an op whose pieces may run on every device at once:
+ * a piece on a device of type t doing a share s of the work takes
+ * fixed[t] + s (cost[t] - fixed[t]) (each piece pays the per-op
+ * overhead), so the shares finished by T sum to F(T) = sum_t k[t]
+ * max(0, (T - fixed[t]) / work[t]); the least T with F(T) >= 1, found by
+ * sweeping the types in order of their fixed part (F is piecewise linear
+ * and increasing).  With no fixed parts, 1 / sum_t k[t] / cost[t]. */
+static double split_time(const double *cost, const double *fixed, const int *k,
+			 int nt)
+{
+	int ord[64], n = 0;
+	double best = INFINITY;
+	for (int t = 0; t < nt && n < 64; t++) {
+		if (!k[t] || !isfinite(cost[t]))
+			continue;
+		best = fmin(best, cost[t]);
+		int i = n++;
+		for (; i > 0 && fixed[ord[i - 1]] > fixed[t]; i--)
+			ord[i] = ord[i - 1];
+		ord[i] = t;
+	}
+	double A = 0, B = 0;     /* F(T) = A T - B over the types so far */
+	for (int j = 0; j < n; j++) {
+		int t = ord[j];
+		double w = cost[t] - fixed[t];
+		if (w <= 0)      /* no divisible work: T = fixed[t] does it */
+			return fmin(best, fixed[t]);
+		A += k[t] / w;
+		B += k[t] * fixed[t] / w;
+		double T = (1 + B) / A;
+		if (j == n - 1 || T <= fixed[ord[j + 1]])
+			return fmin(best, T);
+	}
+	return best;
+}
+
 double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 {
 	const Cluster *c = m->c ? m->c : g->cluster;
@@ -1050,20 +1086,22 @@ double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 		live += !g->ops[i]->dead;
 	double *ef = xcalloc((size_t)g->nops + 1, sizeof(double));
 	double *cost = xmalloc(sizeof(double) * ((size_t)live * (size_t)nt + 1));
+	double *fixed = xcalloc((size_t)nt + 1, sizeof(double));
 	double cp = 0;
 	for (uint32_t j = 0; j < live; j++) {
 		const Op *op = g->ops[topo[j]];
-		double best = INFINITY, rate = 0;
+		double best = INFINITY;
 		for (int t = 0; t < nt; t++) {
 			double x = k[t] ? cost_op(m, op, t) : INFINITY;
 			cost[(size_t)j * nt + t] = isfinite(x) && x >= 0 ? x : INFINITY;
 			best = x < best ? x : best;
-			if (k[t] && x > 0 && isfinite(x))
-				rate += k[t] / x;
+			fixed[t] = divisible && isfinite(cost[(size_t)j * nt + t])
+					   ? fmin(cost_op_fixed(m, op, t), x) : 0;
 		}
-		/* Split over every device at once, the op takes 1 / rate. */
-		if (divisible && best > 0)
-			best = rate > 0 ? 1 / rate : best;
+		/* Split over every device at once, each piece paying the
+		 * overhead. */
+		if (divisible && best > 0 && isfinite(best))
+			best = split_time(cost + (size_t)j * nt, fixed, k, nt);
 		if (!isfinite(best) || best < 0) {
 			best = 0;
 			for (int t = 0; t < nt; t++)
@@ -1079,6 +1117,7 @@ double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 	}
 	double work = work_bound(cost, live, nt, k);
 	free(cost);
+	free(fixed);
 	free(ef);
 	free(k);
 	return cp > work ? cp : work;

@@ -195,6 +195,66 @@ static void test_sim_problem_bound(void)
 	graph_free(g);
 }
 
+/* One device of type A and one of B, priced by the analytic model: A
+ * streams 1 GB/s with 1 ms per op, B 0.5 GB/s with b_over ms per op. */
+static Graph *mk_overhead(double b_over)
+{
+	Graph *g = graph_new("t");
+	Arena *a = g->arena;
+	Cluster *c = cluster_new(a, "t");
+	DevType ta = {.name = "A", .flops = 10e12, .memory = 16e9, .mem_bw = 1e9,
+		      .mem_eff = 1, .mem_eff_given = true,
+		      .overhead = 1 * MS, .overhead_given = true};
+	DevType tb = {.name = "B", .flops = 10e12, .memory = 16e9, .mem_bw = 0.5e9,
+		      .mem_eff = 1, .mem_eff_given = true,
+		      .overhead = b_over * MS, .overhead_given = true};
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &ta), 0);
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &tb), 1);
+	Machine ma = {.name = "ma", .type = 0, .count = 1, .bw = 1e9};
+	Machine mb = {.name = "mb", .type = 1, .count = 1, .bw = 1e9};
+	cluster_add_machine(c, a, &ma);
+	cluster_add_machine(c, a, &mb);
+	c->net_bw = 1e9;
+	Diag d;
+	diag_init(&d, stderr, "t", NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(cluster_finalize(c, a, &d), 0);
+	g->cluster = c;
+	/* x -> r1 -> r2: each Relu reads and writes 500 kB (1 ms on A) */
+	int64_t n = 125000;
+	Op *x = graph_add_op(g, "x", "Placeholder", 0, 1);
+	Op *r1 = graph_add_op(g, "r1", "Relu", 1, 1);
+	Op *r2 = graph_add_op(g, "r2", "Relu", 1, 1);
+	CU_ASSERT_FATAL(x && r1 && r2);
+	Op *ops[] = {x, r1, r2};
+	for (int i = 0; i < 3; i++) {
+		ops[i]->out[0] = type_make(a, DT_F32, 1, &n);
+		ops[i]->types_given = true;
+	}
+	r1->in[0] = (Input){x, 0, false};
+	r2->in[0] = (Input){r1, 0, false};
+	return g;
+}
+
+static void test_sim_problem_bound_overhead(void)
+{
+	/* Each Relu: A 1 + 1 = 2 ms (1 fixed), B 0.5 + 2 = 2.5 ms (0.5
+	 * fixed).  Split over both, each piece pays its device's overhead:
+	 * by T, A does (T - 1) / 1 of the op and B (T - 0.5) / 2; they sum
+	 * to 1 at T = 1.5 ms (halves each), where 1 / (1/2 + 1/2.5) = 1.11
+	 * ms would divide the overhead too.  The chain: 3 ms; the work
+	 * (A a share f of 4 ms, B the rest of 5 ms: f = 5/9) 20/9 ms; whole
+	 * ops, 2 x 2 = 4 ms. */
+	Graph *g = mk_overhead(0.5);
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, true), 3 * MS, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, false), 4 * MS, 1e-9);
+	graph_free(g);
+	/* B's overhead 3 ms: by T = 2 ms A alone has done the op; B, not
+	 * started, adds nothing (2 ms, not 1 / (1/2 + 1/5) = 1.43). */
+	g = mk_overhead(3);
+	CU_ASSERT_DOUBLE_EQUAL(bound(g, true), 4 * MS, 1e-9);
+	graph_free(g);
+}
+
 static void test_sim_order(void)
 {
 	/* gpu0: a (1) feeds c (1) and b (1); b -> x (3) on gpu1; c -> y (1)
@@ -776,6 +836,8 @@ void suite_sim(void)
 	CU_add_test(s, "transfer between devices", test_sim_transfer);
 	CU_add_test(s, "@order and FIFO", test_sim_order);
 	CU_add_test(s, "problem lower bound", test_sim_problem_bound);
+	CU_add_test(s, "problem lower bound: each piece pays the overhead",
+		    test_sim_problem_bound_overhead);
 	CU_add_test(s, "link sharing", test_sim_links);
 	CU_add_test(s, "control edges", test_sim_control);
 	CU_add_test(s, "memory", test_sim_memory);
