@@ -113,16 +113,13 @@ static void test_sim_transfer(void)
 	graph_free(g);
 }
 
-/* Types A (machine ma) and B (machine mb), na and nb devices. */
-static Graph *mk_hetero(int na, int nb)
+/* g's cluster: na devices of type ta on machine ma, nb of tb on mb. */
+static void two_types(Graph *g, const DevType *ta, int na, const DevType *tb, int nb)
 {
-	Graph *g = graph_new("t");
 	Arena *a = g->arena;
 	Cluster *c = cluster_new(a, "t");
-	DevType ta = {.name = "A", .flops = 10e12, .memory = 16e9, .mem_bw = 900e9};
-	DevType tb = {.name = "B", .flops = 5e12, .memory = 16e9, .mem_bw = 900e9};
-	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &ta), 0);
-	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &tb), 1);
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, ta), 0);
+	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, tb), 1);
 	Machine ma = {.name = "ma", .type = 0, .count = na, .bw = 1e9};
 	Machine mb = {.name = "mb", .type = 1, .count = nb, .bw = 1e9};
 	cluster_add_machine(c, a, &ma);
@@ -132,6 +129,15 @@ static Graph *mk_hetero(int na, int nb)
 	diag_init(&d, stderr, "t", NULL, 0);
 	CU_ASSERT_EQUAL_FATAL(cluster_finalize(c, a, &d), 0);
 	g->cluster = c;
+}
+
+/* Types A (machine ma) and B (machine mb), na and nb devices. */
+static Graph *mk_hetero(int na, int nb)
+{
+	Graph *g = graph_new("t");
+	DevType ta = {.name = "A", .flops = 10e12, .memory = 16e9, .mem_bw = 900e9};
+	DevType tb = {.name = "B", .flops = 5e12, .memory = 16e9, .mem_bw = 900e9};
+	two_types(g, &ta, na, &tb, nb);
 	return g;
 }
 
@@ -200,25 +206,14 @@ static void test_sim_problem_bound(void)
 static Graph *mk_overhead(double b_over)
 {
 	Graph *g = graph_new("t");
-	Arena *a = g->arena;
-	Cluster *c = cluster_new(a, "t");
 	DevType ta = {.name = "A", .flops = 10e12, .memory = 16e9, .mem_bw = 1e9,
 		      .mem_eff = 1, .mem_eff_given = true,
 		      .overhead = 1 * MS, .overhead_given = true};
 	DevType tb = {.name = "B", .flops = 10e12, .memory = 16e9, .mem_bw = 0.5e9,
 		      .mem_eff = 1, .mem_eff_given = true,
 		      .overhead = b_over * MS, .overhead_given = true};
-	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &ta), 0);
-	CU_ASSERT_EQUAL_FATAL(cluster_add_type(c, a, &tb), 1);
-	Machine ma = {.name = "ma", .type = 0, .count = 1, .bw = 1e9};
-	Machine mb = {.name = "mb", .type = 1, .count = 1, .bw = 1e9};
-	cluster_add_machine(c, a, &ma);
-	cluster_add_machine(c, a, &mb);
-	c->net_bw = 1e9;
-	Diag d;
-	diag_init(&d, stderr, "t", NULL, 0);
-	CU_ASSERT_EQUAL_FATAL(cluster_finalize(c, a, &d), 0);
-	g->cluster = c;
+	two_types(g, &ta, 1, &tb, 1);
+	Arena *a = g->arena;
 	/* x -> r1 -> r2: each Relu reads and writes 500 kB (1 ms on A) */
 	int64_t n = 125000;
 	Op *x = graph_add_op(g, "x", "Placeholder", 0, 1);
