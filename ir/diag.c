@@ -68,9 +68,9 @@ static void show_line(Diag *d, Loc loc)
 static void report(Diag *d, Loc loc, const char *kind, const char *fmt,
 		   va_list ap)
 {
-	const char *file = loc.file ? loc.file : d->file;
 	if (d->quiet)
 		return;
+	const char *file = loc.file ? loc.file : d->file;
 	if (file && loc.line)
 		fprintf(d->out, "%s:%u:%u: %s: ", file, loc.line, loc.col, kind);
 	else if (file)
