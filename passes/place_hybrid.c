@@ -138,6 +138,7 @@ typedef struct PlanSim {
 	} *pread;
 	uint32_t npread;
 	uint64_t *dstamp, stamp; /* [ndev]: the parameter last counted there */
+	int *dpos;               /* [ndev]: pos_mark's index, else -1 */
 	RepSet *sets;
 	int nsets;
 	/* links */
@@ -198,6 +199,8 @@ static void ps_links(PlanSim *ps)
 }
 
 static void res_grow(PlanSim *ps);
+static void add_set1(PlanSim *ps, const int *devs, int n, const double *w,
+		     const char *label);
 
 /* The slot of resource id (inserted, free at 0, if this evaluation has
  * not used it). */
@@ -268,8 +271,55 @@ static double xfer(PlanSim *ps, int a, int b, double bytes, uint32_t count,
 
 /* ---- replica sets -------------------------------------------------------- */
 
-static void add_set(PlanSim *ps, const int *devs, int n, const double *w,
+/* A set of more devices than the batch has samples keeps its batch
+ * fastest (by w; the earlier on ties), in cluster order: no replica can
+ * have an empty share, and dp over the same devices keeps as many
+ * (place_dp).  Returns their count; devs[0..n) and w become the kept. */
+static int keep_fastest(int batch, int *devs, double *w, int n)
+{
+	if (batch < 2 || n <= batch)
+		return n;
+	int *ix = xmalloc(sizeof(int) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		ix[i] = i;
+	/* insertion sort of indices by w descending, stable */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && w[ix[j]] > w[ix[j - 1]]; j--) {
+			int x = ix[j];
+			ix[j] = ix[j - 1];
+			ix[j - 1] = x;
+		}
+	bool *keep = xcalloc((size_t)n, sizeof(bool));
+	for (int i = 0; i < batch; i++)
+		keep[ix[i]] = true;
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (keep[i]) {
+			devs[k] = devs[i];
+			w[k++] = w[i];
+		}
+	free(keep);
+	free(ix);
+	return k;
+}
+
+static void add_set(PlanSim *ps, const int *devs0, int n, const double *w0,
 		    const char *label)
+{
+	if (n < 2 || ps->batch < 2)
+		return;
+	int *devs = xmalloc(sizeof(int) * (size_t)n);
+	double *w = xmalloc(sizeof(double) * (size_t)n);
+	memcpy(devs, devs0, sizeof(int) * (size_t)n);
+	memcpy(w, w0, sizeof(double) * (size_t)n);
+	n = keep_fastest((int)fmin((double)ps->batch, 1e9), devs, w, n);
+	add_set1(ps, devs, n, w, label);
+	free(devs);
+	free(w);
+}
+
+static void add_set1(PlanSim *ps, const int *devs, int n, const double *w,
+		     const char *label)
 {
 	if (n < 2 || ps->batch < n)
 		return;
@@ -788,18 +838,31 @@ static void pev_push(PlanSim *ps, double t, uint32_t v, int r, uint32_t kind)
  * copy, come from the replica on the same device only; whole tensors
  * without one come from the producer's first replica; anything else
  * (slices across sets, partial sums) from every replica. */
-static bool depends(const PEdge *e, bool same, const int *du, int nu, int i,
-		    int r, int dv)
+static bool depends(const PEdge *e, bool same, int i, int r, int j)
 {
 	if (e->partial > 0 || (e->split > 0 && !same))
 		return true;
 	if (e->split > 0 && i == r)
 		return true;
-	if (e->full > 0 || !e->split) {
-		int j = find(du, nu, dv);
+	if (e->full > 0 || !e->split)
 		return i == (j >= 0 ? j : 0);
-	}
 	return false;
+}
+
+/* Producer replicas du[0..nu) indexed by device (ps->dpos[d]: d's index
+ * in du, else -1) while a consumer's replicas look theirs up: O(1)
+ * where find() made the strategy simulator cubic in the replicas
+ * (ResNet-50 on 64 replicas: most of a minute).  pos_clear undoes it. */
+static void pos_mark(PlanSim *ps, const int *du, int nu)
+{
+	for (int i = nu; i-- > 0;)
+		ps->dpos[du[i]] = i;     /* the first of a repeated device */
+}
+
+static void pos_clear(PlanSim *ps, const int *du, int nu)
+{
+	for (int i = 0; i < nu; i++)
+		ps->dpos[du[i]] = -1;
 }
 
 /* Replica i of u (on device du, fraction fu) finished at t: send what
@@ -843,8 +906,14 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 				res_set_free(ps, rs->links[l], ar);
 			ps->arwait[v] = fmax(ps->arwait[v], ar);
 		}
-		for (int r = 0; r < nv; r++) {
-			if (!depends(e, same, du, nu, i, r, dv[r]))
+		/* Between one set, all but a partial sum go replica to
+		 * replica (depends: i == r only). */
+		bool own = same && !(e->partial > 0);
+		int r0 = own ? i : 0, r1 = own ? (i < nv ? i + 1 : i) : nv;
+		pos_mark(ps, du, nu);
+		for (int r = r0; r < r1; r++) {
+			int j = ps->dpos[dv[r]];
+			if (!depends(e, same, i, r, j))
 				continue;
 			double a = t;
 			if (e->split > 0 && !same)
@@ -853,12 +922,13 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 			if (e->partial > 0 && !(same && nu > 1))
 				a = fmax(a, xfer(ps, du[i], dv[r], e->partial,
 						 e->npartial, t));
-			if (e->full > 0 && find(du, nu, dv[r]) < 0)
+			if (e->full > 0 && j < 0)
 				a = fmax(a, xfer(ps, du[i], dv[r], e->full, e->nfull, t));
 			ready[r] = fmax(ready[r], a);
 			if (--pend[r] == 0)
 				pev_push(ps, ready[r], v, r, PE_RDY);
 		}
+		pos_clear(ps, du, nu);
 	}
 }
 
@@ -918,9 +988,18 @@ static void ps_seed(PlanSim *ps, const int *st, uint32_t v)
 		const double *fu;
 		int nu = reps(ps, st[e->u], &du, &fu);
 		bool same = st[e->u] == st[v];
-		for (int r = 0; r < nv; r++)
+		if (same && !(e->partial > 0)) {  /* replica r's own only */
+			for (int r = 0; r < nv; r++)
+				pend[r] += r < nu;
+			continue;
+		}
+		pos_mark(ps, du, nu);
+		for (int r = 0; r < nv; r++) {
+			int j = ps->dpos[dv[r]];
 			for (int i = 0; i < nu; i++)
-				pend[r] += depends(e, same, du, nu, i, r, dv[r]);
+				pend[r] += depends(e, same, i, r, j);
+		}
+		pos_clear(ps, du, nu);
 	}
 	ps->done[v] = 0;
 	ps->gstart[v] = 0;
@@ -958,9 +1037,10 @@ static void ps_param_copies(PlanSim *ps, const int *st)
 		const int *du, *dv;
 		const double *fu, *fv;
 		int nu = reps(ps, st[x->owner], &du, &fu), nv = reps(ps, st[x->v], &dv, &fv);
+		pos_mark(ps, du, nu);
 		for (int r = 0; r < nv; r++) {
 			int d = dv[r];
-			if (ps->dstamp[d] == ps->stamp || find(du, nu, d) >= 0)
+			if (ps->dstamp[d] == ps->stamp || ps->dpos[d] >= 0)
 				continue;
 			ps->dstamp[d] = ps->stamp;
 			if (x->saved)
@@ -968,6 +1048,7 @@ static void ps_param_copies(PlanSim *ps, const int *st)
 			else
 				ps->mem_temp[d] = fmax(ps->mem_temp[d], x->bytes);
 		}
+		pos_clear(ps, du, nu);
 	}
 }
 
@@ -1092,6 +1173,9 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps->mem_perm = xcalloc(nd1, sizeof(double));
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
 	ps->dstamp = xcalloc(nd1, sizeof(uint64_t));
+	ps->dpos = xmalloc(sizeof(int) * nd1);
+	for (size_t d = 0; d < nd1; d++)
+		ps->dpos[d] = -1;
 	res_grow(ps);
 	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
 	ps->pending = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(uint32_t));
@@ -1161,6 +1245,7 @@ static void ps_free(PlanSim *ps)
 	free(ps->mem_perm);
 	free(ps->mem_temp);
 	free(ps->dstamp);
+	free(ps->dpos);
 	free(ps->pread);
 	free(ps);
 }
@@ -1454,13 +1539,14 @@ static double judge_units(const Cand *k, double size, int nsets)
 	return 10 * size * (k->sf == place_dp_best ? 2.0 * nsets + 1 : 1);
 }
 
-/* Above place<portfolio>: the cheap candidates of cands[0..nc), in
- * place — the search's plan first, then the strategies (the baselines),
+/* Above place<portfolio> (full ops x devices): the cheap candidates of
+ * cands[0..nc), each costing judge_units of size (ops x the replicas a
+ * data-parallel plan can have), in place — the search's plan first, then the strategies (the baselines),
  * then that plan with buckets when the search modelled them, then its
  * other plans — as many as --search-work's units allow (the search's
  * plan always).  Returns their count. */
 static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
-			    int nc, double size, bool bucket)
+			    int nc, double full, double size, bool bucket)
 {
 	int nsets;
 	DevSet *ds = plan_devsets(t, ctx->scratch, &nsets);
@@ -1483,7 +1569,7 @@ static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
 	if (ctx->report)
 		fprintf(ctx->report, "place<algo=hybrid>: %.6g ops x devices > "
 			"portfolio=%g: judging %d of %d candidates (%.3g work units)\n",
-			size, pass_opt_num(ctx, "portfolio"), kept, nc, units);
+			full, pass_opt_num(ctx, "portfolio"), kept, nc, units);
 	memcpy(cands, v, sizeof(Cand) * (size_t)kept);
 	free(v);
 	return kept;
@@ -1711,19 +1797,24 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 	 * baselines -O2 must never lose to), within --search-work
 	 * (cheap_candidates); beyond, the strategy simulator alone
 	 * decides. */
-	double size = 0;
+	double live = 0;
 	for (uint32_t i = 0; i < g->nops; i++)
-		size += !g->ops[i]->dead;
-	size *= t->ndev;
+		live += !g->ops[i]->dead;
+	double size = live * t->ndev;
+	/* A data-parallel baseline has no more replicas than samples
+	 * (place_dp keeps at most batch devices): what judging one costs
+	 * where the devices outnumber the batch. */
+	double dpsize = live * (b.batch >= 1 && (double)b.batch < t->ndev
+				? (double)b.batch : t->ndev);
 	double limit = pass_opt_num(ctx, "portfolio");
-	bool full = size <= limit, cheap = size <= CHEAP_JUDGE * limit;
+	bool full = size <= limit, cheap = dpsize <= CHEAP_JUDGE * limit;
 	TaskGraph *ops = NULL;
 	if (o2 && full && t->nops && t->n < t->nops)
 		ops = tg_from_graph(g, ctx->cost, false, ctx->diag);
 	Cand *cands;
 	int nc = candidates(ctx, t, ops, o2, s.st, s.mp, s.mpname, &cands);
 	if (!full && cheap)
-		nc = cheap_candidates(ctx, t, cands, nc, size, ps->bucket);
+		nc = cheap_candidates(ctx, t, cands, nc, size, dpsize, ps->bucket);
 	int chosen = 0;
 	if (o2 && full) {
 		/* Pipeline parallelism (place_pipeline.c): its own search, once,
