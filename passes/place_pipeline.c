@@ -71,6 +71,12 @@
  * several machines are judged by the simulator (the estimate ranks plans
  * of one kind better than it compares the kinds). */
 enum { MAXSEG = 48, MAXS = 16, NCAP = 16, NKIND = 3, MAXOPS = 1000000 };
+/* The DP's device list: whole machines, fastest first, up to MAXL
+ * devices (the first MAXL of a larger first machine).  Its work grows
+ * with the square of the list (every stage's next stage), so 256 GPUs
+ * took minutes and 4096 ran out of memory; MAXL is four times the
+ * largest cluster of the zoo. */
+enum { MAXL = 64 };
 static const int NFINAL[NKIND] = {3, 2, 2};
 
 typedef struct PPlan {
@@ -86,6 +92,8 @@ typedef struct PModel {
 	const TaskGraph *t;
 	int nseg, nl, ntype;
 	int *L;                  /* [nl]: device list */
+	int nall;                /* the cluster's devices (nl <= MAXL) */
+	double *lk_bw, *lk_lat;  /* [nl * nl]: the link L[i] -> L[j] */
 	double *cost;            /* [(nseg + 1) * ntype]: prefix sums of the
 				  * work that scales with the micro-batch */
 	double *ovh;             /* the same of each op's fixed overhead
@@ -195,13 +203,23 @@ static void ring_fits(PModel *pm)
 	}
 }
 
+/* Seconds to send bytes from L[i] to L[j] (cost_transfer, from the
+ * links cached by device_list). */
+static double link_time(const PModel *pm, int i, int j, double bytes)
+{
+	if (pm->L[i] == pm->L[j])
+		return 0;
+	size_t x = (size_t)i * (size_t)pm->nl + (size_t)j;
+	return pm->lk_lat[x] + (bytes > 0 ? bytes / pm->lk_bw[x] : 0);
+}
+
 /* One micro-batch's transfer across the cut before segment q, from L[i]
  * to L[j]: the larger direction (forward and backward use opposite
  * links). */
 static double cut_time(const PModel *pm, int q, int i, int j, int m)
 {
 	double b = fmax(pm->xf[q], pm->xb[q]) / m;
-	return tg_comm(pm->t, pm->L[i], pm->L[j], b);
+	return link_time(pm, i, j, b);
 }
 
 /* Forward ops that depend on no input and no parameter (a dropout
@@ -499,16 +517,41 @@ static void device_list(const TaskGraph *t, PModel *pm)
 			pm->L[j] = pm->L[j - 1];
 			pm->L[j - 1] = x;
 		}
-	pm->rest = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
-	pm->span = xmalloc(sizeof(int) * ((size_t)t->ndev + 1));
-	for (int i = t->ndev; i-- > 0;) {
-		pm->rest[i] = i + 1 < t->ndev && c->devs[pm->L[i + 1]].machine ==
+	/* whole machines up to MAXL devices */
+	int nl = 0;
+	for (int i = 0; i < t->ndev;) {
+		int j = i + 1;
+		while (j < t->ndev && c->devs[pm->L[j]].machine == c->devs[pm->L[i]].machine)
+			j++;
+		if (j > MAXL) {
+			nl = i ? i : MAXL;
+			break;
+		}
+		nl = i = j;
+	}
+	pm->nall = t->ndev;
+	pm->nl = nl;
+	pm->rest = xmalloc(sizeof(int) * ((size_t)nl + 1));
+	pm->span = xmalloc(sizeof(int) * ((size_t)nl + 1));
+	for (int i = nl; i-- > 0;) {
+		pm->rest[i] = i + 1 < nl && c->devs[pm->L[i + 1]].machine ==
 			      c->devs[pm->L[i]].machine ? pm->rest[i + 1] + 1 : 1;
 		int nx = i + pm->rest[i];      /* the next machine's first */
 		pm->span[i] = pm->rest[i] +
-			(nx < t->ndev && c->devs[pm->L[nx]].type ==
+			(nx < nl && c->devs[pm->L[nx]].type ==
 			 c->devs[pm->L[i]].type ? pm->span[nx] : 0);
 	}
+	pm->lk_bw = xmalloc(sizeof(double) * ((size_t)nl * (size_t)nl + 1));
+	pm->lk_lat = xmalloc(sizeof(double) * ((size_t)nl * (size_t)nl + 1));
+	for (int i = 0; i < nl; i++)
+		for (int j = 0; j < nl; j++) {
+			size_t x = (size_t)i * (size_t)nl + (size_t)j;
+			pm->lk_bw[x] = INFINITY;
+			pm->lk_lat[x] = 0;
+			if (pm->L[i] != pm->L[j])
+				cluster_link(c, pm->L[i], pm->L[j], &pm->lk_bw[x],
+					     &pm->lk_lat[x]);
+		}
 	free(speed);
 	free(mspeed);
 }
@@ -562,6 +605,8 @@ static void model_build(Graph *g, const TaskGraph *t, PModel *pm)
 static void model_free(PModel *pm)
 {
 	free(pm->L);
+	free(pm->lk_bw);
+	free(pm->lk_lat);
 	free(pm->cost);
 	free(pm->ovh);
 	free(pm->once);
@@ -622,7 +667,7 @@ static void dp_continuations(PModel *pm, DPTab *d, int k, int m, double C)
 				int bj = d->sj[dp_gx(d, q, i, j + 1)];
 				if (isfinite(x)) {
 					double ct = cut_time(pm, q, i, j, m);
-					double once = pm->xp[q] > 0 ? tg_comm(pm->t, pm->L[i], pm->L[j], pm->xp[q]) : 0;
+					double once = pm->xp[q] > 0 ? link_time(pm, i, j, pm->xp[q]) : 0;
 					if (ct <= C && x + 2 * ct + once < best) {
 						best = x + 2 * ct + once;
 						bj = j;
@@ -1057,6 +1102,10 @@ static void report_plan(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 			pl->cut[s], pl->cut[s + 1]);
 	fprintf(ctx->report, " of %d segments; estimated %.6g s\n",
 		pm->nseg, pl->est);
+	if (pm->nl < pm->nall)
+		fprintf(ctx->report, "place<algo=pipeline>: searched the first %d "
+			"of %d devices (whole machines, fastest first; at most "
+			"%d)\n", pm->nl, pm->nall, (int)MAXL);
 }
 
 int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
@@ -1077,12 +1126,12 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	Value *bv = graph_attr(g, "batch");
 	if (bv && bv->kind == V_INT)
 		batch = bv->i;
-	int maxS = t->ndev < MAXS ? t->ndev : MAXS;
+	int maxS = pm.nl < MAXS ? pm.nl : MAXS;
 	maxS = maxS < pm.nseg ? maxS : pm.nseg;
 	if (want_s > maxS) {
 		fprintf(stderr, "pcc: error: place<algo=pipeline>: %d stages, but "
 			"only %d devices and %d segments of work\n", want_s,
-			t->ndev, pm.nseg);
+			pm.nl, pm.nseg);
 		model_free(&pm);
 		tg_free(t);
 		return EXIT_USAGE;

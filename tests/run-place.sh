@@ -149,6 +149,17 @@ YAML
 		echo "FAIL -O2 on 4096 devices, batch 64: data-parallel baselines judged, none faster"
 		head -n 20 "$t/w.err"; fail=$((fail+1))
 	fi
+	# place<algo=pipeline> alone there: its DP over the device list
+	# was quadratic in it (256 GPUs: minutes; 4096: gigabytes); it
+	# searches whole machines up to 64 devices and says so under -v.
+	if "$PCC" '-passes=simplify,annotate,place<algo=pipeline>,comm,order' -v \
+		--cluster "$t/wide.yaml" examples/mlp.gir -o "$t/p.gir" 2>"$t/p.err" &&
+	   grep -q '^place<algo=pipeline>: searched the first 64 of 4096 devices' "$t/p.err"; then
+		pass=$((pass+1))
+	else
+		echo "FAIL place<algo=pipeline> on 4096 devices"; head -n 5 "$t/p.err"
+		fail=$((fail+1))
+	fi
 fi
 echo "place: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
