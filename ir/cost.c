@@ -668,11 +668,9 @@ bool cost_op_launches(const CostModel *m, const Op *op, int devtype)
 	return cost_op_uncached(m, op, devtype, &launch, NULL) > 0 && launch;
 }
 
-double cost_op_fixed(const CostModel *m, const Op *op, int devtype)
+double cost_op_parts(const CostModel *m, const Op *op, int devtype, double *fixed)
 {
-	double fixed = 0;
-	cost_op_uncached(m, op, devtype, NULL, &fixed);
-	return fixed;
+	return cost_op_uncached(m, op, devtype, NULL, fixed);
 }
 
 /* cost_op; *launch (when not NULL) becomes false for a piece of a source

@@ -821,10 +821,11 @@ double cost_op(const CostModel *m, const Op *op, int devtype);
  * piece launches ('kernels: source').  A device type's 'launch' is the
  * host's time for each (sim.c). */
 bool cost_op_launches(const CostModel *m, const Op *op, int devtype);
-/* The part of cost_op that a piece of op pays whatever its share of the
- * work: the device type's per-op overhead when the analytic model prices
- * op and op launches; 0 for a @cost or a profiled time (sim_bound_of). */
-double cost_op_fixed(const CostModel *m, const Op *op, int devtype);
+/* cost_op (not memoised), and in *fixed the part of it that a piece of
+ * op pays whatever its share of the work: the device type's per-op
+ * overhead when the analytic model prices op and op launches; 0 for a
+ * @cost or a profiled time (sim_bound_of). */
+double cost_op_parts(const CostModel *m, const Op *op, int devtype, double *fixed);
 /* The analytic model's fixed time per op on t, and the fraction of t's
  * memory bandwidth ops achieve: t's own figures or the defaults
  * (docs/cost-model.md). */

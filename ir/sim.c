@@ -1092,11 +1092,11 @@ double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 		const Op *op = g->ops[topo[j]];
 		double best = INFINITY;
 		for (int t = 0; t < nt; t++) {
-			double x = k[t] ? cost_op(m, op, t) : INFINITY;
+			double f = 0, x = !k[t] ? INFINITY
+				: divisible ? cost_op_parts(m, op, t, &f) : cost_op(m, op, t);
 			cost[(size_t)j * nt + t] = isfinite(x) && x >= 0 ? x : INFINITY;
 			best = x < best ? x : best;
-			fixed[t] = divisible && isfinite(cost[(size_t)j * nt + t])
-					   ? fmin(cost_op_fixed(m, op, t), x) : 0;
+			fixed[t] = isfinite(cost[(size_t)j * nt + t]) ? fmin(f, x) : 0;
 		}
 		/* Split over every device at once, each piece paying the
 		 * overhead. */

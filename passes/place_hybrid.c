@@ -910,9 +910,10 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 		 * replica (depends: i == r only). */
 		bool own = same && !(e->partial > 0);
 		int r0 = own ? i : 0, r1 = own ? (i < nv ? i + 1 : i) : nv;
-		pos_mark(ps, du, nu);
+		if (!own)
+			pos_mark(ps, du, nu);
 		for (int r = r0; r < r1; r++) {
-			int j = ps->dpos[dv[r]];
+			int j = own ? r : ps->dpos[dv[r]];
 			if (!depends(e, same, i, r, j))
 				continue;
 			double a = t;
@@ -928,7 +929,8 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 			if (--pend[r] == 0)
 				pev_push(ps, ready[r], v, r, PE_RDY);
 		}
-		pos_clear(ps, du, nu);
+		if (!own)
+			pos_clear(ps, du, nu);
 	}
 }
 
