@@ -50,6 +50,7 @@
 #include "taskgraph.h"
 #include "../ir/simroute.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,8 +200,6 @@ static void ps_links(PlanSim *ps)
 }
 
 static void res_grow(PlanSim *ps);
-static void add_set1(PlanSim *ps, const int *devs, int n, const double *w,
-		     const char *label);
 
 /* The slot of resource id (inserted, free at 0, if this evaluation has
  * not used it). */
@@ -303,23 +302,9 @@ static int keep_fastest(int batch, int *devs, double *w, int n)
 	return k;
 }
 
-static void add_set(PlanSim *ps, const int *devs0, int n, const double *w0,
+/* Adds the set devs[0..n) with shares by w, unless it is a duplicate. */
+static void put_set(PlanSim *ps, const int *devs, int n, const double *w,
 		    const char *label)
-{
-	if (n < 2 || ps->batch < 2)
-		return;
-	int *devs = xmalloc(sizeof(int) * (size_t)n);
-	double *w = xmalloc(sizeof(double) * (size_t)n);
-	memcpy(devs, devs0, sizeof(int) * (size_t)n);
-	memcpy(w, w0, sizeof(double) * (size_t)n);
-	n = keep_fastest((int)fmin((double)ps->batch, 1e9), devs, w, n);
-	add_set1(ps, devs, n, w, label);
-	free(devs);
-	free(w);
-}
-
-static void add_set1(PlanSim *ps, const int *devs, int n, const double *w,
-		     const char *label)
 {
 	if (n < 2 || ps->batch < n)
 		return;
@@ -364,6 +349,22 @@ static void add_set1(PlanSim *ps, const int *devs, int n, const double *w,
 	}
 	ps->sets = xrealloc(ps->sets, sizeof(RepSet) * (size_t)(ps->nsets + 1));
 	ps->sets[ps->nsets++] = s;
+}
+
+/* Adds devs[0..n) as a replica set (its batch fastest; keep_fastest). */
+static void add_set(PlanSim *ps, const int *devs0, int n, const double *w0,
+		    const char *label)
+{
+	if (n < 2 || ps->batch < 2)
+		return;
+	int *devs = xmalloc(sizeof(int) * (size_t)n);
+	double *w = xmalloc(sizeof(double) * (size_t)n);
+	memcpy(devs, devs0, sizeof(int) * (size_t)n);
+	memcpy(w, w0, sizeof(double) * (size_t)n);
+	n = keep_fastest(ps->batch > INT_MAX ? INT_MAX : (int)ps->batch, devs, w, n);
+	put_set(ps, devs, n, w, label);
+	free(devs);
+	free(w);
 }
 
 static void build_sets(PlanSim *ps)
@@ -1543,8 +1544,9 @@ static double judge_units(const Cand *k, double size, int nsets)
 
 /* Above place<portfolio> (full ops x devices): the cheap candidates of
  * cands[0..nc), each costing judge_units of size (ops x the replicas a
- * data-parallel plan can have), in place — the search's plan first, then the strategies (the baselines),
- * then that plan with buckets when the search modelled them, then its
+ * data-parallel plan can have), in place — the search's plan first, then
+ * the strategies (the baselines), then that plan with buckets when the
+ * search modelled them, then its
  * other plans — as many as --search-work's units allow (the search's
  * plan always).  Returns their count. */
 static int cheap_candidates(PassCtx *ctx, const TaskGraph *t, Cand *cands,
