@@ -1041,13 +1041,14 @@ static double work_bound(const double *c, uint32_t n, int nt, const int *k)
  * overhead), so the shares finished by T sum to F(T) = sum_t k[t]
  * max(0, (T - fixed[t]) / work[t]); the least T with F(T) >= 1, found by
  * sweeping the types in order of their fixed part (F is piecewise linear
- * and increasing).  With no fixed parts, 1 / sum_t k[t] / cost[t]. */
+ * and increasing).  With no fixed parts, 1 / sum_t k[t] / cost[t].
+ * ord: room for nt type numbers. */
 static double split_time(const double *cost, const double *fixed, const int *k,
-			 int nt)
+			 int nt, int *ord)
 {
-	int ord[64], n = 0;
+	int n = 0;
 	double best = INFINITY;
-	for (int t = 0; t < nt && n < 64; t++) {
+	for (int t = 0; t < nt; t++) {
 		if (!k[t] || !isfinite(cost[t]))
 			continue;
 		best = fmin(best, cost[t]);
@@ -1087,6 +1088,7 @@ double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 	double *ef = xcalloc((size_t)g->nops + 1, sizeof(double));
 	double *cost = xmalloc(sizeof(double) * ((size_t)live * (size_t)nt + 1));
 	double *fixed = xcalloc((size_t)nt + 1, sizeof(double));
+	int *ord = xmalloc(sizeof(int) * ((size_t)nt + 1));
 	double cp = 0;
 	for (uint32_t j = 0; j < live; j++) {
 		const Op *op = g->ops[topo[j]];
@@ -1101,7 +1103,7 @@ double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 		/* Split over every device at once, each piece paying the
 		 * overhead. */
 		if (divisible && best > 0 && isfinite(best))
-			best = split_time(cost + (size_t)j * nt, fixed, k, nt);
+			best = split_time(cost + (size_t)j * nt, fixed, k, nt, ord);
 		if (!isfinite(best) || best < 0) {
 			best = 0;
 			for (int t = 0; t < nt; t++)
@@ -1118,6 +1120,7 @@ double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 	double work = work_bound(cost, live, nt, k);
 	free(cost);
 	free(fixed);
+	free(ord);
 	free(ef);
 	free(k);
 	return cp > work ? cp : work;
