@@ -742,7 +742,8 @@ static int attach_cluster(Job *j)
 
 /* -O plans a training graph.  Run over a plan, comm would move the
  * Transfers' values again (a Transfer of a Transfer on one device): a
- * plan is refused, unless -passes= names what to run on it. */
+ * plan is refused, unless -passes= names what to run on it (comm and
+ * the passes that judge plans with it refuse one themselves). */
 static int refuse_plan(Job *j)
 {
 	const Op *planned = j->o.passes ? NULL : plan_op(j->g);

@@ -1396,6 +1396,20 @@ int pass_comm(PassCtx *ctx)
 			"(e.g. 25MiB)\n", pass_opt(ctx, "bucket"));
 		return EXIT_USAGE;
 	}
+	/* Over comm's own output, comm would move the Transfers' values
+	 * again: a Transfer of a Transfer on one device, which the verifier
+	 * then rejects (and -passes=comm wrote it, exit 0).  split's
+	 * partitions are comm's input. */
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (op->dead || (!(op_flags(op) & OPF_COMM) && !op_ann(g, op, ANN_REPLICA)))
+			continue;
+		diag_error(ctx->diag, op->loc, "the graph already has its "
+			   "communication (%%%s is a %s): comm runs on a placed "
+			   "training graph, e.g. the dump after place or split",
+			   op->name, op_flags(op) & OPF_COMM ? op->type : "replica");
+		return EXIT_BADINPUT;
+	}
 	const uint32_t *t = graph_topo(g);
 	if (!t)
 		return pass_internal_error(ctx, "the graph has a cycle");
