@@ -890,6 +890,9 @@ int plan_verify(const Graph *g, Diag *d);
 /* An op that only a plan has (a Transfer, an AllReduce, a replica or a
  * partition of an input op), or NULL: -O refuses such input. */
 const Op *plan_op(const Graph *g);
+/* An op that comm makes (a Transfer, a collective, a replica), or NULL:
+ * place and comm refuse such input; split's partitions are theirs. */
+const Op *plan_comm_op(const Graph *g);
 
 /* ---- sim.c ------------------------------------------------------------- */
 typedef struct SimResult {

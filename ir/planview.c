@@ -449,6 +449,16 @@ int plan_verify(const Graph *g, Diag *d)
 	return d->nerrors - before;
 }
 
+const Op *plan_comm_op(const Graph *g)
+{
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const Op *op = g->ops[i];
+		if (!op->dead && ((op_flags(op) & OPF_COMM) || op_ann(g, op, ANN_REPLICA)))
+			return op;
+	}
+	return NULL;
+}
+
 const Op *plan_op(const Graph *g)
 {
 	for (uint32_t i = 0; i < g->nops; i++) {

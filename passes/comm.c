@@ -1400,16 +1400,9 @@ int pass_comm(PassCtx *ctx)
 	 * again: a Transfer of a Transfer on one device, which the verifier
 	 * then rejects (and -passes=comm wrote it, exit 0).  split's
 	 * partitions are comm's input. */
-	for (uint32_t i = 0; i < g->nops; i++) {
-		const Op *op = g->ops[i];
-		if (op->dead || (!(op_flags(op) & OPF_COMM) && !op_ann(g, op, ANN_REPLICA)))
-			continue;
-		diag_error(ctx->diag, op->loc, "the graph already has its "
-			   "communication (%%%s is a %s): comm runs on a placed "
-			   "training graph, e.g. the dump after place or split",
-			   op->name, op_flags(op) & OPF_COMM ? op->type : "replica");
+	if (pass_refuse_plan(ctx, "comm runs on a placed training graph, e.g. "
+			     "the dump after place or split"))
 		return EXIT_BADINPUT;
-	}
 	const uint32_t *t = graph_topo(g);
 	if (!t)
 		return pass_internal_error(ctx, "the graph has a cycle");

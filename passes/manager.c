@@ -413,6 +413,17 @@ int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
 	return EXIT_INTERNAL;
 }
 
+int pass_refuse_plan(const PassCtx *ctx, const char *what)
+{
+	const Op *op = plan_comm_op(ctx->g);
+	if (!op)
+		return EXIT_OK;
+	diag_error(ctx->diag, op->loc, "the graph already has its communication "
+		   "(%%%s is a %s): %s", op->name,
+		   op_flags(op) & OPF_COMM ? op->type : "replica", what);
+	return EXIT_BADINPUT;
+}
+
 /* ---- writing files ---------------------------------------------------- */
 
 static bool write_replacing(const char *path,

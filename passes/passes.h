@@ -127,6 +127,10 @@ const char *place_algo_names(void);
  * returns EXIT_INTERNAL for the pass to return. */
 int pass_internal_error(const PassCtx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* When ctx's graph already has comm's output (plan_comm_op): "the graph
+ * already has its communication (%X is a Transfer): <what>" at that op;
+ * returns EXIT_BADINPUT for the pass to return, else EXIT_OK. */
+int pass_refuse_plan(const PassCtx *ctx, const char *what);
 /* The wall-clock safety cap of a search that began at t0: true once
  * --search-budget seconds have passed.  Searches stop on their work
  * budget (search_work), which makes the plan deterministic; the cap is

@@ -161,6 +161,9 @@ int pass_place(PassCtx *ctx)
 	if (!fn && !sf)
 		return pass_internal_error(ctx, "unknown algorithm '%s' passed "
 					   "pipeline_parse", algo);
+	if (pass_refuse_plan(ctx, "place plans a training graph: give the "
+			     "graph the plan was made from"))
+		return EXIT_BADINPUT;
 	TaskGraph *t = tg_from_graph(g, ctx->cost, any_group(g), ctx->diag);
 	if (!t)
 		return EXIT_BADINPUT;

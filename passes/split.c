@@ -394,6 +394,9 @@ int pass_split(PassCtx *ctx)
 	/* passes.def's range for max_parts is [2,MAXD] */
 	int maxk = (int)pass_opt_int(ctx, "max_parts");
 	maxk = maxk < 2 ? 2 : maxk > MAXD ? MAXD : maxk;
+	if (pass_refuse_plan(ctx, "split runs on a placed training graph, "
+			     "before comm"))
+		return EXIT_BADINPUT;
 	if (c->ndevs < 2)
 		return EXIT_OK;
 	Judge j;

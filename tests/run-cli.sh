@@ -168,9 +168,11 @@ C4=examples/clusters/hetero-4.yaml
 check "-O1 on a plan: refused, exit 1" sh -c "'$PCC' -O1 $P --cluster $C4 -o '$t/replan.gir' 2>'$t/err'; [ \$? -eq 1 ] && grep -q 'mlp-ring.gir:18:3: error: the input is already a plan (%x/split.1/to/v/gpu1 is a Transfer); -O1 plans a training graph' '$t/err' && [ ! -e '$t/replan.gir' ]"
 check "-O2 on a plan: refused" sh -c "'$PCC' -O2 $P --cluster $C4 -o /dev/null 2>&1 | grep -q 'already a plan'"
 # comm over a plan made a Transfer of a Transfer on one device, exit 0,
-# a plan the verifier rejects; split judged it so and wrote the plan
-for pl in comm split comm,order; do
-	check "-passes=$pl on a plan: refused, exit 1, no output" sh -c "rm -f '$t/recomm.gir'; '$PCC' -passes=$pl $P --cluster $C4 -o '$t/recomm.gir' 2>'$t/err'; [ \$? -eq 1 ] && grep -q 'mlp-ring.gir:18:3: error: \\[${pl%%,*}\\] the graph already has its communication (%x/split.1/to/v/gpu1 is a Transfer)' '$t/err' && [ ! -e '$t/recomm.gir' ]"
+# a plan the verifier rejects; split judged it so and wrote the plan;
+# place said an op was pinned elsewhere than its group
+for x in comm:comm split:split comm,order:comm 'place<algo=dp>:place'; do
+	pl=${x%:*} who=${x##*:}
+	check "-passes=$pl on a plan: refused, exit 1, no output" sh -c "rm -f '$t/recomm.gir'; '$PCC' -passes='$pl' $P --cluster $C4 -o '$t/recomm.gir' 2>'$t/err'; [ \$? -eq 1 ] && grep -q 'mlp-ring.gir:18:3: error: \\[$who\\] the graph already has its communication (%x/split.1/to/v/gpu1 is a Transfer)' '$t/err' && [ ! -e '$t/recomm.gir' ]"
 done
 check "-passes=order on a plan: runs" sh -c "'$PCC' -passes=order --verify-each $P --cluster $C4 -o '$t/reorder.gir' && [ \$(grep -c Transfer $P) -eq \$(grep -c Transfer '$t/reorder.gir') ]"
 check "--verify-each: a broken collective names the pass" sh -c "'$PCC' -passes='simplify,annotate,place<algo=dp>,comm,test-break-ir<how=coll-key>' --verify-each --dump-dir='$t' --cluster $C4 $M -o /dev/null 2>'$t/err'; [ \$? -eq 4 ] && grep -q 'AllReduce key 999999: its members must be one per device' '$t/err' && grep -q \"invalid IR after pass 'test-break-ir'\" '$t/err'"
