@@ -1411,13 +1411,6 @@ int pass_comm(PassCtx *ctx)
 		live += !g->ops[i]->dead;
 	uint32_t *topo = xmalloc(sizeof(uint32_t) * ((size_t)live + 1));
 	memcpy(topo, t, sizeof(uint32_t) * live);
-	/* Keys continue after any AllReduce already in the graph. */
-	for (uint32_t i = 0; i < g->nops; i++) {
-		int64_t key;
-		if (g->ops[i]->opcode == O_AllReduce &&
-		    plan_coll_key(g, g->ops[i], &key) && key >= m.next_key)
-			m.next_key = key + 1;
-	}
 	/* A judge's copy borrows the evaluator's analysis (same op ids). */
 	if (ctx->batch && ctx->batch->nops != g->nops) {
 		free(topo);
