@@ -298,10 +298,10 @@ int cluster_mem_report(FILE *f, const Cluster *c, const int *devs, int n,
 			u = cap < 1024.0 * 1024 ? "B" : "MiB";
 		}
 		over += need[i] > cap;
-		fprintf(f, "  %-16s %-12s needs %8.*f %s of %8.*f %s%s\n", dv->name,
-			c->types[dv->type].name, unit == 1 ? 0 : 2, need[i] / unit,
-			u, unit == 1 ? 0 : 2, cap / unit, u,
-			need[i] > cap ? "  (over)" : "");
+		int dec = unit == 1 ? 0 : 2;
+		fprintf(f, "  %-16s %-12s needs %8.*f %s of %8.*f %s%s\n",
+			dv->name, c->types[dv->type].name, dec, need[i] / unit,
+			u, dec, cap / unit, u, need[i] > cap ? "  (over)" : "");
 	}
 	return over;
 }

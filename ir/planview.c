@@ -453,7 +453,8 @@ const Op *plan_comm_op(const Graph *g)
 {
 	for (uint32_t i = 0; i < g->nops; i++) {
 		const Op *op = g->ops[i];
-		if (!op->dead && ((op_flags(op) & OPF_COMM) || op_ann(g, op, ANN_REPLICA)))
+		if (!op->dead &&
+		    ((op_flags(op) & OPF_COMM) || op_ann(g, op, ANN_REPLICA)))
 			return op;
 	}
 	return NULL;

@@ -1095,10 +1095,12 @@ double sim_bound_of(Graph *g, const CostModel *m, bool divisible)
 		double best = INFINITY;
 		for (int t = 0; t < nt; t++) {
 			double f = 0, x = !k[t] ? INFINITY
-				: divisible ? cost_op_parts(m, op, t, &f) : cost_op(m, op, t);
-			cost[(size_t)j * nt + t] = isfinite(x) && x >= 0 ? x : INFINITY;
+				: divisible ? cost_op_parts(m, op, t, &f)
+				: cost_op(m, op, t);
+			double *cx = &cost[(size_t)j * nt + t];
+			*cx = isfinite(x) && x >= 0 ? x : INFINITY;
 			best = x < best ? x : best;
-			fixed[t] = isfinite(cost[(size_t)j * nt + t]) ? fmin(f, x) : 0;
+			fixed[t] = isfinite(*cx) ? fmin(f, x) : 0;
 		}
 		/* Split over every device at once, each piece paying the
 		 * overhead. */

@@ -361,7 +361,8 @@ static void add_set(PlanSim *ps, const int *devs0, int n, const double *w0,
 	double *w = xmalloc(sizeof(double) * (size_t)n);
 	memcpy(devs, devs0, sizeof(int) * (size_t)n);
 	memcpy(w, w0, sizeof(double) * (size_t)n);
-	n = keep_fastest(ps->batch > INT_MAX ? INT_MAX : (int)ps->batch, devs, w, n);
+	int b = ps->batch > INT_MAX ? INT_MAX : (int)ps->batch;
+	n = keep_fastest(b, devs, w, n);
 	put_set(ps, devs, n, w, label);
 	free(devs);
 	free(w);

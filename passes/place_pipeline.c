@@ -521,7 +521,8 @@ static void device_list(const TaskGraph *t, PModel *pm)
 	int nl = 0;
 	for (int i = 0; i < t->ndev;) {
 		int j = i + 1;
-		while (j < t->ndev && c->devs[pm->L[j]].machine == c->devs[pm->L[i]].machine)
+		int mi = c->devs[pm->L[i]].machine;
+		while (j < t->ndev && c->devs[pm->L[j]].machine == mi)
 			j++;
 		if (j > MAXL) {
 			nl = i ? i : MAXL;

@@ -469,8 +469,8 @@ class Cluster:
     processes=True (or a throttle) one process per task, each started by
     this one with the same interpreter, the ones in throttle
     ({task: fraction}) in a cgroup of their own with that CPU quota
-    (CpuQuota).  close() (also at exit, on SIGTERM, SIGHUP and SIGINT) ends the
-    processes and removes the cgroups."""
+    (CpuQuota).  close() (also at exit, on SIGTERM, SIGHUP and SIGINT)
+    ends the processes and removes the cgroups."""
 
     def __init__(self, ntasks, ncpu=1, intra=1, inter=1, processes=False, throttle=None):
         tf = _tf()
@@ -495,7 +495,8 @@ class Cluster:
         import signal
         atexit.register(self.close)
         _live_clusters.append(self)
-        for sig, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL),
+        for sig, default in ((signal.SIGTERM, signal.SIG_DFL),
+                             (signal.SIGHUP, signal.SIG_DFL),
                              (signal.SIGINT, signal.default_int_handler)):
             if signal.getsignal(sig) == default:
                 signal.signal(sig, _exit_on_signal)
@@ -562,11 +563,11 @@ _live_clusters = []
 
 
 def _exit_on_signal(sig, frame):
-    """SIGTERM, SIGHUP or SIGINT: ends every cluster's task processes, removes their
-    cgroups and exits 128 + sig at once.  It does not unwind: raising
-    SystemExit mid-run sent the exit through TensorFlow's session and gRPC
-    teardown, which can crash (a CI run died of SIGSEGV there, before
-    atexit's close, and left its cgroup behind)."""
+    """SIGTERM, SIGHUP or SIGINT: ends every cluster's task processes,
+    removes their cgroups and exits 128 + sig at once.  It does not
+    unwind: raising SystemExit mid-run sent the exit through TensorFlow's
+    session and gRPC teardown, which can crash (a CI run died of SIGSEGV
+    there, before atexit's close, and left its cgroup behind)."""
     for c in list(_live_clusters):
         try:
             c.close()
