@@ -185,6 +185,12 @@ double cost_mem_eff(const DevType *t)
 	return t->mem_eff_given ? t->mem_eff : MEM_EFF;
 }
 
+double cost_copy(const DevType *t, double bytes)
+{
+	double bw = t->mem_bw * cost_mem_eff(t);
+	return cost_overhead(t) + (bw > 0 && bytes > 0 ? 2 * bytes / bw : 0);
+}
+
 /* ---- profile ------------------------------------------------------------ */
 
 /* One (op, device type) measurement, reduced to time = a + b * batch. */

@@ -831,6 +831,10 @@ double cost_op_parts(const CostModel *m, const Op *op, int devtype, double *fixe
  * (docs/cost-model.md). */
 double cost_overhead(const DevType *t);
 double cost_mem_eff(const DevType *t);
+/* The time of a copy kernel that reads bytes and writes them (a gradient
+ * bucket's ConcatV2 or SplitV): what cost_op gives such an op on a device
+ * of type t without a profile. */
+double cost_copy(const DevType *t, double bytes);
 /* Seconds to move bytes from device a to device b (0 if a == b). */
 double cost_transfer(const CostModel *m, int a, int b, double bytes);
 /* Collectives over n devices; formulas in docs/cost-model.md. */

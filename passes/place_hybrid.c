@@ -1078,29 +1078,45 @@ static void ps_run(PlanSim *ps, const int *st, uint32_t v, int r, double t)
 	pev_push(ps, fin, v, r, PE_FIN);
 }
 
+/* The time of a bucket's ConcatV2 (or SplitV) of bytes on the slowest
+ * device of rs (comm's emit_bucket; the cost model's cost_copy). */
+static double bucket_copy(const PlanSim *ps, const RepSet *rs, double bytes)
+{
+	double x = 0;
+	for (int i = 0; i < rs->n; i++)
+		x = fmax(x, cost_copy(&ps->c->types[ps->c->devs[rs->dev[i]].type],
+				      bytes));
+	return x;
+}
+
 /* Node v's own AllReduces once its last replica has finished at t: each
  * gradient's starts once every replica has computed it (as far into the
  * node's work as it is, between the last replica's start and end), in
  * that order over the set's links; with buckets, one per DDP_BUCKET
- * bytes, when its last gradient is there.  Returns when the updates
- * that wait for them end. */
+ * bytes, when its last gradient is there and has been packed (a bucket
+ * of two or more: ConcatV2 before, SplitV after, as comm makes them).
+ * Returns when the updates that wait for them end. */
 static double ps_self_allreduce(PlanSim *ps, const int *st, uint32_t v, double t)
 {
 	const RepSet *rs = &ps->sets[st[v] - ps->ndev];
 	double ar = 0, t0 = ps->gstart[v], dur = t - t0, fill = 0, tail = 0, end = t;
+	uint32_t k = 0;
 	for (int l = 0; l < rs->nlinks; l++)
 		ar = fmax(ar, res_free_at(ps, rs->links[l]));
 	for (uint32_t q = ps->grad_start[v]; q < ps->grad_start[v + 1]; q++) {
 		const struct Grad *gq = &ps->grad[q];
 		fill += gq->bytes;
 		tail += gq->tail;
+		k++;
 		if (ps->bucket && fill < DDP_BUCKET && q + 1 < ps->grad_start[v + 1])
 			continue;
-		ar = fmax(ar, t0 + gq->at * dur) + ar_time(rs, 1, fill);
+		double pack = k > 1 ? bucket_copy(ps, rs, fill) : 0;
+		ar = fmax(ar, t0 + gq->at * dur + pack) + ar_time(rs, 1, fill);
+		/* The updates waiting for this one, once it is unpacked. */
+		end = fmax(end, ar + pack + tail * dur);
 		fill = 0;
-		/* The updates waiting for this one. */
-		end = fmax(end, ar + tail * dur);
 		tail = 0;
+		k = 0;
 	}
 	for (int l = 0; l < rs->nlinks; l++)
 		res_set_free(ps, rs->links[l], ar);
@@ -1638,11 +1654,37 @@ static double whole_model_start(PlanSim *ps, const TaskGraph *t,
 	return best;
 }
 
+/* The strategy simulator's estimate of candidate k, where k is a
+ * strategy of the task graph's nodes (the search's plans, one device,
+ * a model-parallel placer on the groups): NAN otherwise.  For -v. */
+static double estimate(PassCtx *ctx, const TaskGraph *t, PlanSim *ps,
+		       const Cand *k)
+{
+	int *dev = NULL;
+	const int *st = k->st;
+	if (!st && k->mp && (!k->mt || k->mt == t)) {
+		dev = xcalloc((size_t)t->n + 1, sizeof(int));
+		PlaceOpts po = {true, ctx->seed, NULL, ctx->scratch};
+		int rc = k->mp(t, &po, dev);
+		st = rc == EXIT_OK || rc == EXIT_INFEASIBLE ? dev : NULL;
+	}
+	double x = NAN;
+	if (st) {
+		bool b = ps->bucket, oom;
+		ps->bucket = k->bucket;
+		ps_eval(ps, st, &oom);
+		x = ps->span;
+		ps->bucket = b;
+	}
+	free(dev);
+	return x;
+}
+
 /* Judges cands[0..nc) by plan_evaluate (-v: each one's simulated time)
  * and returns the best (plan_better); *bover its overflow (1: fits),
  * bpeaks its per-device peaks, *hsim the time of the search's own plan
  * as it estimated it (with buckets at -O2). */
-static int judge_all(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
+static int judge_all(PassCtx *ctx, const TaskGraph *t, PlanSim *ps,
 		     const Cand *cands, int nc, double *bpeaks, double *bover,
 		     double *hsim)
 {
@@ -1658,8 +1700,12 @@ static int judge_all(PassCtx *ctx, const TaskGraph *t, const PlanSim *ps,
 			sim_judged_add(ctx->judged, cands[k].name, x, koom);
 		if (ctx->report) {
 			pass_progress_clear(ctx);
-			fprintf(ctx->report, "  %-12s %.6g s%s (simulated)\n",
-				cands[k].name, x, koom ? ", out of memory" : "");
+			double e = estimate(ctx, t, ps, &cands[k]);
+			fprintf(ctx->report, "  %-12s %.6g s%s (simulated", cands[k].name,
+				x, koom ? ", out of memory" : "");
+			if (isfinite(e))
+				fprintf(ctx->report, "; estimated %.6g s", e);
+			fputs(")\n", ctx->report);
 		}
 		if (cands[k].st == cands[0].st && cands[k].bucket == ps->bucket)
 			*hsim = x;       /* the plan the search estimated */
