@@ -10,8 +10,10 @@
 # the ratio to problem_lower_bound_s (a bound of the model on the
 # cluster, the same for every plan); the fullest device's peak memory
 # (and OOM); the hybrid's estimate error (its strategy simulator against
-# the full simulation, O1/O2); which candidate -O1/-O2 chose; the compile
-# time (the passes' wall time from --time-passes).  Figures, not tests:
+# the full simulation, O1/O2), and how many pairs of the final candidates
+# it estimated it ranks the other way round from the full simulation;
+# which candidate -O1/-O2 chose; the compile time (the passes' wall time
+# from --time-passes).  Figures, not tests:
 # every iteration time is simulated (docs/simulator.md); compile times
 # are measured on this machine.
 #   MODELS="vgg19 resnet50" CLUSTERS="heterog" PLANNERS="O2 dp" to narrow;
@@ -75,7 +77,14 @@ cell() {
 		ct=$(awk '$1 == "total" {print $2}' "$t/err")
 		est=$(sed -n 's/.*estimate error \([-+0-9.]*\)%.*/\1/p' "$t/err" | head -n 1)
 		chose=$(sed -n 's/^place<algo=hybrid>:.*; chose \(.*\)$/\1/p' "$t/err" | head -n 1 | tr ',' ';')
-		echo "$m,$c,$p,$it,BEST,DP,$pb,${peak% *},${peak#* },$oom,$ct,$est,$chose,ok" >>"$OUT.csv"
+		# pairs of judged candidates (both fit, simulated times differ)
+		# and those the estimates order the other way
+		rank=$(sed -n 's/^  .* \([0-9.e+-]*\) s (simulated; estimated \([0-9.e+-]*\) s)$/\1 \2/p' "$t/err" |
+			awk '{s[NR] = $1; e[NR] = $2}
+			     END {for (i = 1; i <= NR; i++) for (j = 1; j <= NR; j++)
+				  if (s[i] < s[j]) {p++; w += e[i] > e[j]}
+				  printf "%d,%d", p, w}')
+		echo "$m,$c,$p,$it,BEST,DP,$pb,${peak% *},${peak#* },$oom,$ct,$est,$chose,ok,$rank" >>"$OUT.csv"
 	done
 	# speedups once the cell's baselines are known: over the better of
 	# dp-best and ddp among those that fit, and over dp
@@ -98,7 +107,7 @@ if [ "$MDONLY" = 1 ]; then
 	big=$(sed -n 's/^- -O2 at 100k ops on 16 devices ([^)]*): \(.*\) (measured; target <= 10 s)$/\1/p' "$OUT.md" 2>/dev/null)
 	MODELS= STRESS=0
 else
-	echo "model,cluster,planner,iteration_s,speedup_vs_best_dp,speedup_vs_dp,ratio_to_problem_bound,peak_mem_bytes,peak_mem_fraction,oom,compile_s,estimate_error_pct,chose,status" >"$OUT.csv"
+	echo "model,cluster,planner,iteration_s,speedup_vs_best_dp,speedup_vs_dp,ratio_to_problem_bound,peak_mem_bytes,peak_mem_fraction,oom,compile_s,estimate_error_pct,chose,status,rank_pairs,rank_wrong" >"$OUT.csv"
 fi
 for m in $MODELS; do
 	for c in $CLUSTERS; do
@@ -183,7 +192,8 @@ fi
 			      cell[k] = 1; pl[$3] = 1; ct[$3] += $11; n[$3]++
 			      if ($7 != "") { rb[$3] += $7; nrb[$3]++ }
 			      if ($3 == "O2" && $12 != "") { ee += ($12 < 0 ? -$12 : $12); es += $12; ne++ }
-			      if ($3 == "O2" && $13 != "") ch[$13]++ }
+			      if ($3 == "O2" && $13 != "") ch[$13]++
+			      if ($3 == "O2" && $15 != "") { rp += $15; rw += $16 } }
 		END {
 			split(het, h, " "); for (i in h) ish[h[i]] = 1
 			worse = 0; oomw = 0; cells = 0; lg = 0; nh = 0; lgd = 0; nhd = 0
@@ -212,6 +222,7 @@ fi
 			if (nh) printf "- **geometric-mean speedup of -O2 over the better of dp-best and ddp on the heterogeneous cells: %.3fx** over %d cells (target >= 1.3x)\n", exp(lg / nh), nh
 			if (nhd) printf "- geometric-mean speedup of -O2 over unbucketed all-GPU dp on the same cells: %.3fx over %d cells\n", exp(lgd / nhd), nhd
 			for (p in pl) if (nrb[p]) printf "- mean ratio to problem_lower_bound_s, %s: %.3f%s\n", p, rb[p] / nrb[p], (p == "O2" ? " (target <= 1.5)" : "")
+			if (rp) printf "- the strategy simulator ranks %d of the %d pairs of -O2 final candidates it estimates (both fitting in memory) the other way round from the full simulation (%.1f%%)\n", rw, rp, 100 * rw / rp
 			if (ne) printf "- the hybrid estimate error (strategy simulator against full simulation, -O2): mean |error| %.1f%%, mean %+.1f%% over %d cells\n", ee / ne, es / ne, ne
 			for (c in ch) printf "- -O2 chose %s in %d cells\n", c, ch[c]
 			for (p in pl) printf "- mean compile time %s: %.3f s (measured)\n", p, ct[p] / n[p]

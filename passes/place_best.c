@@ -145,12 +145,7 @@ DevSet *plan_devsets(const struct TaskGraph *t, Arena *a, int *nsets)
 		}
 		for (int i = 0; i < nm; i++)
 			ord[i] = i;
-		for (int i = 1; i < nm; i++)
-			for (int j = i; j > 0 && speed[ord[j]] > speed[ord[j - 1]]; j--) {
-				int x = ord[j];
-				ord[j] = ord[j - 1];
-				ord[j - 1] = x;
-			}
+		plan_sort_ix(ord, nm, speed, true);
 		unsigned long long s = 0;
 		for (int i = 0; i < nm; i++) {
 			s |= 1ull << ord[i];

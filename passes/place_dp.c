@@ -16,6 +16,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct IxKey {
+	double key;
+	int pos, ix;
+} IxKey;
+
+static int ixkey_asc(const void *pa, const void *pb)
+{
+	const IxKey *a = pa, *b = pb;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->pos - b->pos;
+}
+
+void plan_sort_ix(int *ix, int n, const double *key, bool desc)
+{
+	if (n < 2)
+		return;
+	IxKey *v = xmalloc(sizeof(IxKey) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		double k = desc ? -key[ix[i]] : key[ix[i]];
+		v[i] = (IxKey){k == k ? k : INFINITY, i, ix[i]};   /* NaN last */
+	}
+	qsort(v, (size_t)n, sizeof(IxKey), ixkey_asc);
+	for (int i = 0; i < n; i++)
+		ix[i] = v[i].ix;
+	free(v);
+}
+
 void plan_shares(int64_t batch, int n, const double *weight, int64_t *out)
 {
 	/* Largest remainder, every share at least 1 (n <= batch). */
@@ -79,13 +107,7 @@ int place_dp_on(PassCtx *ctx, const TaskGraph *t, bool prop, const int *sub,
 		time[d] = model_time(t, d);
 	for (int i = 0; i < nd; i++)
 		order[i] = sub ? sub[i] : i;
-	/* Devices fastest first (stable). */
-	for (int i = 1; i < nd; i++)
-		for (int j = i; j > 0 && time[order[j]] < time[order[j - 1]]; j--) {
-			int x = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = x;
-		}
+	plan_sort_ix(order, nd, time, false);    /* fastest first */
 	int n = b.batch > 0 && b.batch < nd ? (int)b.batch : nd;
 	int *devs = xmalloc(sizeof(int) * (size_t)n);
 	double *w = xmalloc(sizeof(double) * (size_t)n);

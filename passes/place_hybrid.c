@@ -281,13 +281,7 @@ static int keep_fastest(int batch, int *devs, double *w, int n)
 	int *ix = xmalloc(sizeof(int) * (size_t)n);
 	for (int i = 0; i < n; i++)
 		ix[i] = i;
-	/* insertion sort of indices by w descending, stable */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && w[ix[j]] > w[ix[j - 1]]; j--) {
-			int x = ix[j];
-			ix[j] = ix[j - 1];
-			ix[j - 1] = x;
-		}
+	plan_sort_ix(ix, n, w, true);
 	bool *keep = xcalloc((size_t)n, sizeof(bool));
 	for (int i = 0; i < batch; i++)
 		keep[ix[i]] = true;

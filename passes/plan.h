@@ -88,6 +88,9 @@ static inline const View *batch_view(const BatchInfo *b, const Op *u, uint32_t k
 
 /* ---- place_dp.c: data-parallel strategies ------------------------------ */
 struct TaskGraph;
+/* Sorts ix[0..n) by key[ix[i]], descending when desc, else ascending,
+ * NaN last; stable (equal keys keep their order in ix).  O(n log n). */
+void plan_sort_ix(int *ix, int n, const double *key, bool desc);
 /* Splits batch into n shares proportional to weight, each at least 1
  * (largest remainder); n <= batch. */
 void plan_shares(int64_t batch, int n, const double *weight, int64_t *out);

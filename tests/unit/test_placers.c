@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "passes/plan.h"
 #include "passes/taskgraph.h"
 
 #define NEAR(x, y) CU_ASSERT_DOUBLE_EQUAL((x), (y), 1e-9)
@@ -869,10 +870,42 @@ static void test_link_stats(void)
 	arena_free(a);
 }
 
+/* plan_sort_ix, which orders devices by speed for dp, dp-best and the
+ * hybrid's replica sets: stable, either direction, NaN last. */
+static void test_sort_ix(void)
+{
+	double key[6] = {2, 5, 2, NAN, 7, 5};
+	int ix[6] = {0, 1, 2, 3, 4, 5};
+	plan_sort_ix(ix, 6, key, true);
+	int down[6] = {4, 1, 5, 0, 2, 3};
+	for (int i = 0; i < 6; i++)
+		CU_ASSERT_EQUAL(ix[i], down[i]);
+	/* Stable with respect to ix's own order, not the indices. */
+	int ix2[5] = {5, 2, 1, 0, 4};
+	plan_sort_ix(ix2, 5, key, false);
+	int up[5] = {2, 0, 5, 1, 4};
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(ix2[i], up[i]);
+	/* 4096 devices of 7 speeds: each run in order, fastest first. */
+	int n = 4096, *big = malloc(sizeof(int) * (size_t)n);
+	double *w = malloc(sizeof(double) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		big[i] = i;
+		w[i] = (double)(i * 5 % 7);
+	}
+	plan_sort_ix(big, n, w, true);
+	for (int i = 1; i < n; i++)
+		CU_ASSERT_TRUE(w[big[i - 1]] > w[big[i]] ||
+			       (w[big[i - 1]] == w[big[i]] && big[i - 1] < big[i]));
+	free(big);
+	free(w);
+}
+
 void suite_placers(void)
 {
 	CU_pSuite s = CU_add_suite("placers", NULL, NULL);
 	CU_add_test(s, "idle slots: hand-worked", test_slots_small);
+	CU_add_test(s, "device order by speed (plan_sort_ix)", test_sort_ix);
 	CU_add_test(s, "idle slots: against brute force", test_slots_random);
 	CU_add_test(s, "HEFT: Topcuoglu et al. example, makespan 80",
 		    test_heft_example);
