@@ -18,8 +18,12 @@
  * whole); each edge moves its bytes by kind (batch slices, partial sums,
  * whole tensors) between the producer's and the consumer's replicas over
  * the link resources of the cluster (intra-machine pairs, NICs out and
- * in), FIFO per resource; partial sums between identical replica sets
- * take AllReduces (per tensor, or per DDP bucket; ring or hierarchical,
+ * in), FIFO per resource, each tensor sent as its producer's op makes it
+ * (as far into the group's work as that op ends) and a consumer replica
+ * starting as early as its first op reading the edge allows; partial
+ * sums between identical replica sets
+ * take AllReduces (per tensor, or per DDP bucket, packed and unpacked by
+ * a ConcatV2 and a SplitV as comm makes them; ring or hierarchical,
  * the cheaper for the size), each starting when its gradient is computed
  * (overlapping the backward pass) and holding back only the updates that
  * read it; parameters and optimizer state are kept whole by every replica
@@ -59,6 +63,9 @@
 /* Above place<portfolio>, up to this many times it, the final judge
  * still simulates the cheap candidates (place_hybrid). */
 #define CHEAP_JUDGE 10
+/* Beyond that, a plan whose estimated peak is above this share of a
+ * device's memory is simulated in full before it is written. */
+#define NEAR_MEM 0.9
 
 PlacerFn placer_find(const char *name);
 
@@ -85,6 +92,11 @@ typedef struct PEdge {
 					    * AllReduce runs) on its own */
 	double at0, at1;         /* the first and last partial sum are ready
 				  * this far into u's work (0..1) */
+	double dat0, dat1;       /* the first and last other tensor are
+				  * ready this far into u's work */
+	double need;             /* v's work before its first op that reads
+				  * any of them (0..1): a replica may start
+				  * that much before they arrive */
 } PEdge;
 
 typedef struct PParam {
@@ -151,6 +163,7 @@ typedef struct PlanSim {
 	/* evaluation scratch */
 	double *dev_free, *rdy, *mem_perm, *mem_temp;
 	double *gstart;          /* [n]: when the node's last replica started */
+	double *rstart;          /* [n * maxrep]: when each replica started */
 	double *arwait;          /* [n]: when the AllReduces of partial sums
 				  * it reads from other nodes end */
 	/* When each link resource is free, in this evaluation: a hash table
@@ -248,6 +261,16 @@ static void res_set_free(PlanSim *ps, int id, double t)
 	res_slot(ps, id)->free = t;
 }
 
+/* The time count tensors of bytes in all take from a to b on free
+ * links. */
+static double xfer_time(const PlanSim *ps, int a, int b, double bytes,
+			uint32_t count)
+{
+	double bw, lat;
+	cluster_link(ps->c, a, b, &bw, &lat);
+	return cost_transfer(ps->m, a, b, bytes) + (count > 1 ? (count - 1) * lat : 0);
+}
+
 /* Moves bytes in count tensors from a to b, ready at t (one after
  * another on the route, each paying the latency): the arrival time. */
 static double xfer(PlanSim *ps, int a, int b, double bytes, uint32_t count,
@@ -257,15 +280,32 @@ static double xfer(PlanSim *ps, int a, int b, double bytes, uint32_t count,
 		return t;
 	int res[2], n;
 	ps_route(ps, a, b, res, &n);
-	double st = t, bw, lat;
+	double st = t;
 	for (int i = 0; i < n; i++)
 		st = fmax(st, res_free_at(ps, res[i]));
-	cluster_link(ps->c, a, b, &bw, &lat);
-	double fin = st + cost_transfer(ps->m, a, b, bytes) +
-		     (count > 1 ? (count - 1) * lat : 0);
+	double fin = st + xfer_time(ps, a, b, bytes, count);
 	for (int i = 0; i < n; i++)
 		res_set_free(ps, res[i], fin);
 	return fin;
+}
+
+/* As xfer, for count tensors made one by one from t0 to t1 and each sent
+ * when made: the links start at t0, and the last tensor follows its own
+ * making. */
+static double xfer_stream(PlanSim *ps, int a, int b, double bytes,
+			  uint32_t count, double t0, double t1)
+{
+	if (a == b || bytes <= 0)
+		return t1;
+	double fin = xfer(ps, a, b, bytes, count, t0);
+	double last = t1 + xfer_time(ps, a, b, count > 1 ? bytes / count : bytes, 1);
+	if (last > fin) {
+		int res[2], n;
+		ps_route(ps, a, b, res, &n);
+		for (int i = 0; i < n; i++)
+			res_set_free(ps, res[i], last);
+	}
+	return fmax(fin, last);
 }
 
 /* ---- replica sets -------------------------------------------------------- */
@@ -422,13 +462,15 @@ static void build_sets(PlanSim *ps)
 typedef struct EKey {
 	uint32_t u, v;
 	double split, partial, full;
-	double at;               /* partial: how far into u's work it is ready */
+	double at;               /* how far into u's work it is ready */
+	double need;             /* how far into v's work it is first read */
 	bool saved;              /* read by a backward op of v */
 } EKey;
 
 typedef struct NodeOut {
 	uint32_t w, k;           /* consumer node, output index */
 	bool saved;              /* read by a backward op there */
+	double need;             /* how far into w's work it is first read */
 } NodeOut;
 
 /* By consumer node and output, a saved read first. */
@@ -467,10 +509,15 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne)
 	uint32_t m = 0;
 	for (size_t j = 0; j < ne; j++) {
 		if (m && ps->in[m - 1].u == e[j].u && j && e[j - 1].v == e[j].v) {
+			PEdge *x = &ps->in[m - 1];
 			if (e[j].partial > 0) {
-				PEdge *x = &ps->in[m - 1];
 				x->at0 = x->npartial ? fmin(x->at0, e[j].at) : e[j].at;
 				x->at1 = x->npartial ? fmax(x->at1, e[j].at) : e[j].at;
+			} else {
+				bool first = x->split <= 0 && x->full <= 0;
+				x->dat0 = first ? e[j].at : fmin(x->dat0, e[j].at);
+				x->dat1 = first ? e[j].at : fmax(x->dat1, e[j].at);
+				x->need = fmin(x->need, e[j].need);
 			}
 			ps->in[m - 1].split += e[j].split;
 			ps->in[m - 1].partial += e[j].partial;
@@ -485,7 +532,10 @@ static void ps_merge_edges(PlanSim *ps, EKey *e, size_t ne)
 		ps->in[m++] = (PEdge){e[j].u, e[j].split, e[j].partial, e[j].full,
 				      e[j].saved ? e[j].split : 0, e[j].saved ? e[j].full : 0,
 				      nz(e[j].split), nz(e[j].partial), nz(e[j].full),
-				      e[j].at, e[j].at};
+				      e[j].at, e[j].at,
+				      e[j].partial > 0 ? 0 : e[j].at,
+				      e[j].partial > 0 ? 0 : e[j].at,
+				      e[j].partial > 0 ? 1 : e[j].need};
 		ps->in_start[e[j].v + 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++)
@@ -601,6 +651,7 @@ typedef struct ModelBuild {
 	const Uses *us;
 	uint32_t *owner;         /* per op: the node keeping it (tg_param_owners) */
 	double *pos, *ntot;      /* how far into its node's work an op ends */
+	double *beg;             /* ... and starts */
 	GradKey *gr;             /* each partial sum a node computes and reads */
 	EKey *e;                 /* data edges */
 	size_t ngr, capgr, ne, cape, cappr;
@@ -662,6 +713,7 @@ static uint32_t ps_op_uses(PlanSim *ps, Graph *g, const BatchInfo *b,
 		mb->use = grow(mb->use, &mb->capuse, nu, sizeof(*mb->use), 64);
 		mb->use[nu].w = w;
 		mb->use[nu].saved = !in->ctrl && op_role(g, u->op) == ROLE_BWD;
+		mb->use[nu].need = mb->ntot[w] > 0 ? mb->beg[u->op->id] / mb->ntot[w] : 0;
 		mb->use[nu++].k = in->ctrl ? op->nout : in->idx;
 	}
 	if (nu > 1)
@@ -685,6 +737,10 @@ static void ps_op_edges(PlanSim *ps, Graph *g, const BatchInfo *b,
 		const NodeOut *x = &mb->use[q];
 		if (q && x->w == x[-1].w && x->k == x[-1].k)
 			continue;
+		double need = x->need;   /* its first read there */
+		for (uint32_t q2 = q + 1; q2 < nu && mb->use[q2].w == x->w &&
+					   mb->use[q2].k == x->k; q2++)
+			need = fmin(need, mb->use[q2].need);
 		uint32_t w = x->w, kk = x->k;
 		bool ctrl = kk == op->nout;
 		double bytes = ctrl ? 0 : cost_out_bytes(g, op, kk);
@@ -708,7 +764,7 @@ static void ps_op_edges(PlanSim *ps, Graph *g, const BatchInfo *b,
 			mb->e[mb->ne++] = (EKey){v, w, kind == OK_SPLIT ? bytes : 0,
 						 kind == OK_PARTIAL ? bytes : 0,
 						 kind == OK_SPLIT || kind == OK_PARTIAL ? 0 : bytes,
-						 at, x->saved && kind != OK_PARTIAL};
+						 at, need, x->saved && kind != OK_PARTIAL};
 		}
 	}
 }
@@ -740,12 +796,14 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	/* How far into its node's work each op finishes (topological
 	 * order, costs on the first type). */
 	mb.pos = xcalloc((size_t)g->nops + 1, sizeof(double));
+	mb.beg = xcalloc((size_t)g->nops + 1, sizeof(double));
 	mb.ntot = xcalloc((size_t)n + 1, sizeof(double));
 	const uint32_t *topo = graph_topo(g);
 	for (uint32_t j = 0; topo && j < g->nops; j++) {
 		uint32_t i = topo[j];
 		if (i >= g->nops || g->ops[i]->dead || t->op_node[i] >= n)
 			continue;
+		mb.beg[i] = mb.ntot[t->op_node[i]];
 		mb.ntot[t->op_node[i]] += cost_op(ps->m, g->ops[i], 0);
 		mb.pos[i] = mb.ntot[t->op_node[i]];
 	}
@@ -765,6 +823,7 @@ static void ps_model(PlanSim *ps, Graph *g, const BatchInfo *b)
 	for (uint32_t v = 0; v < n; v++)
 		ps->ptail[v] = mb.ntot[v] > 0 ? fmin(ps->ptail[v] / mb.ntot[v], 1) : 0;
 	free(mb.pos);
+	free(mb.beg);
 	free(mb.ntot);
 	/* One edge per (u, v), summing its tensors. */
 	ps_merge_edges(ps, mb.e, mb.ne);
@@ -845,6 +904,20 @@ static bool depends(const PEdge *e, bool same, int i, int r, int j)
 	return false;
 }
 
+/* The time replica r of node v runs under strategy st (ps_run). */
+static double rep_work(const PlanSim *ps, const int *st, uint32_t v, int r)
+{
+	const TaskGraph *tg = ps->t;
+	const int *dv;
+	const double *fv;
+	reps(ps, st[v], &dv, &fv);
+	int d = dv[r];
+	size_t ix = (size_t)v * (size_t)tg->ntype + (size_t)tg->c->devs[d].type;
+	double all = tg_cost(tg, v, d), fixed = ps->dup[ix] + ps->one[ix] + ps->ovh[ix];
+	return fmax(all - fixed, 0) * fv[r] + ps->dup[ix] + ps->ovh[ix] +
+	       (r == 0 ? ps->one[ix] : 0);
+}
+
 /* Producer replicas du[0..nu) indexed by device (ps->dpos[d]: d's index
  * in du, else -1) while a consumer's replicas look theirs up: O(1)
  * where find() made the strategy simulator cubic in the replicas
@@ -908,19 +981,29 @@ static void ps_send(PlanSim *ps, const int *st, uint32_t u, int i, double t)
 		int r0 = own ? i : 0, r1 = own ? (i < nv ? i + 1 : i) : nv;
 		if (!own)
 			pos_mark(ps, du, nu);
+		/* The tensors other than partial sums are ready one by one
+		 * as u runs (dat0 .. dat1 of it). */
+		double s = ps->rstart[(size_t)u * (size_t)mr + (size_t)i];
+		double td0 = s + e->dat0 * (t - s), td = s + e->dat1 * (t - s);
 		for (int r = r0; r < r1; r++) {
 			int j = own ? r : ps->dpos[dv[r]];
 			if (!depends(e, same, i, r, j))
 				continue;
-			double a = t;
+			double a = td;
 			if (e->split > 0 && !same)
-				a = fmax(a, xfer(ps, du[i], dv[r],
-						 e->split * fu[i] * fv[r], e->nsplit, t));
+				a = fmax(a, xfer_stream(ps, du[i], dv[r],
+							e->split * fu[i] * fv[r],
+							e->nsplit, td0, td));
 			if (e->partial > 0 && !(same && nu > 1))
 				a = fmax(a, xfer(ps, du[i], dv[r], e->partial,
 						 e->npartial, t));
 			if (e->full > 0 && j < 0)
-				a = fmax(a, xfer(ps, du[i], dv[r], e->full, e->nfull, t));
+				a = fmax(a, xfer_stream(ps, du[i], dv[r], e->full,
+							e->nfull, td0, td));
+			/* v's replica may start its work before the first op
+			 * that reads them. */
+			if (!(e->partial > 0))
+				a -= e->need * rep_work(ps, st, v, r);
 			ready[r] = fmax(ready[r], a);
 			if (--pend[r] == 0)
 				pev_push(ps, ready[r], v, r, PE_RDY);
@@ -1056,17 +1139,14 @@ static void ps_param_copies(PlanSim *ps, const int *st)
  * they are there. */
 static void ps_run(PlanSim *ps, const int *st, uint32_t v, int r, double t)
 {
-	const TaskGraph *tg = ps->t;
 	const int *dv;
 	const double *fv;
 	reps(ps, st[v], &dv, &fv);
 	int d = dv[r];
-	size_t ix = (size_t)v * (size_t)tg->ntype + (size_t)tg->c->devs[d].type;
-	double all = tg_cost(tg, v, d), fixed = ps->dup[ix] + ps->one[ix] + ps->ovh[ix];
 	double s0 = fmax(t, ps->dev_free[d]);
 	ps->gstart[v] = fmax(ps->gstart[v], s0);
-	double work = fmax(all - fixed, 0) * fv[r] + ps->dup[ix] + ps->ovh[ix] +
-		      (r == 0 ? ps->one[ix] : 0);
+	ps->rstart[(size_t)v * (size_t)ps->maxrep + (size_t)r] = s0;
+	double work = rep_work(ps, st, v, r);
 	double fin = fmax(s0 + work, ps->arwait[v] + ps->ptail[v] * work);
 	ps->dev_free[d] = fin;
 	pev_push(ps, fin, v, r, PE_FIN);
@@ -1183,6 +1263,7 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	size_t nd1 = (size_t)ps->ndev + 1;
 	ps->dev_free = xcalloc(nd1, sizeof(double));
 	ps->gstart = xcalloc((size_t)ps->n + 1, sizeof(double));
+	ps->rstart = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
 	ps->arwait = xcalloc((size_t)ps->n + 1, sizeof(double));
 	ps->mem_perm = xcalloc(nd1, sizeof(double));
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
@@ -1245,6 +1326,7 @@ static void ps_free(PlanSim *ps)
 	route_tab_free(&ps->rt);
 	free(ps->dev_free);
 	free(ps->gstart);
+	free(ps->rstart);
 	free(ps->arwait);
 	free(ps->ptail);
 	free(ps->res);
@@ -1884,18 +1966,32 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		infeasible = bover > 1;
 	} else {
 		/* Too large to judge every candidate: the strategy
-		 * simulator's estimate decides, but not alone that nothing
-		 * fits.  It counts every saved tensor and gradient at once,
-		 * the simulator as the schedule holds them; so a plan it
-		 * finds over memory, and the model-parallel start, are
-		 * simulated in full (one materialisation each) before pcc
-		 * gives up. */
+		 * simulator's estimate decides, but not alone whether its
+		 * plan fits.  Its memory estimate is close, not exact (it
+		 * counts every saved tensor and gradient at once, the
+		 * simulator as the schedule holds them; a search that packs
+		 * a device to the brim found plans 3.5 % over), so a plan it
+		 * finds over memory or within NEAR_MEM of a device's, and
+		 * the model-parallel start, are simulated in full (one
+		 * materialisation each) and the faster that fits is kept. */
 		bool oom2;
 		ps_eval(ps, s.st, &oom2);
 		infeasible = oom2;
-		for (int d = 0; d < t->ndev; d++)
+		double fullest = 0;
+		int dfull = 0;
+		for (int d = 0; d < t->ndev; d++) {
 			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
-		if (oom2) {
+			double f = bpeaks[d] / tg_mem_cap(t, d);
+			if (f > fullest) {
+				fullest = f;
+				dfull = d;
+			}
+		}
+		if (oom2 || fullest > NEAR_MEM) {
+			if (ctx->report && !oom2)
+				fprintf(ctx->report, "place<algo=hybrid>: the estimate fills "
+					"%.1f%% of %s's memory: simulating\n", 100 * fullest,
+					t->c->devs[dfull].name);
 			double bover;
 			int two = nc < 2 || !memcmp(s.st, s.mp, sizeof(int) * t->n)
 				  ? 1 : 2;   /* the start unchanged: once */
