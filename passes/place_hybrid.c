@@ -20,7 +20,9 @@
  * the link resources of the cluster (intra-machine pairs, NICs out and
  * in), FIFO per resource, each tensor sent as its producer's op makes it
  * (as far into the group's work as that op ends) and a consumer replica
- * starting as early as its first op reading the edge allows; partial
+ * starting as early as its first op reading the edge allows (a
+ * parameter read away from its update's device moves there once, at the
+ * start, however many groups there read it); partial
  * sums between identical replica sets
  * take AllReduces (per tensor, or per DDP bucket, packed and unpacked by
  * a ConcatV2 and a SplitV as comm makes them; ring or hierarchical,
@@ -100,10 +102,26 @@ typedef struct PEdge {
 } PEdge;
 
 typedef struct PParam {
-	uint32_t owner;          /* node whose placement keeps the parameter */
+	uint32_t param;          /* the parameter's op */
+	uint32_t owner;          /* node whose placement keeps it */
 	double bytes;
-	uint32_t count;          /* parameters */
+	double need;             /* the reader's work before it first reads
+				  * it (0..1) */
+	bool shared;             /* other nodes read it too */
 } PParam;
+
+/* A hash table whose entries are valid for one evaluation only (stamp):
+ * a new stamp empties it at no cost. */
+typedef struct Stamped {
+	uint64_t key;
+	long stamp;
+	double x, y;
+} Stamped;
+
+typedef struct StampTab {
+	Stamped *s;
+	uint32_t cap, n;         /* n: entries of the current stamp */
+} StampTab;
 
 typedef struct PlanSim {
 	const TaskGraph *t;
@@ -148,6 +166,8 @@ typedef struct PlanSim {
 		bool saved;      /* read by a backward op: kept from the
 				  * start until then, not only until the
 				  * forward reads it */
+		double need;     /* how far into v's work it is first read */
+		bool shared;     /* another node reads it too */
 	} *pread;
 	uint32_t npread;
 	uint64_t *dstamp, stamp; /* [ndev]: the parameter last counted there */
@@ -166,13 +186,18 @@ typedef struct PlanSim {
 	double *rstart;          /* [n * maxrep]: when each replica started */
 	double *arwait;          /* [n]: when the AllReduces of partial sums
 				  * it reads from other nodes end */
-	/* When each link resource is free, in this evaluation: a hash table
-	 * of the resources it has used (a machine of n devices has n^2
-	 * pair resources, 16M at 4096 devices: too many to clear or scan
-	 * per evaluation, and to hold as an array). */
-	struct ResSlot { int id; long stamp; double free; } *res;
-	uint32_t res_cap, res_n;     /* res_n: slots stamped this evaluation */
-	int *res_used;               /* [res_cap] ids used this evaluation */
+	/* When each link resource is free, in this evaluation, by resource
+	 * (x): only those it has used (a machine of n devices has n^2 pair
+	 * resources, 16M at 4096 devices: too many to clear or scan per
+	 * evaluation, and to hold as an array). */
+	StampTab res;
+	/* The parameters copied to a device, in this evaluation, by
+	 * (parameter, device): copied (x = 1) and its arrival (y).  Comm
+	 * makes one copy per parameter and device, whichever nodes there
+	 * read it. */
+	StampTab pcopy;
+	Stamped **pslot;         /* [the most parameters of one owner a
+				  * node reads]: param_copies' scratch */
 	uint32_t *pending;       /* [n * maxrep]: inputs each replica waits for */
 	uint32_t *arcount;
 	Heap h;
@@ -212,53 +237,51 @@ static void ps_links(PlanSim *ps)
 	ps->nres = ps->r_in + c->nmachines;
 }
 
-static void res_grow(PlanSim *ps);
+static void stamp_grow(StampTab *t, long stamp);
 
-/* The slot of resource id (inserted, free at 0, if this evaluation has
- * not used it). */
-static struct ResSlot *res_slot(PlanSim *ps, int id)
+/* The entry of key under stamp (inserted as zeros when it has none). */
+static Stamped *stamp_get(StampTab *t, uint64_t key, long stamp)
 {
-	if (2 * (ps->res_n + 1) > ps->res_cap)
-		res_grow(ps);
-	uint32_t mask = ps->res_cap - 1, h = (uint32_t)id * 2654435761u & mask;
+	if (2 * (t->n + 1) > t->cap)
+		stamp_grow(t, stamp);
+	uint32_t mask = t->cap - 1;
+	uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 	for (;; h = (h + 1) & mask) {
-		struct ResSlot *s = &ps->res[h];
-		if (s->stamp != ps->evals) {
-			*s = (struct ResSlot){id, ps->evals, 0};
-			ps->res_used[ps->res_n++] = id;
-			return s;
+		Stamped *e = &t->s[h];
+		if (e->stamp != stamp) {
+			*e = (Stamped){key, stamp, 0, 0};
+			t->n++;
+			return e;
 		}
-		if (s->id == id)
-			return s;
+		if (e->key == key)
+			return e;
 	}
 }
 
-/* Doubles the table, keeping this evaluation's slots. */
-static void res_grow(PlanSim *ps)
+/* Doubles the table, keeping the entries of stamp. */
+static void stamp_grow(StampTab *t, long stamp)
 {
-	struct ResSlot *old = ps->res;
-	uint32_t oldcap = ps->res_cap, cap = oldcap ? 2 * oldcap : 64;
-	ps->res = xmalloc(sizeof *ps->res * cap);
-	for (uint32_t i = 0; i < cap; i++)
-		ps->res[i] = (struct ResSlot){0, -1, 0};
-	free(ps->res_used);
-	ps->res_used = xmalloc(sizeof(int) * cap);
-	ps->res_cap = cap;
-	ps->res_n = 0;
+	Stamped *old = t->s;
+	uint32_t oldcap = t->cap;
+	t->cap = oldcap ? 2 * oldcap : 64;
+	t->s = xmalloc(sizeof *t->s * t->cap);
+	for (uint32_t i = 0; i < t->cap; i++)
+		t->s[i] = (Stamped){0, -1, 0, 0};
+	t->n = 0;
 	for (uint32_t i = 0; i < oldcap; i++)
-		if (old[i].stamp == ps->evals)
-			res_slot(ps, old[i].id)->free = old[i].free;
+		if (old[i].stamp == stamp)
+			*stamp_get(t, old[i].key, stamp) = old[i];
 	free(old);
 }
 
 static double res_free_at(PlanSim *ps, int id)
 {
-	return res_slot(ps, id)->free;
+	return stamp_get(&ps->res, (uint64_t)id, ps->evals)->x;
 }
 
 static void res_set_free(PlanSim *ps, int id, double t)
 {
-	res_slot(ps, id)->free = t;
+	stamp_get(&ps->res, (uint64_t)id, ps->evals)->x = t;
 }
 
 /* The time count tensors of bytes in all take from a to b on free
@@ -554,10 +577,14 @@ static int pread_by_reader(const void *pa, const void *pb)
 }
 
 /* ps->pin (CSR by reader node) from the parameter reads ps->pread: one
- * entry per (owner, reader), summing its parameters. */
+ * entry per (parameter, reader). */
 static void ps_param_csr(PlanSim *ps)
 {
 	uint32_t n = ps->t->n, np = ps->npread;
+	/* ps->pread is by parameter: read by more than one node? */
+	for (uint32_t j = 0; j + 1 < np; j++)
+		if (ps->pread[j].param == ps->pread[j + 1].param)
+			ps->pread[j].shared = ps->pread[j + 1].shared = true;
 	struct PRead *r = xmalloc(sizeof(*r) * ((size_t)np + 1));
 	if (np)
 		memcpy(r, ps->pread, sizeof(*r) * np);
@@ -565,14 +592,9 @@ static void ps_param_csr(PlanSim *ps)
 		qsort(r, np, sizeof(*r), pread_by_reader);
 	ps->pin_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
 	ps->pin = xmalloc(sizeof(PParam) * ((size_t)np + 1));
-	uint32_t m = 0;
 	for (uint32_t j = 0; j < np; j++) {
-		if (j && r[j - 1].owner == r[j].owner && r[j - 1].v == r[j].v) {
-			ps->pin[m - 1].bytes += r[j].bytes;
-			ps->pin[m - 1].count++;
-			continue;
-		}
-		ps->pin[m++] = (PParam){r[j].owner, r[j].bytes, 1};
+		ps->pin[j] = (PParam){r[j].param, r[j].owner, r[j].bytes, r[j].need,
+				      r[j].shared};
 		ps->pin_start[r[j].v + 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++)
@@ -755,7 +777,8 @@ static void ps_op_edges(PlanSim *ps, Graph *g, const BatchInfo *b,
 		} else if (param) {
 			ps->pread = grow(ps->pread, &mb->cappr, ps->npread,
 					 sizeof(*ps->pread), 256);
-			ps->pread[ps->npread++] = (struct PRead){i, src, w, bytes, x->saved};
+			ps->pread[ps->npread++] = (struct PRead){i, src, w, bytes, x->saved,
+								 need, false};
 		} else {
 			OutKind kind = ctrl ? OK_FULL : batch_okind(b, op, kk);
 			if (kind == OK_PARTIAL)
@@ -1046,8 +1069,46 @@ static void received(const PlanSim *ps, const int *st, uint32_t v, int r,
 	}
 }
 
-/* Simulated iteration time of strategy st (one entry per node); *oom
- * when some device's memory overflows (the time is then penalised). */
+/* The parameters ps->pin[k..k1) of one owner, read on device b: those
+ * not there yet move from device a at the start, one after another (one
+ * copy per parameter and device: another reader there reuses it).
+ * Returns when a reader replica of the given work may start: the latest
+ * of (arrival - need x work) over them. */
+static double param_copies(PlanSim *ps, uint32_t k, uint32_t k1, int a, int b,
+			   double work)
+{
+	StampTab *t = &ps->pcopy;
+	while (2 * (t->n + (k1 - k) + 1) > t->cap)  /* no growing below */
+		stamp_grow(t, ps->evals);
+	Stamped **c = ps->pslot;
+	double bytes = 0;
+	uint32_t count = 0;
+	for (uint32_t q = k; q < k1; q++) {
+		c[q - k] = NULL;             /* read here only: moves now */
+		if (ps->pin[q].shared) {
+			uint64_t key = (uint64_t)ps->pin[q].param * (uint64_t)ps->ndev +
+				       (uint64_t)b;
+			c[q - k] = stamp_get(t, key, ps->evals);
+			if (c[q - k]->x)     /* already there */
+				continue;
+		}
+		bytes += ps->pin[q].bytes;
+		count++;
+	}
+	double arr = count ? xfer(ps, a, b, bytes, count, 0) : 0, late = -INFINITY;
+	for (uint32_t q = k; q < k1; q++) {
+		double y = arr;
+		if (c[q - k] && c[q - k]->x)
+			y = c[q - k]->y;
+		else if (c[q - k]) {
+			c[q - k]->x = 1;     /* there, at y */
+			c[q - k]->y = arr;
+		}
+		late = fmax(late, y - ps->pin[q].need * work);
+	}
+	return late;
+}
+
 /* Node v's replicas at the start of an evaluation: how many producer
  * replicas each waits for (depends()), the parameters they read from
  * other devices (moved once, at time 0), the ready ones queued, and
@@ -1085,15 +1146,20 @@ static void ps_seed(PlanSim *ps, const int *st, uint32_t v)
 	ps->done[v] = 0;
 	ps->gstart[v] = 0;
 	ps->arwait[v] = 0;
-	for (uint32_t k = ps->pin_start[v]; k < ps->pin_start[v + 1]; k++) {
-		const PParam *p = &ps->pin[k];
+	/* Parameters read away from their owner's devices, by owner: moved
+	 * at the start; the reader may start before its first op that
+	 * reads one. */
+	for (uint32_t k = ps->pin_start[v], k1; k < ps->pin_start[v + 1]; k = k1) {
+		uint32_t owner = ps->pin[k].owner;
+		for (k1 = k + 1; k1 < ps->pin_start[v + 1] && ps->pin[k1].owner == owner; k1++)
+			;
 		const int *du;
 		const double *fu;
-		int nu = reps(ps, st[p->owner], &du, &fu);
+		int nu = reps(ps, st[owner], &du, &fu);
 		for (int r = 0; r < nv; r++)
 			if (find(du, nu, dv[r]) < 0)
-				ready[r] = fmax(ready[r], xfer(ps, du[0], dv[r],
-							       p->bytes, p->count, 0));
+				ready[r] = fmax(ready[r], param_copies(ps, k, k1, du[0], dv[r],
+								       rep_work(ps, st, v, r)));
 	}
 	for (int r = 0; r < nv; r++)
 		if (!pend[r])
@@ -1206,7 +1272,8 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 	ps->evals++;
 	for (int d = 0; d < nd; d++)
 		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
-	ps->res_n = 0; /* a new stamp (evals) frees every resource */
+	/* a new stamp (evals) frees every resource, moves no parameter */
+	ps->res.n = ps->pcopy.n = 0;
 	ps->h.n = 0;
 	for (uint32_t k = 0; k < ps->in_start[t->n]; k++)
 		ps->arcount[k] = 0;
@@ -1231,8 +1298,9 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 		if (ps->self_n[v] && nv > 1 && ++ps->done[v] == (uint32_t)nv)
 			span = fmax(span, ps_self_allreduce(ps, st, v, hi.key));
 	}
-	for (uint32_t i = 0; i < ps->res_n; i++)
-		span = fmax(span, res_free_at(ps, ps->res_used[i]));
+	for (uint32_t i = 0; i < ps->res.cap; i++)
+		if (ps->res.s[i].stamp == ps->evals)
+			span = fmax(span, ps->res.s[i].x);
 	double over = 0;
 	for (int d = 0; d < nd; d++) {
 		double cap = tg_mem_cap(t, d), use = ps->mem_perm[d] + ps->mem_temp[d];
@@ -1271,7 +1339,17 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps->dpos = xmalloc(sizeof(int) * nd1);
 	for (size_t d = 0; d < nd1; d++)
 		ps->dpos[d] = -1;
-	res_grow(ps);
+	stamp_grow(&ps->res, 0);
+	stamp_grow(&ps->pcopy, 0);
+	uint32_t run = 1;        /* param_copies' longest run */
+	for (uint32_t v = 0; v < ps->n; v++)
+		for (uint32_t k = ps->pin_start[v], k1; k < ps->pin_start[v + 1]; k = k1) {
+			for (k1 = k + 1; k1 < ps->pin_start[v + 1] &&
+					 ps->pin[k1].owner == ps->pin[k].owner; k1++)
+				;
+			run = k1 - k > run ? k1 - k : run;
+		}
+	ps->pslot = xmalloc(sizeof(Stamped *) * run);
 	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
 	ps->pending = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(uint32_t));
 	uint32_t ne = ps->in_start[ps->n];
@@ -1329,8 +1407,9 @@ static void ps_free(PlanSim *ps)
 	free(ps->rstart);
 	free(ps->arwait);
 	free(ps->ptail);
-	free(ps->res);
-	free(ps->res_used);
+	free(ps->res.s);
+	free(ps->pcopy.s);
+	free(ps->pslot);
 	free(ps->rdy);
 	free(ps->pending);
 	free(ps->arcount);
