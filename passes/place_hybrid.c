@@ -291,7 +291,8 @@ static double xfer_time(const PlanSim *ps, int a, int b, double bytes,
 {
 	double bw, lat;
 	cluster_link(ps->c, a, b, &bw, &lat);
-	return cost_transfer(ps->m, a, b, bytes) + (count > 1 ? (count - 1) * lat : 0);
+	return cost_transfer(ps->m, a, b, bytes) +
+	       (count > 1 ? (count - 1) * lat : 0);
 }
 
 /* Moves bytes in count tensors from a to b, ready at t (one after
@@ -321,7 +322,8 @@ static double xfer_stream(PlanSim *ps, int a, int b, double bytes,
 	if (a == b || bytes <= 0)
 		return t1;
 	double fin = xfer(ps, a, b, bytes, count, t0);
-	double last = t1 + xfer_time(ps, a, b, count > 1 ? bytes / count : bytes, 1);
+	double one = count > 1 ? bytes / count : bytes;
+	double last = t1 + xfer_time(ps, a, b, one, 1);
 	if (last > fin) {
 		int res[2], n;
 		ps_route(ps, a, b, res, &n);
@@ -735,7 +737,8 @@ static uint32_t ps_op_uses(PlanSim *ps, Graph *g, const BatchInfo *b,
 		mb->use = grow(mb->use, &mb->capuse, nu, sizeof(*mb->use), 64);
 		mb->use[nu].w = w;
 		mb->use[nu].saved = !in->ctrl && op_role(g, u->op) == ROLE_BWD;
-		mb->use[nu].need = mb->ntot[w] > 0 ? mb->beg[u->op->id] / mb->ntot[w] : 0;
+		mb->use[nu].need = mb->ntot[w] > 0
+				   ? mb->beg[u->op->id] / mb->ntot[w] : 0;
 		mb->use[nu++].k = in->ctrl ? op->nout : in->idx;
 	}
 	if (nu > 1)
@@ -777,8 +780,8 @@ static void ps_op_edges(PlanSim *ps, Graph *g, const BatchInfo *b,
 		} else if (param) {
 			ps->pread = grow(ps->pread, &mb->cappr, ps->npread,
 					 sizeof(*ps->pread), 256);
-			ps->pread[ps->npread++] = (struct PRead){i, src, w, bytes, x->saved,
-								 need, false};
+			ps->pread[ps->npread++] =
+				(struct PRead){i, src, w, bytes, x->saved, need, false};
 		} else {
 			OutKind kind = ctrl ? OK_FULL : batch_okind(b, op, kk);
 			if (kind == OK_PARTIAL)
@@ -936,7 +939,8 @@ static double rep_work(const PlanSim *ps, const int *st, uint32_t v, int r)
 	reps(ps, st[v], &dv, &fv);
 	int d = dv[r];
 	size_t ix = (size_t)v * (size_t)tg->ntype + (size_t)tg->c->devs[d].type;
-	double all = tg_cost(tg, v, d), fixed = ps->dup[ix] + ps->one[ix] + ps->ovh[ix];
+	double all = tg_cost(tg, v, d);
+	double fixed = ps->dup[ix] + ps->one[ix] + ps->ovh[ix];
 	return fmax(all - fixed, 0) * fv[r] + ps->dup[ix] + ps->ovh[ix] +
 	       (r == 0 ? ps->one[ix] : 0);
 }
@@ -1086,8 +1090,8 @@ static double param_copies(PlanSim *ps, uint32_t k, uint32_t k1, int a, int b,
 	for (uint32_t q = k; q < k1; q++) {
 		c[q - k] = NULL;             /* read here only: moves now */
 		if (ps->pin[q].shared) {
-			uint64_t key = (uint64_t)ps->pin[q].param * (uint64_t)ps->ndev +
-				       (uint64_t)b;
+			uint64_t key = (uint64_t)ps->pin[q].param *
+				       (uint64_t)ps->ndev + (uint64_t)b;
 			c[q - k] = stamp_get(t, key, ps->evals);
 			if (c[q - k]->x)     /* already there */
 				continue;
@@ -1149,17 +1153,21 @@ static void ps_seed(PlanSim *ps, const int *st, uint32_t v)
 	/* Parameters read away from their owner's devices, by owner: moved
 	 * at the start; the reader may start before its first op that
 	 * reads one. */
-	for (uint32_t k = ps->pin_start[v], k1; k < ps->pin_start[v + 1]; k = k1) {
+	uint32_t end = ps->pin_start[v + 1];
+	for (uint32_t k = ps->pin_start[v], k1; k < end; k = k1) {
 		uint32_t owner = ps->pin[k].owner;
-		for (k1 = k + 1; k1 < ps->pin_start[v + 1] && ps->pin[k1].owner == owner; k1++)
+		for (k1 = k + 1; k1 < end && ps->pin[k1].owner == owner; k1++)
 			;
 		const int *du;
 		const double *fu;
 		int nu = reps(ps, st[owner], &du, &fu);
-		for (int r = 0; r < nv; r++)
-			if (find(du, nu, dv[r]) < 0)
-				ready[r] = fmax(ready[r], param_copies(ps, k, k1, du[0], dv[r],
-								       rep_work(ps, st, v, r)));
+		for (int r = 0; r < nv; r++) {
+			if (find(du, nu, dv[r]) >= 0)
+				continue;
+			double w = rep_work(ps, st, v, r);
+			ready[r] = fmax(ready[r],
+					param_copies(ps, k, k1, du[0], dv[r], w));
+		}
 	}
 	for (int r = 0; r < nv; r++)
 		if (!pend[r])
@@ -1331,7 +1339,8 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	size_t nd1 = (size_t)ps->ndev + 1;
 	ps->dev_free = xcalloc(nd1, sizeof(double));
 	ps->gstart = xcalloc((size_t)ps->n + 1, sizeof(double));
-	ps->rstart = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
+	ps->rstart = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep,
+			     sizeof(double));
 	ps->arwait = xcalloc((size_t)ps->n + 1, sizeof(double));
 	ps->mem_perm = xcalloc(nd1, sizeof(double));
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
@@ -1342,13 +1351,15 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	stamp_grow(&ps->res, 0);
 	stamp_grow(&ps->pcopy, 0);
 	uint32_t run = 1;        /* param_copies' longest run */
-	for (uint32_t v = 0; v < ps->n; v++)
-		for (uint32_t k = ps->pin_start[v], k1; k < ps->pin_start[v + 1]; k = k1) {
-			for (k1 = k + 1; k1 < ps->pin_start[v + 1] &&
+	for (uint32_t v = 0; v < ps->n; v++) {
+		uint32_t end = ps->pin_start[v + 1];
+		for (uint32_t k = ps->pin_start[v], k1; k < end; k = k1) {
+			for (k1 = k + 1; k1 < end &&
 					 ps->pin[k1].owner == ps->pin[k].owner; k1++)
 				;
 			run = k1 - k > run ? k1 - k : run;
 		}
+	}
 	ps->pslot = xmalloc(sizeof(Stamped *) * run);
 	ps->rdy = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(double));
 	ps->pending = xcalloc(((size_t)ps->n + 1) * (size_t)ps->maxrep, sizeof(uint32_t));
@@ -1856,8 +1867,8 @@ static int judge_all(PassCtx *ctx, const TaskGraph *t, PlanSim *ps,
 		if (ctx->report) {
 			pass_progress_clear(ctx);
 			double e = estimate(ctx, t, ps, &cands[k]);
-			fprintf(ctx->report, "  %-12s %.6g s%s (simulated", cands[k].name,
-				x, koom ? ", out of memory" : "");
+			fprintf(ctx->report, "  %-12s %.6g s%s (simulated",
+				cands[k].name, x, koom ? ", out of memory" : "");
 			if (isfinite(e))
 				fprintf(ctx->report, "; estimated %.6g s", e);
 			fputs(")\n", ctx->report);
@@ -2068,8 +2079,9 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		}
 		if (oom2 || fullest > NEAR_MEM) {
 			if (ctx->report && !oom2)
-				fprintf(ctx->report, "place<algo=hybrid>: the estimate fills "
-					"%.1f%% of %s's memory: simulating\n", 100 * fullest,
+				fprintf(ctx->report, "place<algo=hybrid>: the "
+					"estimate fills %.1f%% of %s's memory: "
+					"simulating\n", 100 * fullest,
 					t->c->devs[dfull].name);
 			double bover;
 			int two = nc < 2 || !memcmp(s.st, s.mp, sizeof(int) * t->n)
