@@ -149,21 +149,6 @@ static void rank_stats(const char *p, int *pairs, int *wrong, double *worst)
 	}
 }
 
-/* The strategy simulator ranks the hybrid's final candidates (at -O2's
- * search: the search's plan with and without DDP's buckets, the
- * model-parallel start, the whole model on each device type, each
- * placer's plan of the groups) as the full simulation does (issue 13),
- * on 200 random problems:
- * - fused as -O2 fuses them (mostly one group: 6,007 pairs), it orders
- *   fewer than 2 % the other way round, none whose simulated times
- *   differ by more than 7 % (0.5 %, 3.4 % now; 4.6 %, 15 % before it
- *   counted a bucket's ConcatV2 and SplitV, cost_copy);
- * - in groups of at most 6 ops (5-7 groups, model-parallel candidates
- *   that spread them: 8,829 pairs), fewer than 8 %, none above 40 %
- *   (4.4 %, 29 % now; 13.5 %, 56 % before tensors left as their op made
- *   them and consumers started ahead of late inputs, 7.6 %, 34 % before
- *   the same for parameters, each moved once to each device that reads
- *   it). */
 /* rank_stats of pipeline p: more than min pairs, fewer than share of
  * them the wrong way round, none with a difference above gap. */
 static void check_ranks(const char *p, int min, double share, double gap)
@@ -179,6 +164,21 @@ static void check_ranks(const char *p, int min, double share, double gap)
 			"%.1f %%\n", p, wrong, pairs, 100 * worst);
 }
 
+/* The strategy simulator ranks the hybrid's final candidates (at -O2's
+ * search: the search's plan with and without DDP's buckets, the
+ * model-parallel start, the whole model on each device type, each
+ * placer's plan of the groups) as the full simulation does (issue 13),
+ * on 200 random problems:
+ * - fused as -O2 fuses them (mostly one group: 6,007 pairs), it orders
+ *   fewer than 2 % the other way round, none whose simulated times
+ *   differ by more than 7 % (0.5 %, 3.4 % now; 4.6 %, 15 % before it
+ *   counted a bucket's ConcatV2 and SplitV, cost_copy);
+ * - in groups of at most 6 ops (5-7 groups, model-parallel candidates
+ *   that spread them: 8,829 pairs), fewer than 8 %, none above 40 %
+ *   (4.4 %, 29 % now; 13.5 %, 56 % before tensors left as their op made
+ *   them and consumers started ahead of late inputs, 7.6 %, 34 % before
+ *   the same for parameters, each moved once to each device that reads
+ *   it). */
 static void test_ranks(void)
 {
 	check_ranks("simplify,annotate,fuse,place<algo=hybrid,search=local>,comm,order",
