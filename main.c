@@ -608,6 +608,64 @@ static const char *backend_name_at(int i)
 	return backend_table(&n)[i].name;
 }
 
+/* Whether j's pipeline runs the pass called name. */
+static bool pipe_runs(const Job *j, const char *name, size_t len)
+{
+	for (int i = 0; i < j->pipe.n; i++) {
+		const char *p = j->pipe.steps[i].pass->name;
+		if (strlen(p) == len && strncmp(p, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* One name of --stop-after or --dump-after: a pass the pipeline runs
+ * (or, for a dump, 'parse').  A name pcc does not know, or a pass this
+ * pipeline does not run, would stop nowhere or dump nothing, silently.
+ * Returns -1 when it is one, else pcc's exit status, said. */
+static int check_pass_name(const Job *j, const char *opt, const char *name,
+			   size_t len)
+{
+	char *buf = xmalloc(len + 1);
+	memcpy(buf, name, len);
+	buf[len] = 0;
+	int n, rc = -1;
+	if (!pass_find(buf)) {
+		char fmt[96];
+		pass_table(&n);
+		snprintf(fmt, sizeof fmt, "pcc: error: unknown pass '%%s' in %s%%s\n",
+			 opt);
+		rc = unknown_name(fmt, buf, pass_name_at, n);
+	} else if (!pipe_runs(j, name, len)) {
+		fprintf(stderr, "pcc: error: %s=%s: the pipeline does not run "
+			"'%s'; it runs\n  -passes=", opt, buf, buf);
+		pipeline_print(stderr, &j->pipe);
+		fputs("Try 'pcc --help'.\n", stderr);
+		rc = EXIT_USAGE;
+	}
+	free(buf);
+	return rc;
+}
+
+/* --stop-after and every name of --dump-after (comma-separated). */
+static int check_pass_names(const Job *j)
+{
+	const RunOptions *r = &j->o.run;
+	int rc;
+	if (r->stop_after &&
+	    (rc = check_pass_name(j, "--stop-after", r->stop_after,
+				  strlen(r->stop_after))) >= 0)
+		return rc;
+	for (const char *p = r->dump_after; p && *p;) {
+		size_t m = strcspn(p, ",");
+		if (!(m == 5 && strncmp(p, "parse", 5) == 0) &&
+		    (rc = check_pass_name(j, "--dump-after", p, m)) >= 0)
+			return rc;
+		p += m + (p[m] != 0);
+	}
+	return -1;
+}
+
 /* The command line into j: the pipeline, the backend and its options.
  * Returns -1 to go on, else pcc's exit status (the options that only
  * print, and usage errors). */
@@ -644,11 +702,9 @@ static int configure(Job *j, int argc, char **argv, Arena *a)
 		return EXIT_OK;
 	}
 	int n;
-	if (o->run.stop_after && !pass_find(o->run.stop_after)) {
+	if ((rc = check_pass_names(j)) >= 0) {
 		pipeline_free(&j->pipe);
-		pass_table(&n);
-		return unknown_name("pcc: error: unknown pass '%s' in --stop-after%s\n",
-				    o->run.stop_after, pass_name_at, n);
+		return rc;
 	}
 	if (!(j->be = backend_find(o->emit))) {
 		pipeline_free(&j->pipe);

@@ -429,6 +429,9 @@ check "unknown backend suggests" sh -c "'$PCC' --emit=gant-svg $M 2>&1 | grep -q
 check "unknown pass suggests" sh -c "'$PCC' -passes=simplfy $M 2>&1 | grep -q \"unknown pass 'simplfy'; did you mean 'simplify'?\""
 check "unknown pass option suggests" sh -c "'$PCC' '-passes=fuse<rnage=2>' $M 2>&1 | grep -q \"no option 'rnage'; did you mean 'range'?\""
 check "--stop-after suggests" sh -c "'$PCC' --stop-after=odrer $M 2>&1 | grep -q \"did you mean 'order'?\""
+check "--dump-after suggests" sh -c "'$PCC' --dump-after=parse,palce $M -o '$t/da.gir' 2>&1 | grep -q \"unknown pass 'palce' in --dump-after; did you mean 'place'?\" && [ ! -e '$t/da.gir' ]"
+check "--stop-after a pass the pipeline does not run" sh -c "'$PCC' -O0 --stop-after=split $M 2>&1 | grep -q \"the pipeline does not run 'split'\""
+check "--dump-after a pass the pipeline does not run" status 2 "$PCC" -O0 --dump-after=place,fuse --dump-dir="$t/nofuse" $M --cluster $C -o /dev/null
 check "no suggestion when nothing is close" sh -c "'$PCC' --emit=zzzzzz $M 2>&1 | grep -q \"unknown backend 'zzzzzz' (see --help)\""
 check "--stats-json=- -o - refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=- -o -
 check "--stats-json=- with stdout output refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=-
