@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,64 @@ static int unknown_option(const char *arg)
 	return EXIT_USAGE;
 }
 
+/* path as a key for "the same file": the directory's real path and the
+ * name (the file itself may not exist yet); malloc'd. */
+static char *path_key(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
+			  : strdup(".");
+	char *real = realpath(dir, NULL);
+	const char *name = slash ? slash + 1 : path;
+	size_t n = strlen(real ? real : dir) + strlen(name) + 2;
+	char *key = xmalloc(n);
+	snprintf(key, n, "%s/%s", real ? real : dir, name);
+	free(real);
+	free(dir);
+	return key;
+}
+
+/* Do paths a and b name one regular file (or one that does not exist
+ * yet)?  Devices (/dev/null) and '-' are never the same. */
+static bool same_file(const char *a, const char *b)
+{
+	if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+		return false;
+	struct stat sa, sb;
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	if (ea && eb)
+		return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+		       sa.st_ino == sb.st_ino;
+	if (ea || eb)
+		return false;
+	char *ka = path_key(a), *kb = path_key(b);
+	bool same = strcmp(ka, kb) == 0;
+	free(ka);
+	free(kb);
+	return same;
+}
+
+/* No output may overwrite an input (the graph, --cluster, --profile) or
+ * another output: a slip such as --stats-json=model.gir would destroy
+ * the model.  Checked before anything is read or written. */
+static int check_paths(const Opts *o)
+{
+	const char *name[6] = {"-o", "--stats-json", "--print-costs", NULL,
+			       "--cluster", "--profile"};
+	const char *path[6] = {o->output, o->stats_json, o->print_costs, o->input,
+			       o->cluster, o->profile};
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; path[i] && j < 6; j++)
+			if (path[j] && same_file(path[i], path[j])) {
+				fprintf(stderr, "pcc: error: %s '%s' is %s%s '%s': pcc "
+					"would overwrite it\nTry 'pcc --help'.\n",
+					name[i], path[i], j == 3 ? "" : "the file of ",
+					j == 3 ? "the input file" : name[j], path[j]);
+				return EXIT_USAGE;
+			}
+	return EXIT_OK;
+}
+
 /* --emit-opt=a=1,b=2: one option per comma-separated KEY=VALUE; a comma
  * not followed by KEY= belongs to the value (weights_file=a,b.bin). */
 static void add_emit_opts(Opts *o, const char *arg, Arena *a)
@@ -333,7 +392,7 @@ static int parse_args(int argc, char **argv, Opts *o, Arena *a)
 				      (o->print_costs && strcmp(o->print_costs, "-") == 0)))
 		return usage_error("%s", "--stats-json=- and --print-costs=- need -o FILE: "
 				   "the output already goes to standard output");
-	return EXIT_OK;
+	return check_paths(o);
 }
 
 /* Does every live op have @device (so the simulator can run it)? */

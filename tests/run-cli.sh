@@ -435,6 +435,15 @@ check "--dump-after a pass the pipeline does not run" status 2 "$PCC" -O0 --dump
 check "no suggestion when nothing is close" sh -c "'$PCC' --emit=zzzzzz $M 2>&1 | grep -q \"unknown backend 'zzzzzz' (see --help)\""
 check "--stats-json=- -o - refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=- -o -
 check "--stats-json=- with stdout output refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=-
+cp $M "$t/same.gir"
+check "--stats-json over the input refused, input kept" sh -c "'$PCC' -O1 '$t/same.gir' --cluster $C --stats-json='$t/same.gir' -o '$t/same.out' 2>&1 | grep -q \"is the input file\" && cmp -s $M '$t/same.gir' && [ ! -e '$t/same.out' ]"
+check "-o over the input by another path refused" status 2 "$PCC" -O1 "$t/same.gir" --cluster $C -o "$t/../$(basename "$t")/same.gir"
+ln -s same.gir "$t/same-link.gir"
+check "-o through a link to the input refused" status 2 "$PCC" -O1 "$t/same.gir" --cluster $C -o "$t/same-link.gir"
+cp $C "$t/same.yaml"
+check "--print-costs over --cluster refused, cluster kept" sh -c "! '$PCC' -O1 $M --cluster '$t/same.yaml' --print-costs='$t/same.yaml' -o '$t/same.out' 2>/dev/null && cmp -s $C '$t/same.yaml'"
+check "two outputs in one new file refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json="$t/twice.json" -o "$t/./twice.json"
+check "outputs to /dev/null together allowed" "$PCC" -O1 $M --cluster $C --stats-json=/dev/null --print-costs=/dev/null -o /dev/null
 check "--stats-json=- -o FILE allowed" sh -c "'$PCC' -O1 $M --cluster $C --stats-json=- -o '$t/s.gir' | grep -q makespan_s"
 check "bad --progress" status 2 "$PCC" --progress=sometimes $M
 # --progress=always into a file: lines naming the pass, evaluations done
