@@ -796,7 +796,7 @@ static char *read_input(const Job *j, const char *path, size_t *len, Diag *d)
 		d->max_errors = j->o.max_errors;
 	} else
 		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", path,
-			strerror(errno));
+			read_error(errno));
 	return text;
 }
 
@@ -808,7 +808,7 @@ static int read_graph(Job *j, Arena *a, const char *cmdline, double *t0)
 	j->src = map_file(o->input, &j->srclen, &j->mapped);
 	if (!j->src) {
 		fprintf(stderr, "pcc: error: cannot read '%s': %s\n", o->input,
-			strerror(errno));
+			read_error(errno));
 		return EXIT_BADINPUT;
 	}
 	o->run.dump_base = dump_base(a, o->input);

@@ -745,7 +745,7 @@ Graph *gir_read_file(const char *path, Diag *d, char **srcp)
 		int e = errno;
 		diag_init(d, stderr, name, NULL, 0);
 		diag_error(d, (Loc){0}, "cannot read '%s': %s", path,
-			   strerror(e));
+			   read_error(e));
 		return NULL;
 	}
 	diag_init(d, stderr, name, src, len);

@@ -599,7 +599,7 @@ static unsigned char *load_group(JCtx *c, json_object *paths, size_t *len)
 		memcpy(path, b->file, dl);
 		strcpy(path + dl, p);
 		size_t l;
-		char *data = read_file(path, &l);
+		char *data = read_file_bytes(path, &l);
 		if (!data) {
 			diag_warning(b->d, (Loc){b->file, 0, 0},
 				     "weights file '%s' not found; small constants "

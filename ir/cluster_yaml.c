@@ -825,7 +825,7 @@ Cluster *cluster_read_yaml(Arena *a, const char *path, Diag *d)
 	char *text = read_file(path, &len);
 	if (!text) {
 		diag_error(d, (Loc){path, 0, 0}, "cannot read '%s': %s", path,
-			   strerror(errno));
+			   read_error(errno));
 		return NULL;
 	}
 	Cluster *c = cluster_parse_yaml(a, path, text, len, d);

@@ -120,7 +120,7 @@ void diag_warning(Diag *d, Loc loc, const char *fmt, ...)
 	va_end(ap);
 }
 
-char *read_file(const char *path, size_t *len)
+static char *read_whole(const char *path, size_t *len, bool text)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!f)
@@ -133,34 +133,67 @@ char *read_file(const char *path, size_t *len)
 		return NULL;
 	}
 	/* a regular file is read into a buffer of its size (plus the NUL);
-	 * anything else (a pipe, a growing file) into a doubling one */
+	 * anything else (a pipe, a growing file) into a doubling one, up to
+	 * READ_STREAM_MAX bytes and, for text, the first NUL byte */
 	struct stat sb;
 	size_t cap = 1 << 16, n = 0;
-	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    (uintmax_t)sb.st_size < SIZE_MAX / 2)
+	bool stream = !(fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode));
+	if (!stream && (uintmax_t)sb.st_size < SIZE_MAX / 2)
 		cap = (size_t)sb.st_size + 2;
 	char *buf = xmalloc_huge(cap);
+	int bad = 0;
 	for (;;) {
 		if (n + 1 >= cap) {
+			if (stream && n >= READ_STREAM_MAX) {
+				bad = EFBIG;
+				break;
+			}
 			cap *= 2;
 			buf = xrealloc(buf, cap);
 		}
 		size_t k = fread(buf + n, 1, cap - n - 1, f);
+		if (stream && text && memchr(buf + n, 0, k)) {
+			bad = EILSEQ;
+			break;
+		}
 		n += k;
 		if (k == 0)
 			break;
 	}
-	int err = ferror(f);
+	if (!bad && ferror(f))
+		bad = EIO;
 	if (f != stdin)
 		fclose(f);
-	if (err) {
+	if (bad) {
 		free(buf);
-		errno = EIO;
+		errno = bad;
 		return NULL;
 	}
 	buf[n] = 0;
 	*len = n;
 	return buf;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	return read_whole(path, len, true);
+}
+
+char *read_file_bytes(const char *path, size_t *len)
+{
+	return read_whole(path, len, false);
+}
+
+const char *read_error(int err)
+{
+	switch (err) {
+	case EILSEQ:
+		return "not text (a NUL byte)";
+	case EFBIG:
+		return "more than 2 GiB from a pipe or device";
+	default:
+		return strerror(err);
+	}
 }
 
 char *map_file(const char *path, size_t *len, bool *mapped)

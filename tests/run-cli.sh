@@ -435,6 +435,9 @@ check "--dump-after a pass the pipeline does not run" status 2 "$PCC" -O0 --dump
 check "no suggestion when nothing is close" sh -c "'$PCC' --emit=zzzzzz $M 2>&1 | grep -q \"unknown backend 'zzzzzz' (see --help)\""
 check "--stats-json=- -o - refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=- -o -
 check "--stats-json=- with stdout output refused" status 2 "$PCC" -O1 $M --cluster $C --stats-json=-
+check "/dev/zero as the input refused, no output" sh -c "'$PCC' /dev/zero -o '$t/zero.gir' 2>&1 | grep -q \"cannot read '/dev/zero': not text (a NUL byte)\" && [ ! -e '$t/zero.gir' ]"
+check "/dev/urandom as the cluster refused" sh -c "'$PCC' $M --cluster /dev/urandom -o '$t/zero.gir' 2>&1 | grep -q \"cannot read '/dev/urandom': not text\" && [ ! -e '$t/zero.gir' ]"
+check "/dev/zero as the profile refused" status 1 "$PCC" $M --cluster $C --profile /dev/zero -o "$t/zero.gir"
 cp $M "$t/same.gir"
 check "--stats-json over the input refused, input kept" sh -c "'$PCC' -O1 '$t/same.gir' --cluster $C --stats-json='$t/same.gir' -o '$t/same.out' 2>&1 | grep -q \"is the input file\" && cmp -s $M '$t/same.gir' && [ ! -e '$t/same.out' ]"
 check "-o over the input by another path refused" status 2 "$PCC" -O1 "$t/same.gir" --cluster $C -o "$t/../$(basename "$t")/same.gir"
