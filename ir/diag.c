@@ -134,22 +134,34 @@ static char *read_whole(const char *path, size_t *len, bool text)
 	}
 	/* a regular file is read into a buffer of its size (plus the NUL);
 	 * anything else (a pipe, a growing file) into a doubling one, up to
-	 * READ_STREAM_MAX bytes and, for text, the first NUL byte */
+	 * READ_MAX bytes and, for text, the first NUL byte.  Memory that
+	 * is not there is an error of this input (ENOMEM), not pcc's. */
 	struct stat sb;
 	size_t cap = 1 << 16, n = 0;
 	bool stream = !(fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode));
-	if (!stream && (uintmax_t)sb.st_size < SIZE_MAX / 2)
+	if (!stream && (uintmax_t)sb.st_size > READ_MAX) {
+		if (f != stdin)
+			fclose(f);
+		errno = EFBIG;
+		return NULL;
+	}
+	if (!stream)
 		cap = (size_t)sb.st_size + 2;
-	char *buf = xmalloc_huge(cap);
-	int bad = 0;
-	for (;;) {
+	char *buf = malloc(cap);
+	int bad = buf ? 0 : ENOMEM;
+	while (!bad) {
 		if (n + 1 >= cap) {
-			if (stream && n >= READ_STREAM_MAX) {
+			if (n >= READ_MAX) {
 				bad = EFBIG;
 				break;
 			}
+			char *more = realloc(buf, 2 * cap);
+			if (!more) {
+				bad = ENOMEM;
+				break;
+			}
+			buf = more;
 			cap *= 2;
-			buf = xrealloc(buf, cap);
 		}
 		size_t k = fread(buf + n, 1, cap - n - 1, f);
 		if (stream && text && memchr(buf + n, 0, k)) {
@@ -190,7 +202,7 @@ const char *read_error(int err)
 	case EILSEQ:
 		return "not text (a NUL byte)";
 	case EFBIG:
-		return "more than 2 GiB from a pipe or device";
+		return "larger than 2 GiB";
 	default:
 		return strerror(err);
 	}
@@ -203,7 +215,7 @@ char *map_file(const char *path, size_t *len, bool *mapped)
 		int fd = open(path, O_RDONLY);
 		struct stat sb;
 		if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		    sb.st_size > 0 && (uintmax_t)sb.st_size < SIZE_MAX / 2) {
+		    sb.st_size > 0 && (uintmax_t)sb.st_size <= READ_MAX) {
 			void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ,
 				       MAP_PRIVATE, fd, 0);
 			close(fd);

@@ -284,14 +284,15 @@ void diag_note(Diag *d, Loc loc, const char *fmt, ...)
 void diag_warning(Diag *d, Loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Reads a whole text file ("-" = stdin) into a malloc'd NUL-terminated
- * buffer.  What is no regular file (a pipe, a device) is read as it
- * comes, and refused (NULL) at a NUL byte (errno EILSEQ: /dev/zero,
- * /dev/urandom) or beyond READ_STREAM_MAX bytes (EFBIG: `yes |`);
- * read_error words both. */
+ * buffer.  Refused (NULL, errno EFBIG) beyond READ_MAX bytes (no reader
+ * takes more: the gir parser's positions are ints), and what is no
+ * regular file (a pipe, a device) is read as it comes and refused at a
+ * NUL byte (EILSEQ: /dev/zero, /dev/urandom); ENOMEM when the memory
+ * is not there.  read_error words them. */
 char *read_file(const char *path, size_t *len);
 /* The same for binary data (a TF.js weights shard): NUL bytes allowed. */
 char *read_file_bytes(const char *path, size_t *len);
-#define READ_STREAM_MAX ((size_t)1 << 31)
+#define READ_MAX ((size_t)1 << 31)
 /* What "cannot read 'FILE': ..." says after read_file set errno err. */
 const char *read_error(int err);
 /* The same without a copy where it can: a regular file is mapped
