@@ -182,6 +182,12 @@ typedef struct PlanSim {
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
 	/* evaluation scratch */
 	double *dev_free, *rdy, *mem_perm, *mem_temp;
+	/* The devices the evaluation evals uses (tstamp[d] == evals): only
+	 * their dev_free and memory are valid (touch), so an evaluation
+	 * costs what its plan uses, not the cluster's size (4096 devices
+	 * and more). */
+	long *tstamp;
+	int *touched, ntouched;
 	double *gstart;          /* [n]: when the node's last replica started */
 	double *rstart;          /* [n * maxrep]: when each replica started */
 	double *arwait;          /* [n]: when the AllReduces of partial sums
@@ -1113,6 +1119,22 @@ static double param_copies(PlanSim *ps, uint32_t k, uint32_t k1, int a, int b,
 	return late;
 }
 
+/* Device d takes part in this evaluation: free at 0, holding nothing. */
+static void touch(PlanSim *ps, int d)
+{
+	if (ps->tstamp[d] == ps->evals)
+		return;
+	ps->tstamp[d] = ps->evals;
+	ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
+	ps->touched[ps->ntouched++] = d;
+}
+
+/* Device d's memory in the last evaluation (0 if it used none). */
+static double ps_mem(const PlanSim *ps, int d)
+{
+	return ps->tstamp[d] == ps->evals ? ps->mem_perm[d] + ps->mem_temp[d] : 0;
+}
+
 /* Node v's replicas at the start of an evaluation: how many producer
  * replicas each waits for (depends()), the parameters they read from
  * other devices (moved once, at time 0), the ready ones queued, and
@@ -1174,6 +1196,7 @@ static void ps_seed(PlanSim *ps, const int *st, uint32_t v)
 			pev_push(ps, ready[r], v, r, PE_RDY);
 	for (int r = 0; r < nv; r++) {
 		double keep, pass;
+		touch(ps, dv[r]);
 		received(ps, st, v, r, &keep, &pass);
 		ps->mem_perm[dv[r]] += ps->params[v] + ps->act[v] * fv[r] + keep;
 		ps->mem_temp[dv[r]] = fmax(ps->mem_temp[dv[r]], ps->temp[v] * fv[r] + pass);
@@ -1185,6 +1208,7 @@ static void ps_seed(PlanSim *ps, const int *st, uint32_t v)
  * saved read comes first), else until the forward has. */
 static void ps_param_copies(PlanSim *ps, const int *st)
 {
+	/* (reader devices: seeded, so touched) */
 	for (uint32_t k = 0; k < ps->npread; k++) {
 		const struct PRead *x = &ps->pread[k];
 		if (!k || x->param != ps->pread[k - 1].param)
@@ -1276,10 +1300,8 @@ static double ps_self_allreduce(PlanSim *ps, const int *st, uint32_t v, double t
 static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 {
 	const TaskGraph *t = ps->t;
-	int nd = ps->ndev;
 	ps->evals++;
-	for (int d = 0; d < nd; d++)
-		ps->dev_free[d] = ps->mem_perm[d] = ps->mem_temp[d] = 0;
+	ps->ntouched = 0;
 	/* a new stamp (evals) frees every resource, moves no parameter */
 	ps->res.n = ps->pcopy.n = 0;
 	ps->h.n = 0;
@@ -1310,7 +1332,8 @@ static double ps_eval(PlanSim *ps, const int *st, bool *oom)
 		if (ps->res.s[i].stamp == ps->evals)
 			span = fmax(span, ps->res.s[i].x);
 	double over = 0;
-	for (int d = 0; d < nd; d++) {
+	for (int i = 0; i < ps->ntouched; i++) {
+		int d = ps->touched[i];
 		double cap = tg_mem_cap(t, d), use = ps->mem_perm[d] + ps->mem_temp[d];
 		if (use > cap)
 			over = fmax(over, use / cap - 1);
@@ -1344,6 +1367,8 @@ static PlanSim *ps_new(Graph *g, const TaskGraph *t, const CostModel *m,
 	ps->arwait = xcalloc((size_t)ps->n + 1, sizeof(double));
 	ps->mem_perm = xcalloc(nd1, sizeof(double));
 	ps->mem_temp = xcalloc(nd1, sizeof(double));
+	ps->tstamp = xcalloc(nd1, sizeof(long));
+	ps->touched = xcalloc(nd1, sizeof(int));
 	ps->dstamp = xcalloc(nd1, sizeof(uint64_t));
 	ps->dpos = xmalloc(sizeof(int) * nd1);
 	for (size_t d = 0; d < nd1; d++)
@@ -1430,6 +1455,8 @@ static void ps_free(PlanSim *ps)
 	heap_free(&ps->h);
 	free(ps->mem_perm);
 	free(ps->mem_temp);
+	free(ps->tstamp);
+	free(ps->touched);
 	free(ps->dstamp);
 	free(ps->dpos);
 	free(ps->pread);
@@ -2070,7 +2097,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		double fullest = 0;
 		int dfull = 0;
 		for (int d = 0; d < t->ndev; d++) {
-			bpeaks[d] = ps->mem_perm[d] + ps->mem_temp[d];
+			bpeaks[d] = ps_mem(ps, d);
 			double f = bpeaks[d] / tg_mem_cap(t, d);
 			if (f > fullest) {
 				fullest = f;
