@@ -1127,6 +1127,14 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	Value *bv = graph_attr(g, "batch");
 	if (bv && bv->kind == V_INT)
 		batch = bv->i;
+	if (want_m > 1 && batch < want_m) {
+		fprintf(stderr, "pcc: error: place<algo=pipeline>: micro=%d, but "
+			"the graph's batch is %lld: each micro-batch needs a "
+			"sample of it\n", want_m, (long long)batch);
+		model_free(&pm);
+		tg_free(t);
+		return EXIT_USAGE;
+	}
 	int maxS = pm.nl < MAXS ? pm.nl : MAXS;
 	maxS = maxS < pm.nseg ? maxS : pm.nseg;
 	if (want_s > maxS) {
