@@ -2068,7 +2068,7 @@ int place_hybrid(PassCtx *ctx, const TaskGraph *t)
 		pc.g = ps->pipe = graph_clone(g);
 		pc.report = NULL;
 		pc.best_effort = true;
-		if (place_pipeline(&pc, t) == EXIT_OK)
+		if (place_pipeline_quiet(&pc, t) == EXIT_OK)
 			cands[nc++] = (Cand){"pipeline", NULL, NULL, NULL, NULL, false};
 	}
 	double *bpeaks = xcalloc((size_t)t->ndev + 1, sizeof(double));

@@ -1109,9 +1109,8 @@ static void report_plan(PassCtx *ctx, const TaskGraph *t, const PModel *pm,
 			"%d)\n", pm->nl, pm->nall, (int)MAXL);
 }
 
-int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
+static int pipeline_place(PassCtx *ctx, bool quiet)
 {
-	(void)tg;
 	Graph *g = ctx->g;
 	TaskGraph *t = tg_from_graph(g, ctx->cost, false, ctx->diag);
 	if (!t)
@@ -1127,6 +1126,15 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	Value *bv = graph_attr(g, "batch");
 	if (bv && bv->kind == V_INT)
 		batch = bv->i;
+	if (batch <= 0) {
+		if (!quiet)
+			fprintf(stderr, "pcc: error: place<algo=pipeline>: the graph "
+				"gives no batch size (graph attribute `batch`): "
+				"nothing to cut into micro-batches\n");
+		model_free(&pm);
+		tg_free(t);
+		return EXIT_INFEASIBLE;
+	}
 	if (want_m > 1 && batch < want_m) {
 		fprintf(stderr, "pcc: error: place<algo=pipeline>: micro=%d, but "
 			"the graph's batch is %lld: each micro-batch needs a "
@@ -1155,9 +1163,12 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	int chosen = judge_finalists(ctx, t, &pm, all, nall, &boom);
 	int rc = EXIT_OK;
 	if (chosen < 0 || (boom && !ctx->best_effort)) {
-		fprintf(stderr, "pcc: error: place<algo=pipeline>: no pipeline fits "
-			"in the memory of cluster '%s'\n", t->c->name);
-		fputs("pcc: note: --best-effort places it anyway\n", stderr);
+		if (!quiet) {
+			fprintf(stderr, "pcc: error: place<algo=pipeline>: no "
+				"pipeline fits in the memory of cluster '%s'\n",
+				t->c->name);
+			fputs("pcc: note: --best-effort places it anyway\n", stderr);
+		}
 		rc = EXIT_INFEASIBLE;
 	}
 	if (chosen >= 0 && rc == EXIT_OK) {
@@ -1169,6 +1180,18 @@ int place_pipeline(PassCtx *ctx, const TaskGraph *tg)
 	model_free(&pm);
 	tg_free(t);
 	return rc;
+}
+
+int place_pipeline(PassCtx *ctx, const TaskGraph *t)
+{
+	(void)t;
+	return pipeline_place(ctx, false);
+}
+
+int place_pipeline_quiet(PassCtx *ctx, const TaskGraph *t)
+{
+	(void)t;
+	return pipeline_place(ctx, true);
 }
 
 /* A copy of strategy value v (strings, integers, booleans, lists of them)

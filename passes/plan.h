@@ -102,7 +102,10 @@ int place_dp(PassCtx *ctx, const struct TaskGraph *t, bool prop);
 /* place<algo=pipeline> (place_pipeline.c, a STRATEGY): stages, devices
  * and micro-batches from ctx's options `stages` and `micro`, written on
  * ctx->g as @stage, @replicas + @micro or @device.  Builds its own op-level
- * task graph (t may be the fused one and is not used). */
+ * task graph (t may be the fused one and is not used).  The quiet form,
+ * for a caller that judges it as one candidate among others (-O2's
+ * hybrid), says nothing when no pipeline fits: EXIT_INFEASIBLE only. */
+int place_pipeline_quiet(PassCtx *ctx, const struct TaskGraph *t);
 /* Copies every op's strategy annotations (@device, @replicas, @shares,
  * @dup, @sync, @ps, @micro, @stage) from a clone of to (same op ids). */
 void plan_copy_strategy(const Graph *from, Graph *to);

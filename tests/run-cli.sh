@@ -276,6 +276,9 @@ check "  --best-effort writes it" sh -c "'$PCC' -O0 --best-effort $M --cluster '
 check "  -passes= writes it" "$PCC" "-passes=simplify,annotate,place<algo=dp>,comm,order" $M --cluster "$t/2mib.yaml" -o "$t/be2.gir"
 # place<algo=pipeline>'s options: auto or 1..16 stages, 1..4096 micro-batches.
 check "pipeline stages=x is a usage error" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,stages=x>' $M --cluster $C -o /dev/null 2>'$t/err'; [ \$? -eq 2 ] && grep -q 'place<stages=x>: expected an integer in \\[1,16\\], or auto' '$t/err'"
+sed 's/^graph mlp {batch = 64}/graph mlp/' $M > "$t/nobatch.gir"
+check "-O2 on a graph without a batch: no error from the pipeline candidate" sh -c "'$PCC' -O2 '$t/nobatch.gir' --cluster $C -o '$t/nobatch.out' 2>'$t/nobatch.err' && ! grep -q error '$t/nobatch.err'"
+check "pipeline alone on a graph without a batch says so" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline>' '$t/nobatch.gir' --cluster $C -o /dev/null 2>&1 | grep -q 'gives no batch size'"
 check "pipeline micro above the batch is a usage error that says so" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,micro=65>' $M --cluster $C -o /dev/null 2>&1 | grep -q \"micro=65, but the graph's batch is 64\""
 check "pipeline micro=0 is a usage error" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,micro=0>' $M --cluster $C -o /dev/null 2>/dev/null; [ \$? -eq 2 ]"
 check "pipeline: more stages than devices" sh -c "'$PCC' '-passes=annotate,place<algo=pipeline,stages=5>' $M --cluster $C -o /dev/null 2>'$t/err'; [ \$? -eq 2 ] && grep -q '5 stages, but only 4 devices' '$t/err'"
