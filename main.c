@@ -903,6 +903,7 @@ static int read_profile(Job *j)
 	if (!text)
 		return EXIT_BADINPUT;
 	j->cost.prof = profile_parse(j->g->arena, path, text, len, &pd);
+	profile_check(j->cost.prof, j->g, &pd);
 	free(text);
 	return j->cost.prof ? EXIT_OK : EXIT_BADINPUT;
 }

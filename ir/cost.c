@@ -450,6 +450,53 @@ static void read_times(PCtx *c, const char *op, const char *type,
 	prof_add(c->a, c->p, op, type, ca, cb, mx, ymin, loc);
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void profile_check(const Profile *p, const Graph *g, Diag *d)
+{
+	const Cluster *c = g->cluster;
+	if (!p || !c || !p->n)
+		return;
+	/* the names a plan's replicas are profiled under (@origin) */
+	const char **orig = xmalloc(sizeof(char *) * ((size_t)g->nops + 1));
+	size_t no = 0;
+	for (uint32_t i = 0; i < g->nops; i++) {
+		const char *o = g->ops[i]->dead ? NULL
+			: op_ann_str(g, g->ops[i], ANN_ORIGIN);
+		if (o)
+			orig[no++] = o;
+	}
+	qsort(orig, no, sizeof *orig, str_cmp);
+	bool type_used = false, op_used = false;
+	for (uint32_t i = 0; i < p->n && !(type_used && op_used); i++) {
+		const ProfEntry *e = &p->e[i];
+		for (int k = 0; k < c->ntypes && !type_used; k++)
+			type_used = strcmp(c->types[k].name, e->type) == 0;
+		uint32_t idx;
+		op_used = op_used || graph_lookup(g, e->op, &idx) ||
+			  bsearch(&e->op, orig, no, sizeof *orig, str_cmp);
+	}
+	free(orig);
+	char have[256];
+	size_t at = 0;
+	have[0] = 0;
+	for (int q = 0; q < c->ntypes && q < 6 && at < sizeof have; q++)
+		at += (size_t)snprintf(have + at, sizeof have - at, "%s%s",
+				       q ? ", " : "", c->types[q].name);
+	if (!type_used)
+		diag_warning(d, p->e[0].loc, "no device type of the profile is "
+			     "in cluster '%s' (the first: '%s'; the cluster's: "
+			     "%s%s): none of its times is used", c->name,
+			     p->e[0].type, have, c->ntypes > 6 ? ", ..." : "");
+	else if (!op_used)
+		diag_warning(d, p->e[0].loc, "no op of the profile is in graph "
+			     "'%s' (the first: '%s'): none of its times is used",
+			     g->name ? g->name : "", p->e[0].op);
+}
+
 static void read_ops(PCtx *c, yaml_node_t *ops)
 {
 	if (ops->type != YAML_MAPPING_NODE) {

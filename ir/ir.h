@@ -808,6 +808,12 @@ SplitCat op_split_output(const Graph *g, const Op *op, uint32_t k);
 typedef struct Profile Profile;
 Profile *profile_parse(Arena *a, const char *path, const char *text,
 		       size_t len, Diag *d);
+/* Warns (on d, at the profile's text) when graph g and its cluster
+ * would read nothing of profile p: none of its device types is the
+ * cluster's, or none of its ops is the graph's (by name or a replica's
+ * @origin).  A profile that covers other clusters and models besides
+ * this one says nothing. */
+void profile_check(const Profile *p, const Graph *g, Diag *d);
 
 typedef struct CostModel {
 	const Graph *g;
