@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #define MAX_COUNT 4096                      /* as in cluster.c */
@@ -530,8 +531,30 @@ static void machines(Rd *r, yaml_node_t *n)
 					kl += (size_t)sprintf(known + kl, "%s%s",
 							      i ? ", " : "", t);
 				}
-				err(r, f[1], "unknown device type '%.*s' "
+				/* one that differs only in case first (a100:
+				 * A100, not P100) */
+				Suggest sg;
+				suggest_init(&sg, tn);
+				for (int i = 0; i < r->c->ntypes; i++)
+					if (strcasecmp(r->c->types[i].name, tn) == 0)
+						suggest_add(&sg, r->c->types[i].name);
+				for (const char *q = devtype_names(); *q;) {
+					size_t n = strcspn(q, ",");
+					if (strlen(tn) == n && strncasecmp(q, tn, n) == 0)
+						suggest_addn(&sg, q, n);
+					q += n + strspn(q + n, ", ");
+				}
+				for (int i = 0; !suggest_best(&sg) && i < r->c->ntypes; i++)
+					suggest_add(&sg, r->c->types[i].name);
+				for (const char *q = devtype_names();
+				     !suggest_best(&sg) && *q;) {
+					size_t n = strcspn(q, ",");
+					suggest_addn(&sg, q, n);
+					q += n + strspn(q + n, ", ");
+				}
+				err(r, f[1], "unknown device type '%.*s'%s "
 				    "(known: %s; named: %s)", SHOW(f[1]),
+				    suggest_hint(&sg),
 				    r->c->ntypes ? known : "none",
 				    devtype_names());
 			}

@@ -300,6 +300,8 @@ T=examples/clusters/tag-testbed.yaml
 check "--print-costs header" sh -c "'$PCC' -passes= $M --cluster $T --print-costs=- -o /dev/null | head -n 1 | grep -qx 'op,type,device_type,time_s,out_bytes,mem_bytes'"
 "$PCC" -passes= $M --cluster $T --profile $P --print-costs="$t/costs.csv" -o /dev/null 2>/dev/null
 check "profile: h on V100-32G" grep -qx 'h,MatMul,V100-32G,2.7e-05,65536,0' "$t/costs.csv"
+printf 'machines:\n  - {name: m, type: a100}\n' > "$t/lower.yaml"
+check "a device type in the wrong case suggests the named one" sh -c "'$PCC' $M --cluster '$t/lower.yaml' -o /dev/null 2>&1 | grep -q \"unknown device type 'a100'; did you mean 'A100'?\""
 check "profile of types the cluster lacks: warned" sh -c "'$PCC' -passes= $M --profile $P -o /dev/null 2>&1 | grep -q \"warning: no device type of the profile is in cluster 'default: 1 machine, 2x V100-16G, NVLink' (the first: 'V100-32G'; the cluster's: V100-16G)\""
 printf 'ops:\n  nosuchop:\n    V100-32G: 1 us\n' > "$t/p-noop.yaml"
 check "profile of ops the graph lacks: warned" sh -c "'$PCC' -passes= $M --cluster $T --profile '$t/p-noop.yaml' -o /dev/null 2>&1 | grep -q \"no op of the profile is in graph 'mlp' (the first: 'nosuchop')\""
