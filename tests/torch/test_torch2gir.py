@@ -467,6 +467,7 @@ class TestTorch2Gir(unittest.TestCase):
 
     def test_bad_specs(self):
         for spec, msg in (("no_such_model_xyz", "unknown model"),
+                          ("resnet5", "did you mean 'resnet50'?"),
                           ("custom_models:not_a_model", "must return"),
                           ("custom_models:nosuch", "has no attribute 'nosuch'"),
                           ("nosuchmodule_xyz:f", "No module named")):
