@@ -108,6 +108,7 @@ if [ "$B" = build ]; then
 	check "too few tasks: a clear error, exit 2" sh -c "tools/tfrun '$t/dp.pbtxt' --tasks 1 2>'$t/err' >/dev/null; [ \$? -eq 2 ] &&
 		grep -q 'tfrun: error: the plan places ops on 2 tasks (task:0 .. task:1) but the cluster has 1 (--tasks)' '$t/err'"
 	check "bad usage exits 2" sh -c "tools/tfrun '$t/dp.pbtxt' --steps 0 2>/dev/null >/dev/null; [ \$? -eq 2 ]"
+	check "a gir graph given as the plan: says so" sh -c "tools/tfrun examples/mlp.gir 2>&1 >/dev/null | grep -q 'a gir graph, not a TensorFlow GraphDef: write the plan with pcc --emit=tf first'"
 	# one process per task: the same numbers as the in-process cluster
 	tools/tfrun "$t/dp.pbtxt" --steps 2 >"$t/in.out" 2>/dev/null
 	check "--process-per-task: the same results as one process" sh -c "

@@ -88,7 +88,11 @@ def load(path):
     from google.protobuf import text_format
     gd = tf.compat.v1.GraphDef()
     with open(path) as f:
-        text_format.Parse(f.read(), gd)
+        text = f.read()
+    if re.match(r'\s*(#[^\n]*\n\s*)*gir\s', text):
+        raise ValueError("a gir graph, not a TensorFlow GraphDef: write the "
+                         "plan with pcc --emit=tf first")
+    text_format.Parse(text, gd)
     return gd
 
 
