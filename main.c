@@ -944,6 +944,7 @@ static int simulate_and_emit(Job *j, double pbound)
 	if (o->stats_json || j->be->needs_sim) {
 		if ((rc = sim_run(g, &j->cost, &sim, &j->d)))
 			return rc;
+		sim.lower_bound = sim_bound_of(g, &j->cost, false);
 		simulated = true;
 		sim.problem_bound = pbound;
 		phase(o, "simulate", &t0);
@@ -953,6 +954,8 @@ static int simulate_and_emit(Job *j, double pbound)
 		 * pipeline's plan: a plan the simulator refuses is still
 		 * written, without a headline */
 		simulated = sim_quiet(g, &j->cost, &sim);
+		if (simulated)
+			sim.lower_bound = sim_bound_of(g, &j->cost, false);
 		sim.problem_bound = pbound;
 		phase(o, "simulate", &t0);
 	}

@@ -917,7 +917,10 @@ const Op *plan_comm_op(const Graph *g);
 /* ---- sim.c ------------------------------------------------------------- */
 typedef struct SimResult {
 	double makespan;         /* seconds */
-	double lower_bound;      /* seconds, see docs/simulator.md */
+	double lower_bound;      /* seconds, see docs/simulator.md: 0 from
+				  * sim_run, which the judges of candidate
+				  * plans call; set it with sim_bound_of
+				  * where it is reported */
 	double problem_bound;    /* seconds: sim_bound_of the input graph,
 				  * set by the caller (0: not known) */
 	bool oom;

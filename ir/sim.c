@@ -983,6 +983,16 @@ static double work_f(const double *c, uint32_t n, int nt, const double *lam)
 	return f;
 }
 
+/* work_f at lam moved by s from type u to type t (x: scratch). */
+static double work_at(const double *c, uint32_t n, int nt, const int *k,
+		      const double *lam, double *x, int t, int u, double s)
+{
+	memcpy(x, lam, sizeof(double) * (size_t)nt);
+	x[t] += s / k[t];
+	x[u] -= s / k[u];
+	return work_f(c, n, nt, x);
+}
+
 static double work_bound(const double *c, uint32_t n, int nt, const int *k)
 {
 	double *lam = xmalloc(sizeof(double) * (size_t)(nt + 1));
@@ -1004,20 +1014,26 @@ static double work_bound(const double *c, uint32_t n, int nt, const int *k)
 				/* lambda_t + s / k_t, lambda_u - s / k_u */
 				double lo = -lam[t] * k[t], hi = lam[u] * k[u];
 				double a = lo, b = hi;
+				/* each step keeps one point of the last: the
+				 * golden ratio's m1 of [m1, b] is m2 of [a, b]
+				 * (phi^2 = 1 - phi), so one new f per step */
+				double m1 = b - phi * (b - a), m2 = a + phi * (b - a);
+				double f1 = work_at(c, n, nt, k, lam, x, t, u, m1);
+				double f2 = work_at(c, n, nt, k, lam, x, t, u, m2);
 				for (int it = 0; it < 60; it++) {
-					double m1 = b - phi * (b - a), m2 = a + phi * (b - a);
-					memcpy(x, lam, sizeof(double) * (size_t)nt);
-					x[t] += m1 / k[t];
-					x[u] -= m1 / k[u];
-					double f1 = work_f(c, n, nt, x);
-					memcpy(x, lam, sizeof(double) * (size_t)nt);
-					x[t] += m2 / k[t];
-					x[u] -= m2 / k[u];
-					double f2 = work_f(c, n, nt, x);
-					if (f1 < f2)
+					if (f1 < f2) {
 						a = m1;
-					else
+						m1 = m2;
+						f1 = f2;
+						m2 = a + phi * (b - a);
+						f2 = work_at(c, n, nt, k, lam, x, t, u, m2);
+					} else {
 						b = m2;
+						m2 = m1;
+						f2 = f1;
+						m1 = b - phi * (b - a);
+						f1 = work_at(c, n, nt, k, lam, x, t, u, m1);
+					}
 				}
 				memcpy(x, lam, sizeof(double) * (size_t)nt);
 				x[t] += (a + b) / 2 / k[t];
@@ -1514,7 +1530,6 @@ static int simulate(Graph *g, const CostModel *m, const double *prio,
 	if (done < live)
 		rc = report_stall(&s, d);
 	if (!rc) {
-		r->lower_bound = sim_bound_of(g, m, false);
 		for (int dv = 0; dv < c->ndevs; dv++)
 			if (r->peak_mem[dv] > c->types[c->devs[dv].type].memory)
 				r->oom = true;

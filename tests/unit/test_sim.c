@@ -62,7 +62,10 @@ static int run(Graph *g, SimResult *r)
 	CostModel m = {g, g->cluster, NULL, NULL, 0};
 	Diag d;
 	diag_init(&d, stderr, "t", NULL, 0);
-	return sim_run(g, &m, r, &d);
+	int rc = sim_run(g, &m, r, &d);
+	if (!rc)
+		r->lower_bound = sim_bound_of(g, &m, false);
+	return rc;
 }
 
 static char *run_capture(Graph *g, int *rc)
