@@ -177,6 +177,11 @@ typedef struct PlanSim {
 	/* links */
 	int nres, r_pair, r_out, r_in;
 	RouteTab rt;             /* the cluster's routes (ir/simroute.h) */
+	/* Up to ROUTE_CACHE devices: every pair's link resources, looked up
+	 * once (a transfer of every evaluation asks for its route). */
+	int *route_res;          /* [ndev * ndev * 2] */
+	int8_t *route_n;         /* [ndev * ndev] */
+	double *route_bw, *route_lat;  /* [ndev * ndev]: cluster_link's */
 	int *single;             /* [ndev]: d, the replica list of "on d" */
 	uint32_t *out_start;     /* [n + 1] CSR of outgoing edge indices */
 	uint32_t *out, *edge_v;  /* edge index per slot; consumer per edge */
@@ -218,11 +223,20 @@ typedef struct PlanSim {
 
 /* ---- links ------------------------------------------------------------- */
 
+enum { ROUTE_CACHE = 256 };  /* devices: 64k pairs, 768 kB */
+
 /* Link resources of a transfer a -> b: the event simulator's route
  * (cluster_route, via route_hops), numbered override links, pairs, NICs
  * out, NICs in. */
 static void ps_route(const PlanSim *ps, int a, int b, int *res, int *n)
 {
+	if (ps->route_n) {
+		size_t ab = (size_t)a * (size_t)ps->ndev + (size_t)b;
+		*n = ps->route_n[ab];
+		res[0] = ps->route_res[2 * ab];
+		res[1] = ps->route_res[2 * ab + 1];
+		return;
+	}
 	Hop hop[2];
 	*n = route_hops(ps->c, &ps->rt, a, b, hop);
 	for (int i = 0; i < *n; i++) {
@@ -241,6 +255,27 @@ static void ps_links(PlanSim *ps)
 	ps->r_out = ps->r_pair + (int)ps->rt.npairs;
 	ps->r_in = ps->r_out + c->nmachines;
 	ps->nres = ps->r_in + c->nmachines;
+	if (c->ndevs > ROUTE_CACHE)
+		return;
+	size_t nd = (size_t)c->ndevs;
+	int *res = xmalloc(sizeof(int) * (2 * nd * nd + 1));
+	int8_t *n = xmalloc(nd * nd + 1);
+	for (size_t a = 0; a < nd; a++)
+		for (size_t b = 0; b < nd; b++) {
+			int r[2] = {0, 0}, k;
+			ps_route(ps, (int)a, (int)b, r, &k);
+			n[a * nd + b] = (int8_t)k;
+			res[2 * (a * nd + b)] = r[0];
+			res[2 * (a * nd + b) + 1] = r[1];
+		}
+	ps->route_res = res;
+	ps->route_n = n;
+	ps->route_bw = xmalloc(sizeof(double) * (nd * nd + 1));
+	ps->route_lat = xmalloc(sizeof(double) * (nd * nd + 1));
+	for (size_t a = 0; a < nd; a++)
+		for (size_t b = 0; b < nd; b++)
+			cluster_link(c, (int)a, (int)b, &ps->route_bw[a * nd + b],
+				     &ps->route_lat[a * nd + b]);
 }
 
 static void stamp_grow(StampTab *t, long stamp);
@@ -296,9 +331,16 @@ static double xfer_time(const PlanSim *ps, int a, int b, double bytes,
 			uint32_t count)
 {
 	double bw, lat;
-	cluster_link(ps->c, a, b, &bw, &lat);
-	return cost_transfer(ps->m, a, b, bytes) +
-	       (count > 1 ? (count - 1) * lat : 0);
+	if (ps->route_bw) {
+		size_t ab = (size_t)a * (size_t)ps->ndev + (size_t)b;
+		bw = ps->route_bw[ab];
+		lat = ps->route_lat[ab];
+	} else {
+		cluster_link(ps->c, a, b, &bw, &lat);
+	}
+	/* cost_transfer's time, and each further tensor's latency */
+	double t = a == b ? 0 : lat + (bytes > 0 ? bytes / bw : 0);
+	return t + (count > 1 ? (count - 1) * lat : 0);
 }
 
 /* Moves bytes in count tensors from a to b, ready at t (one after
@@ -1438,6 +1480,10 @@ static void ps_free(PlanSim *ps)
 	free(ps->pin_start);
 	free(ps->pin);
 	route_tab_free(&ps->rt);
+	free(ps->route_res);
+	free(ps->route_n);
+	free(ps->route_bw);
+	free(ps->route_lat);
 	free(ps->dev_free);
 	free(ps->gstart);
 	free(ps->rstart);
