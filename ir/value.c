@@ -352,11 +352,15 @@ static void qty_format(StrBuf *b, double v, Unit u)
 	qty_text(t, sizeof t, v, u, &s);
 	for (int i = 0; i < 8; i++) {
 		double back = finite_or_max(strtod(t, NULL) * s);
+		/* t is the text of v: reading back as v, it is its own */
+		if (back == v)
+			break;
 		qty_text(t2, sizeof t2, back, u, &s2);
 		if (strcmp(t, t2) == 0)
 			break;
 		memcpy(t, t2, sizeof t);
 		s = s2;
+		v = back;
 	}
 	sb_puts(b, t);
 }
