@@ -189,6 +189,28 @@ static bool mixed(const Cluster *c, const DevSet *s)
 	return false;
 }
 
+/* A lower bound on the simulated iteration of data parallelism over s,
+ * whatever its shares: device d runs at least its share f_d of every
+ * op's full-batch time W_d (an op's time falls no faster than its batch:
+ * the fixed overhead stays, a smaller GEMM fills the GPU less), one op at
+ * a time, so the iteration is at least max_d f_d W_d >= 1 / sum_d 1/W_d.
+ * 0 (no bound) with a profile, whose fitted lines may have a negative
+ * intercept.  w: each device type's W. */
+static double dp_bound(const PassCtx *ctx, const TaskGraph *t, const DevSet *s,
+		       const double *w)
+{
+	if (ctx->cost->prof)
+		return 0;
+	double h = 0;
+	for (int i = 0; i < s->n; i++) {
+		double x = w[t->c->devs[s->devs[i]].type];
+		if (!(x > 0) || !isfinite(x))
+			return 0;
+		h += 1 / x;
+	}
+	return h > 0 ? 1 / h : 0;
+}
+
 int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 {
 	int nsets;
@@ -196,11 +218,20 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 	int best = -1;
 	bool bprop = false;
 	double bspan = INFINITY, bover = INFINITY;
-	int tried = 0;
+	int tried = 0, skipped = 0;
+	double *w = xcalloc((size_t)t->ntype + 1, sizeof(double));
+	for (uint32_t q = 0; q < t->n; q++)
+		for (int ty = 0; ty < t->ntype; ty++)
+			w[ty] += t->cost[(size_t)q * (size_t)t->ntype + (size_t)ty];
 	for (int k = 0; k < nsets; k++)
 		for (int prop = 0; prop < 2; prop++) {
 			if (prop && !mixed(t->c, &sets[k]))
 				continue;
+			/* cannot beat a plan that fits: not simulated */
+			if (bover <= 1 && dp_bound(ctx, t, &sets[k], w) >= bspan) {
+				skipped++;
+				continue;
+			}
 			Graph *h = graph_clone(ctx->g);
 			PassCtx c = *ctx;
 			c.g = h;
@@ -244,9 +275,10 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 		rc = place_dp(ctx, t, false);
 	} else {
 		if (ctx->report) {
-			fprintf(ctx->report, "place<algo=dp-best>: %d plans simulated; "
-				"chose %s%s over %s (%d devices): %.6g s (simulated)\n",
-				tried, bprop ? "dp-prop" : "dp",
+			fprintf(ctx->report, "place<algo=dp-best>: %d plans simulated "
+				"(%d more bounded out); chose %s%s over %s (%d "
+				"devices): %.6g s (simulated)\n",
+				tried, skipped, bprop ? "dp-prop" : "dp",
 				buckets ? " with 25 MiB buckets" : "", sets[best].label,
 				sets[best].n, bspan);
 		}
@@ -255,5 +287,6 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 			plan_set_buckets(ctx->g, DDP_BUCKET);
 	}
 	plan_devsets_free(sets, nsets);
+	free(w);
 	return rc;
 }
