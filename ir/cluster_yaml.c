@@ -490,6 +490,23 @@ static void count_of(Rd *r, yaml_node_t *n, int *count)
 	*count = (int)v;
 }
 
+/* Feeds sg the names of c's device types and of the named ones; with
+ * case_only, only those that are tn but for case. */
+static void suggest_types(Suggest *sg, const Cluster *c, const char *tn,
+			  bool case_only)
+{
+	size_t len = strlen(tn);
+	for (int i = 0; i < c->ntypes; i++)
+		if (!case_only || strcasecmp(c->types[i].name, tn) == 0)
+			suggest_add(sg, c->types[i].name);
+	for (const char *q = devtype_names(); *q;) {
+		size_t n = strcspn(q, ",");
+		if (!case_only || (n == len && strncasecmp(q, tn, n) == 0))
+			suggest_addn(sg, q, n);
+		q += n + strspn(q + n, ", ");
+	}
+}
+
 static void machines(Rd *r, yaml_node_t *n)
 {
 	if (!want(r, n, YAML_SEQUENCE_NODE, "machines"))
@@ -535,23 +552,9 @@ static void machines(Rd *r, yaml_node_t *n)
 				 * A100, not P100) */
 				Suggest sg;
 				suggest_init(&sg, tn);
-				for (int i = 0; i < r->c->ntypes; i++)
-					if (strcasecmp(r->c->types[i].name, tn) == 0)
-						suggest_add(&sg, r->c->types[i].name);
-				for (const char *q = devtype_names(); *q;) {
-					size_t n = strcspn(q, ",");
-					if (strlen(tn) == n && strncasecmp(q, tn, n) == 0)
-						suggest_addn(&sg, q, n);
-					q += n + strspn(q + n, ", ");
-				}
-				for (int i = 0; !suggest_best(&sg) && i < r->c->ntypes; i++)
-					suggest_add(&sg, r->c->types[i].name);
-				for (const char *q = devtype_names();
-				     !suggest_best(&sg) && *q;) {
-					size_t n = strcspn(q, ",");
-					suggest_addn(&sg, q, n);
-					q += n + strspn(q + n, ", ");
-				}
+				suggest_types(&sg, r->c, tn, true);
+				if (!suggest_best(&sg))
+					suggest_types(&sg, r->c, tn, false);
 				err(r, f[1], "unknown device type '%.*s'%s "
 				    "(known: %s; named: %s)", SHOW(f[1]),
 				    suggest_hint(&sg),

@@ -813,6 +813,11 @@ double cost_transfer(const CostModel *m, int a, int b, double bytes)
 		return 0;
 	double bw, lat;
 	cluster_link(cl(m), a, b, &bw, &lat);
+	return cost_link_time(bw, lat, bytes);
+}
+
+double cost_link_time(double bw, double lat, double bytes)
+{
 	return lat + (bytes > 0 ? bytes / bw : 0);
 }
 

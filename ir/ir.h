@@ -853,6 +853,8 @@ double cost_mem_eff(const DevType *t);
 double cost_copy(const DevType *t, double bytes);
 /* Seconds to move bytes from device a to device b (0 if a == b). */
 double cost_transfer(const CostModel *m, int a, int b, double bytes);
+/* The same on a link of bandwidth bw and latency lat (a != b). */
+double cost_link_time(double bw, double lat, double bytes);
 /* Collectives over n devices; formulas in docs/cost-model.md. */
 double cost_allreduce_ring(const CostModel *m, const int *devs, int n,
 			   double bytes);

@@ -260,22 +260,20 @@ static void ps_links(PlanSim *ps)
 	size_t nd = (size_t)c->ndevs;
 	int *res = xmalloc(sizeof(int) * (2 * nd * nd + 1));
 	int8_t *n = xmalloc(nd * nd + 1);
-	for (size_t a = 0; a < nd; a++)
-		for (size_t b = 0; b < nd; b++) {
-			int r[2] = {0, 0}, k;
-			ps_route(ps, (int)a, (int)b, r, &k);
-			n[a * nd + b] = (int8_t)k;
-			res[2 * (a * nd + b)] = r[0];
-			res[2 * (a * nd + b) + 1] = r[1];
-		}
+	double *bw = xmalloc(sizeof(double) * (nd * nd + 1));
+	double *lat = xmalloc(sizeof(double) * (nd * nd + 1));
+	for (size_t ab = 0; ab < nd * nd; ab++) {
+		int a = (int)(ab / nd), b = (int)(ab % nd), r[2] = {0, 0}, k;
+		ps_route(ps, a, b, r, &k);   /* route_n not set yet: looks up */
+		n[ab] = (int8_t)k;
+		res[2 * ab] = r[0];
+		res[2 * ab + 1] = r[1];
+		cluster_link(c, a, b, &bw[ab], &lat[ab]);
+	}
 	ps->route_res = res;
 	ps->route_n = n;
-	ps->route_bw = xmalloc(sizeof(double) * (nd * nd + 1));
-	ps->route_lat = xmalloc(sizeof(double) * (nd * nd + 1));
-	for (size_t a = 0; a < nd; a++)
-		for (size_t b = 0; b < nd; b++)
-			cluster_link(c, (int)a, (int)b, &ps->route_bw[a * nd + b],
-				     &ps->route_lat[a * nd + b]);
+	ps->route_bw = bw;
+	ps->route_lat = lat;
 }
 
 static void stamp_grow(StampTab *t, long stamp);
@@ -339,7 +337,7 @@ static double xfer_time(const PlanSim *ps, int a, int b, double bytes,
 		cluster_link(ps->c, a, b, &bw, &lat);
 	}
 	/* cost_transfer's time, and each further tensor's latency */
-	double t = a == b ? 0 : lat + (bytes > 0 ? bytes / bw : 0);
+	double t = a == b ? 0 : cost_link_time(bw, lat, bytes);
 	return t + (count > 1 ? (count - 1) * lat : 0);
 }
 
