@@ -218,8 +218,28 @@ static uint32_t *fresh_next(Graph *g, const char *base)
 
 /* Suffixes count up per base and are never tried twice, so n fresh names
  * from one base cost O(n) lookups, not O(n^2). */
+/* A character gir allows in an op name (gir.md: [A-Za-z0-9_.\-/]). */
+static bool name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') || strchr("_.-/", ch);
+}
+
+/* A base built from other names (a device's "box A/gpu0", a TensorFlow
+ * node's "a>b") may hold characters an op name cannot: each becomes '_',
+ * so that the printed plan parses back. */
 const char *graph_fresh_name(Graph *g, const char *base)
 {
+	size_t bad = 0;
+	for (const char *p = base; *p; p++)
+		bad += !name_char(*p);
+	if (bad || !*base) {
+		char *s = arena_strdup(g->arena, *base ? base : "_");
+		for (char *p = s; *p; p++)
+			if (!name_char(*p))
+				*p = '_';
+		base = s;
+	}
 	if (!graph_lookup(g, base, NULL))
 		return arena_strdup(g->arena, base);
 	uint32_t *next = fresh_next(g, graph_intern(g, base));

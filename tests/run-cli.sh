@@ -535,6 +535,12 @@ check "summary of a pipeline" sh -c "'$PCC' -passes='simplify,annotate,fuse,plac
 check "summary bad format" status 1 "$PCC" -O1 $M --cluster $C --emit=summary --emit-opt=format=xml
 # The json's numbers agree with --stats-json (the same simulation).
 check "summary agrees with --stats-json" sh -c "'$PCC' -O1 $M --cluster $C --stats-json='$t/st.json' --emit=summary --emit-opt=format=json -o '$t/su.json' && python3 -c 'import json; a=json.load(open(\"$t/st.json\")); b=json.load(open(\"$t/su.json\")); assert abs(a[\"makespan_s\"]-b[\"headline\"][\"iteration_s\"])<1e-12; assert [d[\"busy_s\"] for d in a[\"devices\"]]==[d[\"busy_s\"] for d in b[\"devices\"]]'"
+# Machine names may hold what op names cannot (a space, a colon); the
+# Transfers named after their devices still print as gir that parses.
+printf 'machines:\n  - {name: "box A", type: V100, count: 2, link: {bandwidth: 25 GB/s, latency: 2 us}}\n  - {name: "host:1", type: T4}\nnetwork: {bandwidth: 10 Gbps, latency: 20 us}\n' > "$t/spaced.yaml"
+check "a plan on machines named 'box A' and 'host:1' parses back" sh -c "'$PCC' -passes='simplify,annotate,place<algo=pipeline,stages=2,micro=2>,comm,order' $M --cluster '$t/spaced.yaml' -o '$t/spaced.gir' &&
+	grep -q '^  %[^ ]*/to/box_A/gpu[01] = Transfer([^)]*) {@device = \"box A/gpu[01]\"' '$t/spaced.gir' &&
+	'$PCC' -passes= '$t/spaced.gir' -o /dev/null"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

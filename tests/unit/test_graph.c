@@ -54,6 +54,21 @@ static void test_intern(void)
 	arena_free(a);
 }
 
+/* A base made of a device's name ("box A/gpu0") keeps only what an op
+ * name may hold (gir.md), so that the plan parses back. */
+static void test_fresh_name_chars(void)
+{
+	Graph *g = graph_new("t");
+	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "w/to/box A:1/gpu0"),
+			       "w/to/box_A_1/gpu0");
+	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "a-b.c_d/e9"), "a-b.c_d/e9");
+	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, ""), "_");
+	graph_add_op(g, "w/to/box_A/gpu0", "Relu", 0, 0);
+	CU_ASSERT_STRING_EQUAL(graph_fresh_name(g, "w/to/box\"A/gpu0"),
+			       "w/to/box_A/gpu0/1");
+	graph_free(g);
+}
+
 static void test_names_and_aliases(void)
 {
 	Graph *g = graph_new("t");
@@ -206,6 +221,7 @@ void suite_graph(void)
 	CU_add_test(s, "arena", test_arena);
 	CU_add_test(s, "intern", test_intern);
 	CU_add_test(s, "names and aliases", test_names_and_aliases);
+	CU_add_test(s, "fresh names hold only name characters", test_fresh_name_chars);
 	CU_add_test(s, "uses and topological order", test_uses_topo);
 	CU_add_test(s, "replace uses and compact", test_replace_compact);
 	CU_add_test(s, "attributes", test_attrs);
