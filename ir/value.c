@@ -37,13 +37,18 @@ static const struct {
 	{"TB/s", UNIT_BYTE_RATE, 1e12},
 	{"Mbps", UNIT_BYTE_RATE, 1e6 / 8},
 	{"Gbps", UNIT_BYTE_RATE, 1e9 / 8},
+	{"Tbps", UNIT_BYTE_RATE, 1e12 / 8},
+	{"Mb/s", UNIT_BYTE_RATE, 1e6 / 8},   /* bits, as network cards say */
+	{"Gb/s", UNIT_BYTE_RATE, 1e9 / 8},
+	{"Tb/s", UNIT_BYTE_RATE, 1e12 / 8},
 	{"FLOPS", UNIT_FLOP_RATE, 1},
 	{"GFLOPS", UNIT_FLOP_RATE, 1e9},
 	{"TFLOPS", UNIT_FLOP_RATE, 1e12},
 };
 enum { NUNITS = sizeof units / sizeof units[0] };
 
-/* Units the printer may choose (Gbps/Mbps are accepted, not printed). */
+/* Units the printer may choose (bits per second are accepted, not
+ * printed). */
 static bool printable(int i)
 {
 	return units[i].unit != UNIT_BYTE_RATE || units[i].name[1] == 'B' ||

@@ -30,6 +30,14 @@ static void test_unit_parse(void)
 	CU_ASSERT_TRUE(unit_parse("Gbps", 4, &u, &s));
 	CU_ASSERT_EQUAL(u, UNIT_BYTE_RATE);
 	CU_ASSERT_EQUAL(s, 125e6);
+	/* Gb/s is bits too (a 10 Gb/s NIC moves 1.25 GB/s); GB/s bytes */
+	CU_ASSERT_TRUE(unit_parse("Gb/s", 4, &u, &s));
+	CU_ASSERT_EQUAL(u, UNIT_BYTE_RATE);
+	CU_ASSERT_EQUAL(s, 125e6);
+	CU_ASSERT_TRUE(unit_parse("GB/s", 4, &u, &s));
+	CU_ASSERT_EQUAL(s, 1e9);
+	CU_ASSERT_TRUE(unit_parse("Tbps", 4, &u, &s));
+	CU_ASSERT_EQUAL(s, 125e9);
 	CU_ASSERT_TRUE(unit_parse("us", 2, &u, &s));
 	CU_ASSERT_EQUAL(u, UNIT_SECONDS);
 	CU_ASSERT_TRUE(unit_parse("TFLOPS", 6, &u, &s));
