@@ -218,10 +218,84 @@ static const DevType catalog[] = {
 #undef GiB
 #define NCATALOG (sizeof catalog / sizeof catalog[0])
 
+/* name as a key: lower case, letters and digits only, a vendor's and a
+ * brand's leading words dropped ("NVIDIA", "Tesla", "GeForce", "RTX",
+ * "GTX"), "GB" after a digit written "g": "Tesla V100-SXM2-16GB" is
+ * "v100sxm216g", "NVIDIA GeForce RTX 2080 Ti" is "2080ti".  False if the
+ * key would not fit in out. */
+static bool devtype_key(const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *p = name; *p; p++) {
+		char ch = *p;
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+			continue;
+		if (ch == 'b' && n >= 2 && out[n - 1] == 'g' &&
+		    out[n - 2] >= '0' && out[n - 2] <= '9')
+			continue;
+		if (n + 1 >= cap)
+			return false;
+		out[n++] = ch;
+	}
+	out[n] = 0;
+	static const char *const drop[] = {"nvidia", "tesla", "geforce",
+					   "rtx", "gtx"};
+	for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++) {
+		size_t l = strlen(drop[i]);
+		if (strncmp(out, drop[i], l) == 0 && out[l]) {
+			memmove(out, out + l, strlen(out + l) + 1);
+			i = (size_t)-1;      /* "NVIDIA GeForce RTX": all three */
+		}
+	}
+	return true;
+}
+
+/* Other spellings of the catalog's GPUs, as keys (devtype_key): the names
+ * nvidia-smi and cloud consoles give them.  Only a spelling that says
+ * which entry it is: an "A100 PCIe" may have 40 or 80 GB, an "H100
+ * PCIe" is no SXM5 H100, so neither is here. */
+static const struct {
+	const char *key, *name;
+} spellings[] = {
+	{"v10016g", "V100"}, {"v100sxm2", "V100"}, {"v100sxm216g", "V100"},
+	{"v100sxm232g", "V100-32G"},
+	{"v100pcie16g", "V100-PCIe"},
+	{"p10016g", "P100"}, {"p100sxm2", "P100"}, {"p100sxm216g", "P100"},
+	{"p100pcie16g", "P100-PCIe"},
+	{"a10040g", "A100"}, {"a100sxm4", "A100"}, {"a100sxm440g", "A100"},
+	{"a100pcie40g", "A100"},
+	{"a100sxm480g", "A100-80G"},
+	{"h10080ghbm3", "H100"}, {"h100sxm", "H100"}, {"h100sxm5", "H100"},
+	{"h100sxm580g", "H100"},
+};
+
 const DevType *devtype_named(const char *name)
 {
 	for (size_t i = 0; i < NCATALOG; i++)
 		if (strcmp(catalog[i].name, name) == 0)
+			return &catalog[i];
+	return NULL;
+}
+
+/* The catalog entry called name: exactly, then by key (devtype_key), so
+ * that "Tesla V100-SXM2-16GB", "V100-16GB", "v100" and "GeForce GTX 1080
+ * Ti" all name one (test_cluster.c "named types by other spellings"). */
+const DevType *devtype_spelled(const char *name)
+{
+	const DevType *t = devtype_named(name);
+	if (t)
+		return t;
+	char key[64], k2[64];
+	if (!devtype_key(name, key, sizeof key) || !*key)
+		return NULL;
+	for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++)
+		if (strcmp(spellings[i].key, key) == 0)
+			return devtype_named(spellings[i].name);
+	for (size_t i = 0; i < NCATALOG; i++)
+		if (devtype_key(catalog[i].name, k2, sizeof k2) &&
+		    strcmp(k2, key) == 0)
 			return &catalog[i];
 	return NULL;
 }

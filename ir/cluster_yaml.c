@@ -531,7 +531,11 @@ static void machines(Rd *r, yaml_node_t *n)
 				r->a, (const char *)f[1]->data.scalar.value,
 				f[1]->data.scalar.length);
 			mc.type = cluster_find_type(r->c, tn);
-			const DevType *named = devtype_named(tn);
+			const DevType *named = devtype_spelled(tn);
+			/* another spelling of a named type ("Tesla
+			 * V100-SXM2-16GB") is that type, under its name */
+			if (mc.type < 0 && named)
+				mc.type = cluster_find_type(r->c, named->name);
 			if (mc.type < 0 && named) {
 				DevType t = *named;
 				t.loc = loc_of(r, f[1]);
@@ -556,10 +560,13 @@ static void machines(Rd *r, yaml_node_t *n)
 				if (!suggest_best(&sg))
 					suggest_types(&sg, r->c, tn, false);
 				err(r, f[1], "unknown device type '%.*s'%s "
-				    "(known: %s; named: %s)", SHOW(f[1]),
+				    "(known: %s; named: %s)%s", SHOW(f[1]),
 				    suggest_hint(&sg),
 				    r->c->ntypes ? known : "none",
-				    devtype_names());
+				    devtype_names(), suggest_best(&sg) ? "" :
+				    "; a GPU not named there is defined under "
+				    "'device_types' with its 'flops' and "
+				    "'memory' (docs/cluster.md)");
 			}
 		}
 		if (f[2])

@@ -618,6 +618,9 @@ int cluster_find_type(const Cluster *c, const char *name);
 /* The named device types users may refer to without defining them
  * (docs/cluster.md): the catalog entry called name, or NULL. */
 const DevType *devtype_named(const char *name);
+/* The same, or the entry name is another spelling of (nvidia-smi's
+ * "Tesla V100-SXM2-16GB", "v100", "V100-16GB"), or NULL. */
+const DevType *devtype_spelled(const char *name);
 /* The catalog's names, comma-separated, for messages. */
 const char *devtype_names(void);
 int cluster_add_machine(Cluster *c, Arena *a, const Machine *m);

@@ -227,6 +227,50 @@ static void test_print_and_clone(void)
 /* Named device types: a machine may name one without defining it; a
  * definition under a catalog name takes the catalog's figures for what
  * it leaves out; the cost-model keys print and read back. */
+/* The names nvidia-smi prints (and people write) for the catalog's GPUs,
+ * and ones that must stay unknown: a spelling that does not say which
+ * entry (an A100 PCIe has 40 or 80 GB; an H100 PCIe is no SXM5 H100; a
+ * GTX 1080 no 1080 Ti). */
+static void test_spellings(void)
+{
+	static const char *const t[][2] = {
+		{"Tesla K80", "K80"},
+		{"Tesla P100-SXM2-16GB", "P100"},
+		{"Tesla P100-PCIE-16GB", "P100-PCIe"},
+		{"Tesla P100-PCIE-12GB", NULL},
+		{"P100-16G", "P100"},
+		{"GeForce GTX 1080 Ti", "1080Ti"},
+		{"GeForce GTX 1080", NULL},
+		{"Tesla V100-SXM2-16GB", "V100"},
+		{"V100-16G", "V100"},
+		{"v100", "V100"},
+		{"Tesla V100-SXM2-32GB", "V100-32G"},
+		{"Tesla V100-PCIE-16GB", "V100-PCIe"},
+		{"Tesla V100-PCIE-32GB", NULL},
+		{"Tesla T4", "T4"},
+		{"NVIDIA GeForce RTX 2080 Ti", "2080Ti"},
+		{"NVIDIA A100-SXM4-40GB", "A100"},
+		{"NVIDIA A100-PCIE-40GB", "A100"},
+		{"NVIDIA A100-SXM4-80GB", "A100-80G"},
+		{"NVIDIA A100 80GB PCIe", NULL},
+		{"NVIDIA H100 80GB HBM3", "H100"},
+		{"NVIDIA H100 PCIe", NULL},
+		{"h100-tf32", "H100-TF32"},
+		{"NVIDIA", NULL},
+		{"", NULL},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		const DevType *d = devtype_spelled(t[i][0]);
+		if (!t[i][1]) {
+			CU_ASSERT_PTR_NULL(d);
+		} else if (d) {
+			CU_ASSERT_STRING_EQUAL(d->name, t[i][1]);
+		} else {
+			CU_FAIL(t[i][0]);
+		}
+	}
+}
+
 static void test_named_types(void)
 {
 	Arena *a = arena_new();
@@ -260,7 +304,10 @@ static void test_named_types(void)
 		"sms = 13}\n"));
 	free(s);
 	CU_ASSERT_PTR_NOT_NULL(devtype_named("H100"));
-	CU_ASSERT_PTR_NULL(devtype_named("V100-32GB"));
+	/* other spellings: nvidia-smi's names, case, GB (test_spellings) */
+	CU_ASSERT_PTR_NULL(devtype_named("V100-32GB"));   /* exact */
+	CU_ASSERT_PTR_EQUAL(devtype_spelled("V100-32GB"), devtype_named("V100-32G"));
+	CU_ASSERT_PTR_NULL(devtype_spelled("V100-64GB"));
 	/* Tensor-core peaks: the -TF32 types say so, the FP32 ones not. */
 	CU_ASSERT_TRUE(devtype_named("A100-TF32")->tensor_cores);
 	CU_ASSERT_TRUE(devtype_named("H100-TF32")->tensor_cores);
@@ -632,6 +679,7 @@ void suite_cluster(void)
 	CU_add_test(s, "hetero-4: overrides, efficiency", test_hetero4_links);
 	CU_add_test(s, "print and clone", test_print_and_clone);
 	CU_add_test(s, "named device types", test_named_types);
+	CU_add_test(s, "named types by other spellings", test_spellings);
 	CU_add_test(s, "print small cluster", test_print_small);
 	CU_add_test(s, "default cluster", test_default);
 	CU_add_test(s, "finalize errors", test_finalize_errors);
