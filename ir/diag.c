@@ -281,6 +281,10 @@ void suggest_addn(Suggest *s, const char *cand, size_t m)
 	if (n == 0 || m == 0 || n >= 64 || m >= 64)
 		return;
 	size_t d = osa_distance(s->word, n, cand, m);
+	/* a candidate that keeps nothing of the word ('B' for 'A') is no
+	 * hint */
+	if (d >= (n > m ? n : m))
+		return;
 	size_t limit = n / 3 > 1 ? n / 3 : 1;
 	if (d > limit && !(n >= 3 && n < m && strncmp(cand, s->word, n) == 0))
 		return;

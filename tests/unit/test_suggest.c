@@ -32,6 +32,12 @@ static void test_suggest_distance(void)
 	CU_ASSERT_STRING_EQUAL(best("plase", passes, 7), "place");
 	/* an exact match is no suggestion */
 	CU_ASSERT_PTR_NULL(best("fuse", passes, 7));
+	/* one letter for another keeps nothing of the word: no hint; one
+	 * of two letters does ("T5": "T4") */
+	static const char *const types[] = {"A", "T4", "x"};
+	CU_ASSERT_PTR_NULL(best("B", types, 3));
+	CU_ASSERT_STRING_EQUAL(best("T5", types, 3), "T4");
+	CU_ASSERT_STRING_EQUAL(best("xy", types, 3), "x");
 	/* an empty word suggests nothing */
 	CU_ASSERT_PTR_NULL(best("", passes, 7));
 }
