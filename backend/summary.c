@@ -680,7 +680,11 @@ typedef struct HeadItem {
 	const char *str;         /* instead of value */
 } HeadItem;
 
-/* The headline as items (at most 8 + the judged plans), in a. */
+static int idle_items(Arena *a, const Graph *g, const SimResult *r,
+		      const SimJudged *j, HeadItem *it, int n, int max);
+
+/* The headline as items (at most 8 + the judged plans + the idle
+ * machines), in a. */
 static int headline_items(Arena *a, const Graph *g, const SimResult *r,
 			  const SimJudged *j, HeadItem *it, int max)
 {
@@ -706,15 +710,20 @@ static int headline_items(Arena *a, const Graph *g, const SimResult *r,
 	it[n++] = (HeadItem){"memory", oom ? arena_printf(a,
 		"memory: OUT OF MEMORY on %d device%s (simulated)", oom, oom > 1 ? "s" : "")
 		: "memory: fits on every device (simulated)", NAN, oom ? "oom" : "fits"};
-	if (!j || j->n == 0) {
+	int shown = 0;
+	for (int k = 0; j && k < j->n; k++)
+		shown += !j->plan[k].aside;
+	if (!shown) {
 		it[n++] = (HeadItem){"baselines", "baselines: none judged in this run "
 			"(place<algo=hybrid> judges data parallelism and the "
 			"model-parallel placers)", NAN, "none"};
-		return n;
+		return j ? idle_items(a, g, r, j, it, n, max) : n;
 	}
 	for (int k = 0; k < j->n && n < max; k++) {
 		const struct SimJudgedPlan *p = &j->plan[k];
 		bool chosen = k == j->chosen;
+		if (p->aside)
+			continue;
 		it[n++] = (HeadItem){arena_printf(a, "speedup_over_%s", p->name),
 			arena_printf(a, "%s %-12s %s simulated%s: %.2fx", chosen ?
 				     "chosen  " : "baseline", p->name,
@@ -723,10 +732,95 @@ static int headline_items(Arena *a, const Graph *g, const SimResult *r,
 				     r->makespan > 0 ? p->makespan / r->makespan : NAN),
 			r->makespan > 0 ? p->makespan / r->makespan : NAN, NULL};
 	}
+	return idle_items(a, g, r, j, it, n, max);
+}
+
+/* Whether judged plan p puts anything on machine m of c. */
+static bool plan_uses(const struct SimJudgedPlan *p, const Cluster *c, int m)
+{
+	const Machine *mc = &c->machines[m];
+	for (int d = mc->first; d < mc->first + mc->count && d < p->ndevs; d++)
+		if (p->used[d])
+			return true;
+	return false;
+}
+
+/* Whether judged plan p uses every machine the plan written uses
+ * (r->busy) and machine m as well. */
+static bool plan_adds(const struct SimJudgedPlan *p, const Cluster *c,
+		      const SimResult *r, int m)
+{
+	if (!plan_uses(p, c, m))
+		return false;
+	for (int k = 0; k < c->nmachines; k++) {
+		const Machine *mc = &c->machines[k];
+		bool busy = false;
+		for (int d = mc->first; d < mc->first + mc->count; d++)
+			busy = busy || r->busy[d] > 0;
+		if (busy && !plan_uses(p, c, k))
+			return false;
+	}
+	return true;
+}
+
+/* Why a machine the plan leaves idle is idle: the fastest judged plan
+ * that fits and uses it beside every machine the plan written uses (else
+ * the fastest that uses it at all), against the plan written (at most
+ * IDLE_MAX machines, then a count). */
+enum { IDLE_MAX = 6 };
+static int idle_items(Arena *a, const Graph *g, const SimResult *r,
+		      const SimJudged *j, HeadItem *it, int n, int max)
+{
+	const Cluster *c = g->cluster;
+	if (!c || r->ndevs != c->ndevs || !r->busy || c->nmachines < 2)
+		return n;
+	int shown = 0, more = 0;
+	for (int m = 0; m < c->nmachines; m++) {
+		const Machine *mc = &c->machines[m];
+		bool idle = true;
+		for (int d = mc->first; d < mc->first + mc->count; d++)
+			idle = idle && !(r->busy[d] > 0);
+		if (!idle)
+			continue;
+		if (shown == IDLE_MAX || n >= max - 1) {
+			more++;
+			continue;
+		}
+		int best = -1;
+		for (int pass = 0; pass < 2 && best < 0; pass++)
+			for (int k = 0; k < j->n; k++) {
+				const struct SimJudgedPlan *p = &j->plan[k];
+				if (p->used && !p->oom &&
+				    (pass ? plan_uses(p, c, m)
+					  : plan_adds(p, c, r, m)) &&
+				    (best < 0 ||
+				     p->makespan < j->plan[best].makespan))
+					best = k;
+			}
+		const char *what = arena_printf(a, "%dx %s", mc->count,
+						c->types[mc->type].name);
+		char b1[32];
+		double x = best >= 0 && r->makespan > 0
+			? j->plan[best].makespan / r->makespan : NAN;
+		it[n++] = (HeadItem){arena_printf(a, "idle_machine_%d", m),
+			best >= 0 ? arena_printf(a, "idle: %s (%s): the fastest "
+				"judged plan that uses it, %s, is %.2fx %s "
+				"(%s simulated)", mc->name, what,
+				j->plan[best].name, x, x < 1.005 ? "as long, a tie"
+				: "slower", viz_time(b1, sizeof b1,
+				j->plan[best].makespan))
+			: arena_printf(a, "idle: %s (%s): no judged plan that "
+				"fits in memory uses it", mc->name, what), x, NULL};
+		shown++;
+	}
+	if (more)
+		it[n++] = (HeadItem){"idle_machines_more", arena_printf(a,
+			"idle: %d more machine%s", more, more > 1 ? "s" : ""),
+			more, NULL};
 	return n;
 }
 
-enum { HEAD_MAX = 48 };
+enum { HEAD_MAX = 64 };
 
 void summary_headline(FILE *f, const char *prefix, const Graph *g,
 		      const SimResult *r, const SimJudged *judged)

@@ -975,11 +975,23 @@ typedef struct SimJudged {
 		const char *name;
 		double makespan;         /* simulated seconds */
 		bool oom;
+		unsigned char *used;     /* per device: 1 if the plan puts
+					  * anything there (NULL: not known) */
+		int ndevs;
+		bool aside;              /* simulated inside a baseline (dp-best's
+					  * subsets): evidence for the idle
+					  * machines, no baseline line */
 	} *plan;
 	int n;
 	int chosen;              /* index of the plan written, or -1 */
 } SimJudged;
-void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom);
+/* Adds a plan; peaks (ndevs simulated peaks, or NULL) say which devices
+ * it uses. */
+void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom,
+		    const double *peaks, int ndevs);
+/* The same for a plan a baseline simulated on its way (aside). */
+void sim_judged_aside(SimJudged *j, const char *name, double makespan,
+		      bool oom, const double *peaks, int ndevs);
 void sim_judged_free(SimJudged *j);
 /* A lower bound on the iteration time of g on the cluster of m
  * (docs/simulator.md): the larger of the critical path, communication

@@ -1558,16 +1558,33 @@ void sim_free(SimResult *r)
 	memset(r, 0, sizeof *r);
 }
 
-void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom)
+void sim_judged_add(SimJudged *j, const char *name, double makespan, bool oom,
+		    const double *peaks, int ndevs)
 {
 	j->plan = xrealloc(j->plan, sizeof *j->plan * (size_t)(j->n + 1));
-	j->plan[j->n++] = (struct SimJudgedPlan){xstrdup(name), makespan, oom};
+	unsigned char *used = NULL;
+	if (peaks && ndevs > 0) {
+		used = xmalloc((size_t)ndevs);
+		for (int d = 0; d < ndevs; d++)
+			used[d] = peaks[d] > 0;
+	}
+	j->plan[j->n++] = (struct SimJudgedPlan){xstrdup(name), makespan, oom,
+						 used, used ? ndevs : 0, false};
+}
+
+void sim_judged_aside(SimJudged *j, const char *name, double makespan,
+		      bool oom, const double *peaks, int ndevs)
+{
+	sim_judged_add(j, name, makespan, oom, peaks, ndevs);
+	j->plan[j->n - 1].aside = true;
 }
 
 void sim_judged_free(SimJudged *j)
 {
-	for (int i = 0; i < j->n; i++)
+	for (int i = 0; i < j->n; i++) {
 		free((char *)j->plan[i].name);
+		free(j->plan[i].used);
+	}
 	free(j->plan);
 	j->plan = NULL;
 	j->n = 0;

@@ -220,6 +220,8 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 	double bspan = INFINITY, bover = INFINITY;
 	int tried = 0, skipped = 0;
 	double *w = xcalloc((size_t)t->ntype + 1, sizeof(double));
+	double *peaks = ctx->judged
+		? xcalloc((size_t)t->c->ndevs + 1, sizeof(double)) : NULL;
 	for (uint32_t q = 0; q < t->n; q++)
 		for (int ty = 0; ty < t->ntype; ty++)
 			w[ty] += t->cost[(size_t)q * (size_t)t->ntype + (size_t)ty];
@@ -240,9 +242,15 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 			bool oom = true;
 			double over = INFINITY, x = INFINITY;
 			if (place_dp_on(&c, t, prop, sets[k].devs, sets[k].n) == EXIT_OK)
-				x = plan_simulate(ctx, h, &oom, &over, NULL);
+				x = plan_simulate(ctx, h, &oom, &over, peaks);
 			graph_free(h);
 			tried++;
+			/* why the summary's idle machines are idle */
+			if (peaks && isfinite(x))
+				sim_judged_aside(ctx->judged, arena_printf(
+					ctx->scratch, "%s over %s", prop ? "dp-prop"
+					: "dp", sets[k].label), x, oom, peaks,
+					t->c->ndevs);
 			if (plan_better(x, oom, over, bspan, bover)) {
 				best = k;
 				bprop = prop;
@@ -288,5 +296,6 @@ int place_dp_best(PassCtx *ctx, const TaskGraph *t)
 	}
 	plan_devsets_free(sets, nsets);
 	free(w);
+	free(peaks);
 	return rc;
 }

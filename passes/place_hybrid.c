@@ -1934,7 +1934,8 @@ static int judge_all(PassCtx *ctx, const TaskGraph *t, PlanSim *ps,
 		double over;
 		double x = judge(ctx, t, ps, &cands[k], &koom, &over, peaks);
 		if (ctx->judged && isfinite(x))
-			sim_judged_add(ctx->judged, cands[k].name, x, koom);
+			sim_judged_add(ctx->judged, cands[k].name, x, koom,
+				       peaks, t->ndev);
 		if (ctx->report) {
 			pass_progress_clear(ctx);
 			double e = estimate(ctx, t, ps, &cands[k]);

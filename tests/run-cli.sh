@@ -550,6 +550,19 @@ printf 'machines:\n  - {name: "box A", type: V100, count: 2, link: {bandwidth: 2
 check "a plan on machines named 'box A' and 'host:1' parses back" sh -c "'$PCC' -passes='simplify,annotate,place<algo=pipeline,stages=2,micro=2>,comm,order' $M --cluster '$t/spaced.yaml' -o '$t/spaced.gir' &&
 	grep -q '^  %[^ ]*/to/box_A/gpu[01] = Transfer([^)]*) {@device = \"box A/gpu[01]\"' '$t/spaced.gir' &&
 	'$PCC' -passes= '$t/spaced.gir' -o /dev/null"
+# A machine behind 1 Mbps stays idle, and the headline says why: any
+# plan that uses it sends it at least one tensor, the smallest of the
+# MLP 64 floats (256 B), which takes >= 2.048 ms at 125 kB/s: so the
+# plan it names simulates at >= 2.048 ms.  One machine, or every
+# machine busy: no idle line.
+printf 'machines:\n  - {name: near, type: V100}\n  - {name: far, type: V100}\nnetwork: {bandwidth: 1 Mbps, latency: 10 us}\n' > "$t/far.yaml"
+check "summary: why an idle machine is idle" sh -c "'$PCC' -O2 $M --cluster '$t/far.yaml' -v -o /dev/null 2>'$t/far.err' &&
+	grep -q '^pcc: idle: far (1x V100): the fastest judged plan that uses it, .*, is [0-9.]*x slower' '$t/far.err' &&
+	! grep -q 'idle: near' '$t/far.err' &&
+	'$PCC' -O2 $M --cluster '$t/far.yaml' --emit=summary --emit-opt=format=json -o '$t/far.json' &&
+	python3 -c 'import json; h=json.load(open(\"$t/far.json\"))[\"headline\"]; assert h[\"idle_machine_1\"]*h[\"iteration_s\"] >= 2.048e-3, h; assert \"idle_machine_0\" not in h' &&
+	'$PCC' -O2 $M -v -o /dev/null 2>&1 | grep -q '^pcc: chosen' && ! '$PCC' -O2 $M -v -o /dev/null 2>&1 | grep -q 'idle:' &&
+	! '$PCC' -O2 $M --cluster examples/clusters/hetero-4.yaml -passes='simplify,annotate,place<algo=hybrid>,comm,order' -v -o /dev/null 2>&1 | grep -q 'idle: v '"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
