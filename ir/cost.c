@@ -195,7 +195,8 @@ double cost_copy(const DevType *t, double bytes)
 
 /* One (op, device type) measurement, reduced to time = a + b * batch. */
 typedef struct ProfEntry {
-	const char *op, *type;
+	const char *op, *type;   /* type: prof_type's name for it */
+	const char *given;       /* the type as the profile spells it */
 	double a, b;
 	double maxbatch;         /* largest profiled batch; 0: batch-free time */
 	double ymin;             /* smallest measured time: the fit's floor */
@@ -291,6 +292,16 @@ static void fit_line(const double *x, const double *y, int n, double *a,
 	*a = my - *b * mx;
 }
 
+/* A profile's device type, and the cluster's it is looked up under: the
+ * named type's own name for another spelling of it ("Tesla
+ * V100-SXM2-16GB" is "V100", as in a cluster: docs/cluster.md), so that
+ * a profile and a cluster that spell one GPU differently still meet. */
+static const char *prof_type(const char *type)
+{
+	const DevType *n = devtype_spelled(type);
+	return n ? n->name : type;
+}
+
 static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
 		     double ca, double cb, double maxbatch, double ymin, Loc loc)
 {
@@ -300,11 +311,12 @@ static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
 				     sizeof(ProfEntry) * ncap);
 		p->cap = ncap;
 	}
-	p->e[p->n++] = (ProfEntry){op, type, ca, cb, maxbatch, ymin, NONE, loc};
+	p->e[p->n++] = (ProfEntry){op, prof_type(type), type, ca, cb, maxbatch,
+				   ymin, NONE, loc};
 }
 
-static const ProfEntry *prof_find(const Profile *p, const char *op,
-				  const char *type)
+static const ProfEntry *prof_find_exact(const Profile *p, const char *op,
+					const char *type)
 {
 	if (!p || !p->nheads)
 		return NULL;
@@ -313,6 +325,15 @@ static const ProfEntry *prof_find(const Profile *p, const char *op,
 		if (strcmp(p->e[i].op, op) == 0 && strcmp(p->e[i].type, type) == 0)
 			return &p->e[i];
 	return NULL;
+}
+
+/* The entry of op on device type type, under any spelling of it. */
+static const ProfEntry *prof_find(const Profile *p, const char *op,
+				  const char *type)
+{
+	const ProfEntry *e = prof_find_exact(p, op, type);
+	const char *k = e || !p || !p->nheads ? type : prof_type(type);
+	return e || k == type ? e : prof_find_exact(p, op, k);
 }
 
 /* Hashes the entries by (op, device type), reporting each pair given
@@ -327,9 +348,16 @@ static void prof_index(Arena *a, Profile *p, Diag *d)
 	memset(p->heads, 0xff, sizeof(uint32_t) * nh);
 	for (uint32_t i = 0; i < p->n; i++) {
 		ProfEntry *e = &p->e[i];
-		if (prof_find(p, e->op, e->type)) {
+		const ProfEntry *o = prof_find_exact(p, e->op, e->type);
+		if (o && strcmp(o->given, e->given)) {
 			diag_error(d, e->loc, "op '%s': device type '%s' given "
-				   "twice", e->op, e->type);
+				   "twice ('%s' and '%s' are one GPU)", e->op,
+				   e->type, o->given, e->given);
+			continue;
+		}
+		if (o) {
+			diag_error(d, e->loc, "op '%s': device type '%s' given "
+				   "twice", e->op, e->given);
 			continue;
 		}
 		uint32_t h = hash_entry(e->op, e->type) & (nh - 1);
@@ -474,7 +502,8 @@ void profile_check(const Profile *p, const Graph *g, Diag *d)
 	for (uint32_t i = 0; i < p->n && !(type_used && op_used); i++) {
 		const ProfEntry *e = &p->e[i];
 		for (int k = 0; k < c->ntypes && !type_used; k++)
-			type_used = strcmp(c->types[k].name, e->type) == 0;
+			type_used = strcmp(prof_type(c->types[k].name),
+					   e->type) == 0;
 		uint32_t idx;
 		op_used = op_used || graph_lookup(g, e->op, &idx) ||
 			  bsearch(&e->op, orig, no, sizeof *orig, str_cmp);
@@ -490,7 +519,7 @@ void profile_check(const Profile *p, const Graph *g, Diag *d)
 		diag_warning(d, p->e[0].loc, "no device type of the profile is "
 			     "in cluster '%s' (the first: '%s'; the cluster's: "
 			     "%s%s): none of its times is used", c->name,
-			     p->e[0].type, have, c->ntypes > 6 ? ", ..." : "");
+			     p->e[0].given, have, c->ntypes > 6 ? ", ..." : "");
 	else if (!op_used)
 		diag_warning(d, p->e[0].loc, "no op of the profile is in graph "
 			     "'%s' (the first: '%s'): none of its times is used",

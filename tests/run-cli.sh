@@ -563,6 +563,13 @@ check "summary: why an idle machine is idle" sh -c "'$PCC' -O2 $M --cluster '$t/
 	python3 -c 'import json; h=json.load(open(\"$t/far.json\"))[\"headline\"]; assert h[\"idle_machine_1\"]*h[\"iteration_s\"] >= 2.048e-3, h; assert \"idle_machine_0\" not in h' &&
 	'$PCC' -O2 $M -v -o /dev/null 2>&1 | grep -q '^pcc: chosen' && ! '$PCC' -O2 $M -v -o /dev/null 2>&1 | grep -q 'idle:' &&
 	! '$PCC' -O2 $M --cluster examples/clusters/hetero-4.yaml -passes='simplify,annotate,place<algo=hybrid>,comm,order' -v -o /dev/null 2>&1 | grep -q 'idle: v '"
+# A profile and a cluster that spell one GPU differently still meet:
+# h's profiled 123 us is its cost on the cluster's V100.
+printf 'machines:\n  - {name: a, type: "Tesla V100-SXM2-16GB"}\n' > "$t/v1.yaml"
+printf 'ops:\n  h:\n    V100-16GB: 123 us\n' > "$t/pv.yaml"
+printf 'ops:\n  h:\n    V100: 123 us\n    v100: 124 us\n' > "$t/pv2.yaml"
+check "profile: another spelling of the cluster's GPU" sh -c "'$PCC' -O0 $M --cluster '$t/v1.yaml' --profile '$t/pv.yaml' --emit=costs -o - 2>'$t/pv.err' | grep -q '^h,MatMul,V100,0.000123,' && ! grep -q warning '$t/pv.err' &&
+	'$PCC' -O0 $M --cluster '$t/v1.yaml' --profile '$t/pv2.yaml' -o /dev/null 2>&1 | grep -q \"pv2.yaml:4:5: error: op 'h': device type 'V100' given twice ('V100' and 'v100' are one GPU)\""
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
