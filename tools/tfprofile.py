@@ -47,6 +47,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcctf  # noqa: E402
+import pccfile  # noqa: E402
 from tfrun import positive  # noqa: E402  (tfrun's option checker)
 
 
@@ -312,8 +313,7 @@ def write_profile(out, a, ops, batches, res, model):
     if out in (None, '-'):
         sys.stdout.write(text)
     else:
-        with open(out, 'w') as f:
-            f.write(text)
+        pccfile.write_text(out, text)   # never half a profile
 
 
 def _blocks(lines):
@@ -662,8 +662,7 @@ def write_cluster(out, a, m):
                                                m['coll_latency'] * 1e6, m['dispatch'] * 1e6))
     lines.append('network: {bandwidth: %.6g MB/s, latency: %.6g us%s}' % (
         m[key + 'bandwidth'] / 1e6, m[key + 'latency'] * 1e6, coll))
-    with open(out, 'w') as f:
-        f.write('\n'.join(lines) + '\n')
+    pccfile.write_text(out, '\n'.join(lines) + '\n')
 
 
 # ---- main -------------------------------------------------------------------------

@@ -236,6 +236,35 @@ class TestTorch2Gir(unittest.TestCase):
             self.assertIn("By input shape:", prof)
             self.assertIn("aten::mm", prof)
 
+    def test_tools_write_whole_files(self):
+        """tools/pccfile.py, which torch2gir, tfprofile and torchprof2pcc
+        write their outputs with: the whole text or nothing, the old
+        file's mode kept, a device written in place, a failure leaving
+        no temporary."""
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        import pccfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "g.gir")
+            with open(out, "w") as f:
+                f.write("old\n")
+            os.chmod(out, 0o600)
+            pccfile.write_text(out, "new\n")
+            with open(out) as f:
+                self.assertEqual(f.read(), "new\n")
+            self.assertEqual(os.stat(out).st_mode & 0o777, 0o600)
+            pccfile.write_text(os.devnull, "x")
+            self.assertFalse(os.path.isfile(os.devnull))
+            with self.assertRaises(OSError):
+                pccfile.write_text(os.path.join(tmp, "no", "g.gir"), "x")
+            self.assertEqual(sorted(os.listdir(tmp)), ["g.gir"])
+            # torch2gir says so, exit 1, when it cannot write
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "torch2gir"),
+                                "resnet18", "--batch", "1", "-o",
+                                os.path.join(tmp, "no", "r.gir")],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("torch2gir: cannot write", r.stderr)
+
     def test_torchprof2pcc_by_hand(self):
         """tools/torchprof2pcc matches a profile's rows to the graph's ops
         by shape: a stride-2 convolution that torch2gir pads in front
