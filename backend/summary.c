@@ -804,11 +804,11 @@ static int idle_items(Arena *a, const Graph *g, const SimResult *r,
 			? j->plan[best].makespan / r->makespan : NAN;
 		it[n++] = (HeadItem){arena_printf(a, "idle_machine_%d", m),
 			best >= 0 ? arena_printf(a, "idle: %s (%s): the fastest "
-				"judged plan that uses it, %s, is %.2fx %s "
+				"judged plan that uses it, %s, is %s "
 				"(%s simulated)", mc->name, what,
-				j->plan[best].name, x, x < 1.005 ? "as long, a tie"
-				: "slower", viz_time(b1, sizeof b1,
-				j->plan[best].makespan))
+				j->plan[best].name, x < 1.005 ? "as fast"
+				: arena_printf(a, "%.2fx slower", x),
+				viz_time(b1, sizeof b1, j->plan[best].makespan))
 			: arena_printf(a, "idle: %s (%s): no judged plan that "
 				"fits in memory uses it", mc->name, what), x, NULL};
 		shown++;
