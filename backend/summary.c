@@ -717,7 +717,9 @@ static int headline_items(Arena *a, const Graph *g, const SimResult *r,
 		it[n++] = (HeadItem){"baselines", "baselines: none judged in this run "
 			"(place<algo=hybrid> judges data parallelism and the "
 			"model-parallel placers)", NAN, "none"};
-		return j ? idle_items(a, g, r, j, it, n, max) : n;
+		/* no evidence for idle machines unless a baseline
+		 * simulated some on its way (dp-best alone) */
+		return j && j->n ? idle_items(a, g, r, j, it, n, max) : n;
 	}
 	for (int k = 0; k < j->n && n < max; k++) {
 		const struct SimJudgedPlan *p = &j->plan[k];

@@ -554,7 +554,10 @@ check "a plan on machines named 'box A' and 'host:1' parses back" sh -c "'$PCC' 
 # plan that uses it sends it at least one tensor, the smallest of the
 # MLP 64 floats (256 B), which takes >= 2.048 ms at 125 kB/s: so the
 # plan it names simulates at >= 2.048 ms.  One machine, or every
-# machine busy: no idle line.
+# machine busy, or nothing judged (single): no idle line.  dp-best alone
+# names data parallelism over both machines: a two-device ring moves
+# each gradient's whole size each way, 784x256 + 256x10 floats =
+# 813,056 B, 6.5044 s at 125 kB/s (plus microseconds of compute).
 printf 'machines:\n  - {name: near, type: V100}\n  - {name: far, type: V100}\nnetwork: {bandwidth: 1 Mbps, latency: 10 us}\n' > "$t/far.yaml"
 check "summary: why an idle machine is idle" sh -c "'$PCC' -O2 $M --cluster '$t/far.yaml' -v -o /dev/null 2>'$t/far.err' &&
 	grep -q '^pcc: idle: far (1x V100): the fastest judged plan that uses it, .*, is [0-9.]*x slower' '$t/far.err' &&
@@ -562,7 +565,10 @@ check "summary: why an idle machine is idle" sh -c "'$PCC' -O2 $M --cluster '$t/
 	'$PCC' -O2 $M --cluster '$t/far.yaml' --emit=summary --emit-opt=format=json -o '$t/far.json' &&
 	python3 -c 'import json; h=json.load(open(\"$t/far.json\"))[\"headline\"]; assert h[\"idle_machine_1\"]*h[\"iteration_s\"] >= 2.048e-3, h; assert \"idle_machine_0\" not in h' &&
 	'$PCC' -O2 $M -v -o /dev/null 2>&1 | grep -q '^pcc: chosen' && ! '$PCC' -O2 $M -v -o /dev/null 2>&1 | grep -q 'idle:' &&
-	! '$PCC' -O2 $M --cluster examples/clusters/hetero-4.yaml -passes='simplify,annotate,place<algo=hybrid>,comm,order' -v -o /dev/null 2>&1 | grep -q 'idle: v '"
+	! '$PCC' -O2 $M --cluster examples/clusters/hetero-4.yaml -passes='simplify,annotate,place<algo=hybrid>,comm,order' -v -o /dev/null 2>&1 | grep -q 'idle: v ' &&
+	! '$PCC' -passes='simplify,annotate,place<algo=single>,comm,order' $M --cluster '$t/far.yaml' -v -o /dev/null 2>&1 | grep -q 'idle:' &&
+	'$PCC' -passes='simplify,annotate,place<algo=dp-best>,comm,order' $M --cluster '$t/far.yaml' --emit=summary --emit-opt=format=json -o '$t/far2.json' &&
+	python3 -c 'import json; h=json.load(open(\"$t/far2.json\"))[\"headline\"]; t=h[\"idle_machine_1\"]*h[\"iteration_s\"]; assert 6.5044 <= t <= 6.51, t'"
 # A profile and a cluster that spell one GPU differently still meet:
 # h's profiled 123 us is its cost on the cluster's V100.
 printf 'machines:\n  - {name: a, type: "Tesla V100-SXM2-16GB"}\n' > "$t/v1.yaml"
