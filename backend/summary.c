@@ -748,20 +748,15 @@ static bool plan_uses(const struct SimJudgedPlan *p, const Cluster *c, int m)
 }
 
 /* Whether judged plan p uses every machine the plan written uses
- * (r->busy) and machine m as well. */
+ * (busy[k]) and machine m as well. */
 static bool plan_adds(const struct SimJudgedPlan *p, const Cluster *c,
-		      const SimResult *r, int m)
+		      const bool *busy, int m)
 {
 	if (!plan_uses(p, c, m))
 		return false;
-	for (int k = 0; k < c->nmachines; k++) {
-		const Machine *mc = &c->machines[k];
-		bool busy = false;
-		for (int d = mc->first; d < mc->first + mc->count; d++)
-			busy = busy || r->busy[d] > 0;
-		if (busy && !plan_uses(p, c, k))
+	for (int k = 0; k < c->nmachines; k++)
+		if (busy[k] && !plan_uses(p, c, k))
 			return false;
-	}
 	return true;
 }
 
@@ -777,12 +772,16 @@ static int idle_items(Arena *a, const Graph *g, const SimResult *r,
 	if (!c || r->ndevs != c->ndevs || !r->busy || c->nmachines < 2)
 		return n;
 	int shown = 0, more = 0;
+	bool *busy = arena_alloc(a, sizeof(bool) * (size_t)c->nmachines);
 	for (int m = 0; m < c->nmachines; m++) {
 		const Machine *mc = &c->machines[m];
-		bool idle = true;
+		busy[m] = false;
 		for (int d = mc->first; d < mc->first + mc->count; d++)
-			idle = idle && !(r->busy[d] > 0);
-		if (!idle)
+			busy[m] = busy[m] || r->busy[d] > 0;
+	}
+	for (int m = 0; m < c->nmachines; m++) {
+		const Machine *mc = &c->machines[m];
+		if (busy[m])
 			continue;
 		if (shown == IDLE_MAX || n >= max - 1) {
 			more++;
@@ -794,7 +793,7 @@ static int idle_items(Arena *a, const Graph *g, const SimResult *r,
 				const struct SimJudgedPlan *p = &j->plan[k];
 				if (p->used && !p->oom &&
 				    (pass ? plan_uses(p, c, m)
-					  : plan_adds(p, c, r, m)) &&
+					  : plan_adds(p, c, busy, m)) &&
 				    (best < 0 ||
 				     p->makespan < j->plan[best].makespan))
 					best = k;
