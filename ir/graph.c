@@ -216,8 +216,6 @@ static uint32_t *fresh_next(Graph *g, const char *base)
 	return &g->fresh[j].next;
 }
 
-/* Suffixes count up per base and are never tried twice, so n fresh names
- * from one base cost O(n) lookups, not O(n^2). */
 /* A character gir allows in an op name (gir.md: [A-Za-z0-9_.\-/]). */
 static bool name_char(char ch)
 {
@@ -225,9 +223,11 @@ static bool name_char(char ch)
 	       (ch >= '0' && ch <= '9') || strchr("_.-/", ch);
 }
 
-/* A base built from other names (a device's "box A/gpu0", a TensorFlow
- * node's "a>b") may hold characters an op name cannot: each becomes '_',
- * so that the printed plan parses back. */
+/* Suffixes count up per base and are never tried twice, so n fresh names
+ * from one base cost O(n) lookups, not O(n^2).  A base built from other
+ * names (a device's "box A/gpu0", a TensorFlow node's "a>b") may hold
+ * characters an op name cannot: each becomes '_', so that the printed
+ * plan parses back. */
 const char *graph_fresh_name(Graph *g, const char *base)
 {
 	size_t bad = 0;

@@ -252,6 +252,13 @@ class TestTorch2Gir(unittest.TestCase):
             with open(out) as f:
                 self.assertEqual(f.read(), "new\n")
             self.assertEqual(os.stat(out).st_mode & 0o777, 0o600)
+            link = os.path.join(tmp, "link.gir")
+            os.symlink("g.gir", link)
+            pccfile.write_text(link, "via link\n")
+            self.assertTrue(os.path.islink(link))
+            with open(out) as f:
+                self.assertEqual(f.read(), "via link\n")
+            os.unlink(link)
             pccfile.write_text(os.devnull, "x")
             self.assertFalse(os.path.isfile(os.devnull))
             with self.assertRaises(OSError):
