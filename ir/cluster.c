@@ -155,6 +155,8 @@ int cluster_add_type(Cluster *c, Arena *a, const DevType *t)
 	DevType *n = &c->types[c->ntypes];
 	*n = *t;
 	n->name = arena_strdup(a, t->name);
+	const DevType *g = devtype_spelled(n->name);
+	n->gpu = g ? g->name : n->name;
 	if (!t->eff_given)
 		for (int i = 0; i < OC_COUNT; i++)
 			n->eff[i] = 1.0;
@@ -643,8 +645,11 @@ Cluster *cluster_clone(Arena *a, const Cluster *c)
 	*n = *c;
 	n->name = arena_strdup(a, c->name ? c->name : "");
 	n->types = dup_array(a, c->types, (size_t)c->ntypes, sizeof *c->types);
-	for (int i = 0; i < c->ntypes; i++)
+	for (int i = 0; i < c->ntypes; i++) {
 		n->types[i].name = arena_strdup(a, c->types[i].name);
+		if (c->types[i].gpu == c->types[i].name)
+			n->types[i].gpu = n->types[i].name;
+	}
 	n->machines = dup_array(a, c->machines, (size_t)c->nmachines,
 				sizeof *c->machines);
 	for (int i = 0; i < c->nmachines; i++)

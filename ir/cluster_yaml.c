@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <yaml.h>
 
 #define MAX_COUNT 4096                      /* as in cluster.c */
@@ -490,19 +489,14 @@ static void count_of(Rd *r, yaml_node_t *n, int *count)
 	*count = (int)v;
 }
 
-/* Feeds sg the names of c's device types and of the named ones; with
- * case_only, only those that are tn but for case. */
-static void suggest_types(Suggest *sg, const Cluster *c, const char *tn,
-			  bool case_only)
+/* Feeds sg the names of c's device types and of the named ones. */
+static void suggest_types(Suggest *sg, const Cluster *c)
 {
-	size_t len = strlen(tn);
 	for (int i = 0; i < c->ntypes; i++)
-		if (!case_only || strcasecmp(c->types[i].name, tn) == 0)
-			suggest_add(sg, c->types[i].name);
+		suggest_add(sg, c->types[i].name);
 	for (const char *q = devtype_names(); *q;) {
 		size_t n = strcspn(q, ",");
-		if (!case_only || (n == len && strncasecmp(q, tn, n) == 0))
-			suggest_addn(sg, q, n);
+		suggest_addn(sg, q, n);
 		q += n + strspn(q + n, ", ");
 	}
 }
@@ -552,13 +546,9 @@ static void machines(Rd *r, yaml_node_t *n)
 					kl += (size_t)sprintf(known + kl, "%s%s",
 							      i ? ", " : "", t);
 				}
-				/* one that differs only in case first (a100:
-				 * A100, not P100) */
 				Suggest sg;
 				suggest_init(&sg, tn);
-				suggest_types(&sg, r->c, tn, true);
-				if (!suggest_best(&sg))
-					suggest_types(&sg, r->c, tn, false);
+				suggest_types(&sg, r->c);
 				err(r, f[1], "unknown device type '%.*s'%s "
 				    "(known: %s; named: %s)%s", SHOW(f[1]),
 				    suggest_hint(&sg),

@@ -315,8 +315,10 @@ static void prof_add(Arena *a, Profile *p, const char *op, const char *type,
 				   ymin, NONE, loc};
 }
 
-static const ProfEntry *prof_find_exact(const Profile *p, const char *op,
-					const char *type)
+/* The entry of op on device type type: a profile's name for it
+ * (prof_type) or a cluster type's gpu. */
+static const ProfEntry *prof_find(const Profile *p, const char *op,
+				  const char *type)
 {
 	if (!p || !p->nheads)
 		return NULL;
@@ -325,15 +327,6 @@ static const ProfEntry *prof_find_exact(const Profile *p, const char *op,
 		if (strcmp(p->e[i].op, op) == 0 && strcmp(p->e[i].type, type) == 0)
 			return &p->e[i];
 	return NULL;
-}
-
-/* The entry of op on device type type, under any spelling of it. */
-static const ProfEntry *prof_find(const Profile *p, const char *op,
-				  const char *type)
-{
-	const ProfEntry *e = prof_find_exact(p, op, type);
-	const char *k = e || !p || !p->nheads ? type : prof_type(type);
-	return e || k == type ? e : prof_find_exact(p, op, k);
 }
 
 /* Hashes the entries by (op, device type), reporting each pair given
@@ -348,7 +341,7 @@ static void prof_index(Arena *a, Profile *p, Diag *d)
 	memset(p->heads, 0xff, sizeof(uint32_t) * nh);
 	for (uint32_t i = 0; i < p->n; i++) {
 		ProfEntry *e = &p->e[i];
-		const ProfEntry *o = prof_find_exact(p, e->op, e->type);
+		const ProfEntry *o = prof_find(p, e->op, e->type);
 		if (o && strcmp(o->given, e->given)) {
 			diag_error(d, e->loc, "op '%s': device type '%s' given "
 				   "twice ('%s' and '%s' are one GPU)", e->op,
@@ -502,8 +495,7 @@ void profile_check(const Profile *p, const Graph *g, Diag *d)
 	for (uint32_t i = 0; i < p->n && !(type_used && op_used); i++) {
 		const ProfEntry *e = &p->e[i];
 		for (int k = 0; k < c->ntypes && !type_used; k++)
-			type_used = strcmp(prof_type(c->types[k].name),
-					   e->type) == 0;
+			type_used = strcmp(c->types[k].gpu, e->type) == 0;
 		uint32_t idx;
 		op_used = op_used || graph_lookup(g, e->op, &idx) ||
 			  bsearch(&e->op, orig, no, sizeof *orig, str_cmp);
@@ -781,10 +773,11 @@ static double cost_op_uncached(const CostModel *m, const Op *op, int devtype,
 	}
 	/* A replica or partition is profiled under its origin's name; a
 	 * replica processes its shard of the batch (docs/plan.md). */
-	const ProfEntry *e = prof_find(m->prof, op->name, t->name);
+	const char *gpu = t->gpu ? t->gpu : t->name;   /* a type built by hand */
+	const ProfEntry *e = prof_find(m->prof, op->name, gpu);
 	const char *origin = op_ann_str(g, op, ANN_ORIGIN);
 	if (!e && origin)
-		e = prof_find(m->prof, origin, t->name);
+		e = prof_find(m->prof, origin, gpu);
 	if (e) {
 		if (e->maxbatch == 0)
 			return e->a;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -280,17 +281,25 @@ void suggest_addn(Suggest *s, const char *cand, size_t m)
 	size_t n = strlen(s->word);
 	if (n == 0 || m == 0 || n >= 64 || m >= 64)
 		return;
-	size_t d = osa_distance(s->word, n, cand, m);
-	/* a candidate that keeps nothing of the word ('B' for 'A') is no
-	 * hint */
-	if (d >= (n > m ? n : m))
-		return;
-	size_t limit = n / 3 > 1 ? n / 3 : 1;
-	if (d > limit && !(n >= 3 && n < m && strncmp(cand, s->word, n) == 0))
-		return;
-	/* a prefix counts as a distance just past the limit */
-	if (d > limit)
-		d = limit + 1;
+	/* distances count double, so that a candidate that differs only in
+	 * case ('mygpu': 'MyGPU'; 'a100': 'A100', not 'P100') is nearer
+	 * than any one edit */
+	size_t d;
+	if (n == m && strncasecmp(cand, s->word, n) == 0) {
+		d = memcmp(cand, s->word, n) ? 1 : 0;
+	} else {
+		d = osa_distance(s->word, n, cand, m);
+		/* a candidate that keeps nothing of the word ('B' for 'A')
+		 * is no hint */
+		if (d >= (n > m ? n : m))
+			return;
+		size_t limit = n / 3 > 1 ? n / 3 : 1;
+		if (d > limit &&
+		    !(n >= 3 && n < m && strncmp(cand, s->word, n) == 0))
+			return;
+		/* a prefix counts as a distance just past the limit */
+		d = 2 * (d > limit ? limit + 1 : d);
+	}
 	if (d == 0 || d >= s->bestd)
 		return;
 	s->bestd = d;

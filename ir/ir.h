@@ -555,6 +555,11 @@ typedef struct DevType {
 					     * batch norms cost as cuDNN's
 					     * multi-pass per-channel kernels
 					     * (docs/cost-model.md) */
+	const char *gpu;                    /* the named type whose spelling
+					     * name is (devtype_spelled), or
+					     * name: what profiles are looked
+					     * up under; set by
+					     * cluster_add_type */
 	Loc loc;
 } DevType;
 

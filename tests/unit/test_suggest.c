@@ -38,6 +38,12 @@ static void test_suggest_distance(void)
 	CU_ASSERT_PTR_NULL(best("B", types, 3));
 	CU_ASSERT_STRING_EQUAL(best("T5", types, 3), "T4");
 	CU_ASSERT_STRING_EQUAL(best("xy", types, 3), "x");
+	/* a difference of case alone is nearer than any one edit, however
+	 * many letters it changes ('mygpu': 'MyGPU'), and wins over an
+	 * earlier candidate one edit away ('a100': 'A100', not 'P100') */
+	static const char *const gpus[] = {"P100", "A100", "MyGPU"};
+	CU_ASSERT_STRING_EQUAL(best("a100", gpus, 3), "A100");
+	CU_ASSERT_STRING_EQUAL(best("mygpu", gpus, 3), "MyGPU");
 	/* an empty word suggests nothing */
 	CU_ASSERT_PTR_NULL(best("", passes, 7));
 }
