@@ -761,6 +761,17 @@ static bool kernel_attrs(E *e, const Op *op, OpI *o)
 		return static_axis(e, op, 2, x ? x->src->out[x->idx].rank : 0,
 				   &at->axis);
 	}
+	case PCC_K_Pack: case PCC_K_Unpack: {
+		/* the stacked tensor's rank: Pack's output, Unpack's input */
+		const Input *x = data_in(op, 0);
+		int r = o->kern == PCC_K_Pack ? rank0 : x ? x->src->out[x->idx].rank : 0;
+		int64_t v = op_get_int(e->g, op, "axis", 0);
+		if (v < -r || v >= r)
+			return err(e, op, "axis %lld is out of range for rank %d",
+				   (long long)v, r);
+		at->axis = (int)(v < 0 ? v + r : v);
+		return true;
+	}
 	case PCC_K_Transpose: {
 		int64_t v[PCC_MAX_RANK];
 		if (static_ints(e, op, 1, v, PCC_MAX_RANK) != rank0)

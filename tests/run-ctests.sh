@@ -192,6 +192,7 @@ by_hand() {
 }
 check "select.gir: SelectV2 broadcasting all three inputs (by hand)" by_hand select
 check "roll.gir: Roll along two axes, negative shifts and axes (by hand)" by_hand roll
+check "stack.gir: Pack and Unpack, negative axes (by hand)" by_hand stack
 
 # ---- --values=N: N evenly spaced elements, indices floor(k * size / N) ----
 # Against --values of mlp's reference (every element): with N = 3, each

@@ -215,6 +215,7 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		case PCC_K_Maximum: w = u > v ? u : v; break;
 		case PCC_K_Minimum: w = u < v ? u : v; break;
 		case PCC_K_SquaredDifference: w = (u - v) * (u - v); break;
+		case PCC_K_Pow: w = powf(u, v); break;
 		default: k_fail(k, a, "not an element-wise binary kernel");
 		}
 		if (cmp)
@@ -391,6 +392,52 @@ void k_split(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 			memcpy((char *)out[i]->data + (size_t)r * len, src, len);
 			src += len;
 		}
+}
+
+/* Pack and Unpack: the slices s[0..n) of whole along axis, which the
+ * slices do not have (each is whole without that dimension).  Pack
+ * copies them in, Unpack out. */
+static void stack_copy(pcc_kernel k, const pcc_attrs *a, pcc_buf *whole,
+		       pcc_buf *const *s, int n, bool in)
+{
+	int axis = a->axis;
+	if (axis < 0 || axis >= whole->rank || whole->dims[axis] != n)
+		k_fail(k, a, "axis %d of '%s' does not hold %d slices", axis,
+		       whole->name, n);
+	for (int i = 0; i < n; i++) {
+		bool ok = s[i]->rank == whole->rank - 1 && s[i]->dt == whole->dt;
+		for (int d = 0; ok && d < s[i]->rank; d++)
+			ok = s[i]->dims[d] == whole->dims[d < axis ? d : d + 1];
+		if (!ok)
+			k_fail(k, a, "'%s' is not a slice of '%s' along axis %d",
+			       s[i]->name, whole->name, axis);
+	}
+	int64_t outer, inner;
+	around(whole, axis, &outer, &inner);
+	size_t len = (size_t)inner * rt_dtype_size(whole->dt);
+	char *w = whole->data;
+	for (int64_t r = 0; r < outer; r++)
+		for (int i = 0; i < n; i++, w += len) {
+			char *p = (char *)s[i]->data + (size_t)r * len;
+			if (in)
+				memcpy(w, p, len);
+			else
+				memcpy(p, w, len);
+		}
+}
+
+void k_pack(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	    int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, -1, nout, 1);
+	stack_copy(k, a, out[0], in, nin, true);
+}
+
+void k_unpack(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
+	      int nout, pcc_buf *const *out)
+{
+	k_arity(k, a, nin, 1, nout, -1);
+	stack_copy(k, a, (pcc_buf *)in[0], out, nout, false);
 }
 
 /* y[i] = x[base + Σ_d index_d(i)·st[d]], y's elements in order:

@@ -96,6 +96,24 @@ static void test_erf_compare(void)
 	pcc_rt_free(rt);
 }
 
+/* Pow broadcasting a scalar exponent and an exponent per element:
+ * [1, 2, 3, 4]^2 = [1, 4, 9, 16]; [4, 9, 2, 8]^[0.5, 0.5, -1, 1/3] =
+ * [2, 3, 0.5, 2]. */
+static void test_pow(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 1, DIMS(4), VALS(1, 2, 3, 4));
+	pcc_buf *two = ten(rt, 0, NULL, VALS(2));
+	pcc_buf *y = ten(rt, 1, DIMS(4), NULL);
+	run(rt, PCC_K_Pow, NULL, 2, BUFS(x, two), 1, BUFS(y));
+	expect(y, VALS(1, 4, 9, 16), 0);
+	pcc_buf *b = ten(rt, 1, DIMS(4), VALS(4, 9, 2, 8));
+	pcc_buf *e = ten(rt, 1, DIMS(4), VALS(0.5f, 0.5f, -1, 1.0f / 3));
+	run(rt, PCC_K_Pow, NULL, 2, BUFS(b, e), 1, BUFS(y));
+	expect(y, VALS(2, 3, 0.5f, 2), 1e-6);
+	pcc_rt_free(rt);
+}
+
 /* RandomUniform: floats in [0, 1) that depend on the original op, its
  * seeds and the element index only (the op's own name, a replica's, does
  * not matter); 100000 of them average 0.5 within 0.005 (the standard
@@ -809,6 +827,7 @@ void suite_rt_kernels(void)
 	CU_add_test(s, "MatMul and its transposes", test_matmul);
 	CU_add_test(s, "BatchMatMul(V2): adj_x, adj_y, broadcast batch dims", test_batch_matmul);
 	CU_add_test(s, "Erf, comparisons to bool, Cast from bool", test_erf_compare);
+	CU_add_test(s, "Pow: a scalar exponent, one per element", test_pow);
 	CU_add_test(s, "RandomUniform: range, keys, rate", test_random_uniform);
 	CU_add_test(s, "Conv2D: VALID, SAME, strides, dilations, EXPLICIT", test_conv2d);
 	CU_add_test(s, "Conv2D: channels in NHWC and NCHW", test_conv2d_channels);
