@@ -5,7 +5,8 @@
 #   make fuzz         build and briefly run the libFuzzer targets (clang),
 #                     the parsers' and the whole pipeline's
 #   make check-tf-models   import and plan 41 real TF.js models (npm, jq)
-#   make check-torch  tools/torch2gir's tests (PyTorch)
+#   make check-torch  tools/torch2gir's tests (Debian's PyTorch 1.13)
+#   make check-torch-pip   the same on PyPI's PyTorch 2 (a pinned venv)
 #   make models       regenerate examples/models/ with tools/torch2gir
 #   make bench        performance figures (never pass/fail)
 #   make bench-published  simulated vs published GPU training throughput
@@ -60,7 +61,7 @@ UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_OBJS = $(UNIT_SRCS:%.c=$(B)/%.o) $(B)/tests/unit/main.o
 
 .PHONY: all check unit golden bad examples-check clean install fuzz bench \
-        fuzz-build viz docs-pictures bench-plans bench-published bench-profiled bench-fit bench-real ctests tsan check-tf-models check-torch models
+        fuzz-build viz docs-pictures bench-plans bench-published bench-profiled bench-fit bench-real ctests tsan check-tf-models check-torch check-torch-pip models
 
 all: pcc $(B)/gengraph $(B)/libpcc_rt.a
 
@@ -191,6 +192,16 @@ check-torch: pcc $(B)/libpcc_rt.a
 	    exit 1; }
 	/usr/bin/python3 tests/torch/test_torch2gir.py
 	/usr/bin/python3 tests/torch/test_user_models.py
+
+# check-torch-pip: the same tests on PyPI's PyTorch 2 (pinned, in the venv
+# that sh tools/torch2gir-setup.sh --pip makes; tools/torchpython): the
+# torch a new user installs, whose ATen ops differ from 1.13's (fused
+# attention, _safe_softmax, nn.Transformer's causal-mask check).
+check-torch-pip: pcc $(B)/libpcc_rt.a
+	@tools/torchpython -c 'import torch, torchvision' || { \
+	    echo "check-torch-pip: run sh tools/torch2gir-setup.sh --pip"; exit 1; }
+	tools/torchpython tests/torch/test_torch2gir.py
+	tools/torchpython tests/torch/test_user_models.py
 
 # ---- the model zoo (examples/models/): training graphs of the papers'
 # models at their batch sizes, Adam as TAG trains them (docs/models.md).

@@ -5,6 +5,8 @@
 #   sh tools/setup-debian.sh --tf-models  also jq and npm (make check-tf-models)
 #   sh tools/setup-debian.sh --torch      also PyTorch (make check-torch, make models;
 #                                         tools/torch2gir-setup.sh)
+#   sh tools/setup-debian.sh --torch-pip  also PyTorch 2 from PyPI, pinned, in a venv
+#                                         (make check-torch-pip; tools/torch2gir-setup.sh --pip)
 #   sh tools/setup-debian.sh --tf         also TensorFlow's CPU build from PyPI, pinned
 #                                         (tools/requirements-tf.txt) in a venv that
 #                                         tools/tfpython runs (tools/tf-setup.sh)
@@ -18,14 +20,15 @@ pkgs="gcc libc6-dev make flex bison libyaml-dev libjson-c-dev libcunit1-dev libm
 pkgs="$pkgs libxml2-utils librsvg2-bin protobuf-compiler"
 # Node.js from Debian unless a node is already installed
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
-torch= tf=
+torch= torchpip= tf=
 for a in "$@"; do
 	case $a in
 	--fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;
 	--tf-models) pkgs="$pkgs jq npm" ;;
 	--torch) torch=1 ;;
+	--torch-pip) torchpip=1; pkgs="$pkgs python3-venv" ;;
 	--tf) tf=1; pkgs="$pkgs python3-venv" ;;
-	*) echo "usage: setup-debian.sh [--fuzz] [--tf-models] [--torch] [--tf]" >&2; exit 2 ;;
+	*) echo "usage: setup-debian.sh [--fuzz] [--tf-models] [--torch] [--torch-pip] [--tf]" >&2; exit 2 ;;
 	esac
 done
 missing=""
@@ -44,6 +47,7 @@ if [ -n "$missing" ]; then
 	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 [ -z "$torch" ] || sh "$(dirname "$0")/torch2gir-setup.sh"
+[ -z "$torchpip" ] || sh "$(dirname "$0")/torch2gir-setup.sh" --pip
 [ -z "$tf" ] || sh "$(dirname "$0")/tf-setup.sh"
 # TensorFlow.js for tests/run-tfjs.sh, exactly as locked
 tfjs="$(dirname "$0")/../tests/tfjs"

@@ -7,15 +7,6 @@
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 venv=${PCC_TF_VENV:-$HOME/.cache/pcc/tf-2.21.0}
-req="$here/requirements-tf.txt"
-if [ -f "$venv/.pcc-complete" ] && cmp -s "$req" "$venv/.pcc-complete"; then
-	exit 0
-fi
-rm -rf "$venv"
-mkdir -p "$(dirname "$venv")"
-/usr/bin/python3 -m venv "$venv"
-echo "tf-setup: pip install -r tools/requirements-tf.txt into $venv"
-"$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
-"$venv/bin/python" -c 'import tensorflow as tf; assert tf.__version__ == "2.21.0", tf.__version__' 2>/dev/null
-cp "$req" "$venv/.pcc-complete"
-echo "tf-setup: TensorFlow 2.21.0 (CPU) in $venv"
+sh "$here/venv-setup.sh" "$venv" "$here/requirements-tf.txt" tf-setup \
+    'import tensorflow as tf; assert tf.__version__ == "2.21.0", tf.__version__' \
+    "TensorFlow 2.21.0 (CPU)"

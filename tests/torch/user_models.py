@@ -122,3 +122,130 @@ class InfConst(nn.Module):
 
 def inf_const(batch=4, **kw):
     return InfConst(), (torch.randn(batch, 6),)
+
+
+# torch 2's attention (F.scaled_dot_product_attention; nn.MultiheadAttention
+# runs on it): torch2gir takes its math form (tools/torch2gir, math_attention).
+
+class Sdpa(nn.Module):
+    """Causal self-attention written with F.scaled_dot_product_attention
+    (is_causal=True: the math form builds the mask with ones(L, L).tril())."""
+
+    def __init__(self, seq, dim=8, heads=2, classes=3):
+        super().__init__()
+        self.seq, self.dim, self.heads = seq, dim, heads
+        self.qkv = nn.Linear(4, 3 * dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        import torch.nn.functional as F
+        b, t, d, h = x.shape[0], self.seq, self.dim, self.heads
+        q, k, v = self.qkv(x).view(b, t, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.head(y.transpose(1, 2).reshape(b, t, d).mean(dim=1))
+
+
+def sdpa(batch=4, **kw):
+    """8 positions: the causal mask's 64 values are known (one Const)."""
+    return Sdpa(8), (torch.randn(batch, 8, 4),)
+
+
+def sdpa_long(batch=4, **kw):
+    """260 positions: a mask of 67,600 values, more than torch2gir writes
+    out, so it is made from the row and column numbers."""
+    return Sdpa(260), (torch.randn(batch, 260, 4),)
+
+
+class PaddedMHA(nn.Module):
+    """nn.MultiheadAttention with a key padding mask: the first sample's
+    every key is padding, so its queries attend to nothing (torch 2 gives
+    them 0, not NaN: _safe_softmax); the second's last two are."""
+
+    def __init__(self, batch, seq=5, dim=8, heads=2, classes=3):
+        super().__init__()
+        self.emb = nn.Linear(4, dim)
+        self.att = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.head = nn.Linear(dim, classes)
+        kpm = torch.zeros(batch, seq, dtype=torch.bool)
+        kpm[0, :] = True
+        kpm[1:, 3:] = True
+        self.register_buffer("kpm", kpm)
+
+    def forward(self, x):
+        h = self.emb(x)
+        a, _ = self.att(h, h, h, key_padding_mask=self.kpm, need_weights=False)
+        return self.head(a.mean(dim=1))
+
+
+def padded_mha(batch=4, **kw):
+    return PaddedMHA(batch), (torch.randn(batch, 5, 4),)
+
+
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x²) + eps) · w, as LLaMA writes it (x.pow(2))."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+
+
+def rotary(x, cos, sin):
+    """Rotary position embedding on interleaved pairs of features."""
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), -1).flatten(-2)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.n1, self.n2 = RMSNorm(dim), RMSNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.o = nn.Linear(dim, dim, bias=False)
+        self.gate = nn.Linear(dim, 4 * dim, bias=False)
+        self.up = nn.Linear(dim, 4 * dim, bias=False)
+        self.down = nn.Linear(4 * dim, dim, bias=False)
+
+    def forward(self, x, cos, sin):
+        import torch.nn.functional as F
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.n1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for z in (q, k, v))
+        q, k = rotary(q, cos, sin), rotary(k, cos, sin)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o(y.transpose(1, 2).reshape(b, t, d))
+        h = self.n2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Llama(nn.Module):
+    """A LLaMA-style decoder: RMSNorm, rotary positions, causal
+    scaled_dot_product_attention, a SwiGLU MLP, the LM head tied to the
+    token embedding."""
+
+    def __init__(self, vocab=32, seq=8, dim=16, heads=2, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList(LlamaBlock(dim, heads) for _ in range(layers))
+        self.norm = RMSNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.tok.weight
+        hd = dim // heads
+        ang = torch.arange(seq).float()[:, None] * \
+            (1.0 / 10000 ** (torch.arange(0, hd, 2).float() / hd))[None]
+        self.register_buffer("cos", ang.cos())
+        self.register_buffer("sin", ang.sin())
+
+    def forward(self, idx):
+        x = self.tok(idx)
+        for b in self.blocks:
+            x = b(x, self.cos, self.sin)
+        return self.head(self.norm(x))
+
+
+def llama(batch=4, **kw):
+    return Llama(), (torch.randint(0, 32, (batch, 8)),), torch.randint(0, 32, (batch, 8))

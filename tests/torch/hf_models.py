@@ -1,0 +1,81 @@
+"""Hugging Face transformers models as users bring them (small configs,
+random weights, nothing downloaded), for tests/torch/test_user_models.py:
+GPT-2, LLaMA with grouped-query attention, BERT, ViT and T5.  Each
+returns (model, inputs) with a wrapper whose forward returns the logits
+tensor torch2gir's cross-entropy reads."""
+
+import torch
+import torch.nn as nn
+
+
+def _t():
+    import transformers
+    return transformers
+
+
+class Logits(nn.Module):
+    def __init__(self, model, **fixed):
+        super().__init__()
+        self.m = model
+        self.fixed = fixed
+
+    def forward(self, x):
+        if x.is_floating_point():
+            return self.m(pixel_values=x).logits
+        if self.fixed.get("decoder"):
+            return self.m(input_ids=x, decoder_input_ids=x).logits
+        return self.m(input_ids=x).logits
+
+
+def _ids(batch, vocab=100, seq=16):
+    return torch.randint(0, vocab, (batch, seq))
+
+
+def gpt2(batch=2, **kw):
+    """GPT-2: learned positions (an arange), causal attention by a
+    registered mask, Conv1D layers, the LM head tied to the tokens."""
+    T = _t()
+    c = T.GPT2Config(vocab_size=100, n_positions=32, n_embd=32, n_layer=2,
+                     n_head=4, bos_token_id=0, eos_token_id=0)
+    return Logits(T.GPT2LMHeadModel(c)), (_ids(batch),)
+
+
+def llama(batch=2, **kw):
+    """LLaMA: RMSNorm, rotary positions computed from inv_freq and an
+    arange in the forward (their cos and sin fold to constants),
+    grouped-query attention (4 query heads over 2 key-value heads),
+    SwiGLU."""
+    T = _t()
+    c = T.LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=32,
+                      bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    return Logits(T.LlamaForCausalLM(c)), (_ids(batch),)
+
+
+def bert(batch=2, **kw):
+    """BERT for sequence classification: the token table's padding_idx 0
+    gets no gradient, token types gathered from a buffer by position."""
+    T = _t()
+    c = T.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                     num_attention_heads=4, intermediate_size=64,
+                     max_position_embeddings=32, num_labels=3)
+    return Logits(T.BertForSequenceClassification(c)), (_ids(batch),)
+
+
+def vit(batch=2, **kw):
+    T = _t()
+    c = T.ViTConfig(image_size=32, patch_size=8, hidden_size=32,
+                    num_hidden_layers=2, num_attention_heads=4,
+                    intermediate_size=64, num_labels=5)
+    return Logits(T.ViTForImageClassification(c)), (torch.randn(batch, 3, 32, 32),)
+
+
+def t5(batch=2, **kw):
+    """T5: relative position buckets (integer arithmetic on an arange,
+    folded at import), RMS layer norm, encoder and decoder."""
+    T = _t()
+    c = T.T5Config(vocab_size=100, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                   num_heads=4, decoder_start_token_id=0, pad_token_id=0,
+                   eos_token_id=1)
+    return Logits(T.T5ForConditionalGeneration(c), decoder=True), (_ids(batch),)
