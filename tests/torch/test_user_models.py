@@ -148,6 +148,18 @@ class TestUserModelNumerics(unittest.TestCase):
         upd = [o for o in m["ops"] if o["role"] == "update"]
         self.assertEqual(sum("tok/weight" in o["inputs"].split(",")[0] for o in upd), 1)
 
+    def test_group_norm_upsample(self):
+        """GroupNorm (with and without weight and bias) and nearest
+        upsampling by whole factors (2 × 2, 3 × 1), a U-Net decoder's
+        pieces: the step in C equals PyTorch's; no aten op is left (the
+        upsampling a BroadcastTo, its gradient a Sum over each block)."""
+        m = numerics(self, "user_models:up_block", tol=1e-4)
+        # [N, C, H, sh, W, sw]: one per upsampling
+        self.assertEqual(sum(o["type"] == "BroadcastTo" and len(o["types"][0][1]) == 6
+                             for o in m["ops"]), 2)
+        self.assertEqual(sum(o["type"] == "Rsqrt" and o["role"] == "fwd"
+                             for o in m["ops"]), 2)
+
     def test_lstm_unrolled(self):
         m = numerics(self, "user_models:lstm")
         # 5 steps, one cell each: 4 gates in one MatMul per input per step

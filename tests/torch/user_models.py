@@ -249,3 +249,29 @@ class Llama(nn.Module):
 
 def llama(batch=4, **kw):
     return Llama(), (torch.randint(0, 32, (batch, 8)),), torch.randint(0, 32, (batch, 8))
+
+
+class UpBlock(nn.Module):
+    """A diffusion U-Net's decoder block in small: convolution, GroupNorm
+    (4 groups of 2 channels), SiLU, nearest upsampling by 2 (and by 3 x 1),
+    convolution, a class head."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = nn.GroupNorm(4, 8)
+        self.c2 = nn.Conv2d(8, 4, 3, padding=1)
+        self.gn2 = nn.GroupNorm(2, 4, affine=False)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        import torch.nn.functional as F
+        y = F.silu(self.gn(self.c1(x)))
+        y = F.interpolate(y, scale_factor=2, mode="nearest")
+        y = self.gn2(self.c2(y))
+        y = F.interpolate(y, scale_factor=(3, 1), mode="nearest")
+        return self.head(y.mean(dim=(2, 3)))
+
+
+def up_block(batch=4, **kw):
+    return UpBlock(), (torch.randn(batch, 3, 6, 5),)
