@@ -160,6 +160,17 @@ class TestUserModelNumerics(unittest.TestCase):
         self.assertEqual(sum(o["type"] == "Rsqrt" and o["role"] == "fwd"
                              for o in m["ops"]), 2)
 
+    def test_bilinear(self):
+        """Bilinear resizing up to a size, up by a scale factor with
+        align_corners, and down: each as y = A · x · Bt with PyTorch's
+        own weights (found by resizing basis images), its gradient the
+        transposes; the step in C equals PyTorch's."""
+        m = numerics(self, "user_models:bilinear_seg")
+        self.assertEqual([o for o in m["ops"] if o["type"].startswith("aten.")], [])
+        # two products per resize forward, two backward (the first
+        # resize's input gradient feeds only c1's weight gradient)
+        self.assertEqual(sum(o["type"] == "BatchMatMulV2" for o in m["ops"]), 12)
+
     def test_lstm_unrolled(self):
         m = numerics(self, "user_models:lstm")
         # 5 steps, one cell each: 4 gates in one MatMul per input per step
@@ -279,9 +290,11 @@ class TestUserModels(unittest.TestCase):
         self.assertIn("%floor = Const() {value = [-inf],", r.stdout)
 
     def test_segmentation_dict(self):
-        # torchvision.models.segmentation: forward returns {"out": ...}
+        # torchvision.models.segmentation: forward returns {"out": ...};
+        # its bilinear resize to the input's size is lowered (no aten)
         rc, err, text = in_process("fcn_resnet50", "--image-size", "32")
         self.assertEqual(rc, 0, err)
+        self.assertEqual(re.findall(r"= (aten\.[A-Za-z_0-9.]+)\(", text), [])
         self.plans(text)
 
     def test_dict_output(self):

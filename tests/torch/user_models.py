@@ -275,3 +275,28 @@ class UpBlock(nn.Module):
 
 def up_block(batch=4, **kw):
     return UpBlock(), (torch.randn(batch, 3, 6, 5),)
+
+
+class BilinearSeg(nn.Module):
+    """A segmentation head's resizing in small: bilinear to a given size
+    (align_corners=False, FCN's and DeepLab's), then by a scale factor of
+    1.5 with align_corners=True, and down to a smaller size."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.c2 = nn.Conv2d(4, 4, 1)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        import torch.nn.functional as F
+        y = F.interpolate(self.c1(x), size=(13, 11), mode="bilinear",
+                          align_corners=False)
+        y = F.interpolate(F.relu(self.c2(y)), scale_factor=1.5, mode="bilinear",
+                          align_corners=True)
+        y = F.interpolate(y, size=(7, 5), mode="bilinear", align_corners=False)
+        return self.head(y.mean(dim=(2, 3)))
+
+
+def bilinear_seg(batch=4, **kw):
+    return BilinearSeg(), (torch.randn(batch, 3, 6, 5),)
