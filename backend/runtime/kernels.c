@@ -178,6 +178,42 @@ static void bcast_step(const pcc_buf *o, int64_t *cnt, int n,
 	}
 }
 
+/* Element i of an integer tensor (i32 or i64). */
+static int64_t ival(const pcc_buf *b, int64_t i)
+{
+	return b->dt == PCC_I32 ? ((const int32_t *)b->data)[i]
+			       : ((const int64_t *)b->data)[i];
+}
+
+/* A comparison of two integer tensors of one type (ids against a
+ * padding id, say), exactly, broadcasting: bool. */
+static void compare_ints(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
+			 const pcc_buf *y, pcc_buf *o)
+{
+	if (x->dt != y->dt || (x->dt != PCC_I32 && x->dt != PCC_I64))
+		k_fail(k, a, "'%s' is %s and '%s' %s; a comparison takes two "
+		       "f32, two i32 or two i64", x->name, rt_dtype_name(x->dt),
+		       y->name, rt_dtype_name(y->dt));
+	int64_t st[2][PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0}, ix[2] = {0, 0};
+	bcast_strides(k, a, x, o, st[0]);
+	bcast_strides(k, a, y, o, st[1]);
+	uint8_t *rb = o->data;
+	for (int64_t i = 0; i < o->numel; i++) {
+		int64_t u = ival(x, ix[0]), v = ival(y, ix[1]);
+		bool w;
+		switch (k) {
+		case PCC_K_Equal: w = u == v; break;
+		case PCC_K_NotEqual: w = u != v; break;
+		case PCC_K_Greater: w = u > v; break;
+		case PCC_K_GreaterEqual: w = u >= v; break;
+		case PCC_K_Less: w = u < v; break;
+		default: w = u <= v; break;
+		}
+		rb[i] = w;
+		bcast_step(o, cnt, 2, st, ix);
+	}
+}
+
 void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	      int nout, pcc_buf *const *out)
 {
@@ -186,6 +222,10 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	pcc_buf *o = out[0];
 	bool cmp = k == PCC_K_Equal || k == PCC_K_NotEqual || k == PCC_K_Greater ||
 		   k == PCC_K_GreaterEqual || k == PCC_K_Less || k == PCC_K_LessEqual;
+	if (cmp && o->dt == PCC_BOOL && (x->dt != PCC_F32 || y->dt != PCC_F32)) {
+		compare_ints(k, a, x, y, o);
+		return;
+	}
 	k_f32(k, a, x);
 	k_f32(k, a, y);
 	if (cmp && o->dt != PCC_BOOL)

@@ -171,6 +171,19 @@ class TestUserModelNumerics(unittest.TestCase):
         # resize's input gradient feeds only c1's weight gradient)
         self.assertEqual(sum(o["type"] == "BatchMatMulV2" for o in m["ops"]), 12)
 
+    def test_padded_encoder(self):
+        """A key padding mask computed from the ids (ids == padding_idx:
+        Equal on i64 in the graph) and the padding row of the table
+        left without gradient: the step in C equals PyTorch's."""
+        # ids in 0..3 (the C program hashes them mod the table's 4 rows):
+        # some are the padding id 3, no sample is all padding
+        m = numerics(self, "user_models:padded_encoder", tol=1e-4, vocab=4)
+        ids = m["xs"][0]
+        self.assertTrue(bool((ids == 3).any()))
+        self.assertFalse(bool((ids == 3).all(dim=1).any()))
+        eq = [o for o in m["ops"] if o["type"] == "Equal" and o["inputs"].startswith("%ids,")]
+        self.assertEqual(len(eq), 1)
+
     def test_lstm_unrolled(self):
         m = numerics(self, "user_models:lstm")
         # 5 steps, one cell each: 4 gates in one MatMul per input per step
@@ -218,6 +231,7 @@ class TestHuggingFace(unittest.TestCase):
         ids hit) gets no gradient, as in PyTorch: the gradient rows of
         index 0 are zeroed before the segment sum."""
         m = numerics(self, "hf_models:bert", tol=1e-4, vocab=100)
+        self.assertTrue(bool((m["xs"][0] == 0).any()))     # the padding id
         by = {o["name"]: o for o in m["ops"]}
         fed = [by[o["inputs"].split(",")[0].strip()]["type"]
                for o in m["ops"] if o["type"] == "UnsortedSegmentSum"]

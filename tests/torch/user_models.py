@@ -300,3 +300,31 @@ class BilinearSeg(nn.Module):
 
 def bilinear_seg(batch=4, **kw):
     return BilinearSeg(), (torch.randn(batch, 3, 6, 5),)
+
+
+class PaddedEncoder(nn.Module):
+    """A pre-norm GELU nn.TransformerEncoder whose key padding mask comes
+    from the ids themselves (ids == 3, the embedding's padding_idx): an
+    integer comparison in the graph, and a table row with no gradient.
+    A table of 4 rows, so that hashed ids hit the padding id often."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(4, 16, padding_idx=3)
+        layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True,
+                                           norm_first=True, activation="gelu")
+        try:
+            self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        except TypeError:           # torch 1.13 has no enable_nested_tensor
+            self.enc = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, ids):
+        h = self.enc(self.emb(ids), src_key_padding_mask=ids == 3)
+        return self.head(h.mean(dim=1))
+
+
+def padded_encoder(batch=4, **kw):
+    ids = torch.randint(0, 4, (batch, 7))
+    ids[:, -2:] = 3
+    return PaddedEncoder(), (ids,)

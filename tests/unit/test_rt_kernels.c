@@ -96,6 +96,30 @@ static void test_erf_compare(void)
 	pcc_rt_free(rt);
 }
 
+/* Comparisons of integer ids, exactly: i64 ids [3, 1, 3, 7] == 3 gives
+ * [1, 0, 1, 0] (a padding mask); i32 [[0, 5], [9, 2]] < [1, 6] gives
+ * [[1, 1], [0, 1]], the row broadcast. */
+static void test_int_compare(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *ids = iten(rt, PCC_I64, 1, DIMS(4), (const int64_t[]){3, 1, 3, 7});
+	pcc_buf *pad = iten(rt, PCC_I64, 0, NULL, (const int64_t[]){3});
+	pcc_buf *m = pcc_buf_new(rt, 0, "m", PCC_BOOL, 1, DIMS(4));
+	run(rt, PCC_K_Equal, NULL, 2, BUFS(ids, pad), 1, BUFS(m));
+	uint8_t raw[4];
+	pcc_buf_read(m, raw);
+	static const uint8_t eq[4] = {1, 0, 1, 0};
+	CU_ASSERT_EQUAL(memcmp(raw, eq, 4), 0);
+	pcc_buf *x = iten(rt, PCC_I32, 2, DIMS(2, 2), (const int64_t[]){0, 5, 9, 2});
+	pcc_buf *r = iten(rt, PCC_I32, 1, DIMS(2), (const int64_t[]){1, 6});
+	pcc_buf *l = pcc_buf_new(rt, 0, "l", PCC_BOOL, 2, DIMS(2, 2));
+	run(rt, PCC_K_Less, NULL, 2, BUFS(x, r), 1, BUFS(l));
+	pcc_buf_read(l, raw);
+	static const uint8_t lt[4] = {1, 1, 0, 1};
+	CU_ASSERT_EQUAL(memcmp(raw, lt, 4), 0);
+	pcc_rt_free(rt);
+}
+
 /* Pow broadcasting a scalar exponent and an exponent per element:
  * [1, 2, 3, 4]^2 = [1, 4, 9, 16]; [4, 9, 2, 8]^[0.5, 0.5, -1, 1/3] =
  * [2, 3, 0.5, 2]. */
@@ -828,6 +852,7 @@ void suite_rt_kernels(void)
 	CU_add_test(s, "BatchMatMul(V2): adj_x, adj_y, broadcast batch dims", test_batch_matmul);
 	CU_add_test(s, "Erf, comparisons to bool, Cast from bool", test_erf_compare);
 	CU_add_test(s, "Pow: a scalar exponent, one per element", test_pow);
+	CU_add_test(s, "Equal, Less on i64 and i32 ids, broadcasting", test_int_compare);
 	CU_add_test(s, "RandomUniform: range, keys, rate", test_random_uniform);
 	CU_add_test(s, "Conv2D: VALID, SAME, strides, dilations, EXPLICIT", test_conv2d);
 	CU_add_test(s, "Conv2D: channels in NHWC and NCHW", test_conv2d_channels);
