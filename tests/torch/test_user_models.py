@@ -167,8 +167,7 @@ class TestUserModelNumerics(unittest.TestCase):
         transposes; the step in C equals PyTorch's."""
         m = numerics(self, "user_models:bilinear_seg")
         self.assertEqual([o for o in m["ops"] if o["type"].startswith("aten.")], [])
-        # two products per resize forward, two backward (the first
-        # resize's input gradient feeds only c1's weight gradient)
+        # three resizes: two products each forward, two backward
         self.assertEqual(sum(o["type"] == "BatchMatMulV2" for o in m["ops"]), 12)
 
     def test_padded_encoder(self):
