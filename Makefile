@@ -71,10 +71,11 @@ $(B)/gengraph: tools/gengraph.c
 
 # ./pcc: a copy of build/pcc, replaced by a rename (never rewritten in
 # place: a test may be running it, and a busy executable cannot be
-# written), and only when it differs.
+# written), from a copy of this make's own (two makes at once, as CI
+# runs, each rename a whole file), and only when it differs.
 pcc: $(B)/pcc
 	@if [ "$(B)" = build ] && ! cmp -s $(B)/pcc pcc; then \
-	    cp $(B)/pcc pcc.tmp && mv -f pcc.tmp pcc; fi
+	    cp $(B)/pcc pcc.tmp.$$$$ && mv -f pcc.tmp.$$$$ pcc; fi
 
 $(B)/pcc: $(B)/main.o $(B)/libpcc.a
 	$(CC) $(LDFLAGS) -o $@ $(B)/main.o $(B)/libpcc.a $(LIBS)

@@ -10,7 +10,7 @@
 #       pinned (tools/requirements-torch.txt), in a venv of
 #       /usr/bin/python3 ($PCC_TORCH_VENV, default
 #       ~/.cache/pcc/torch-2.15.0) that tools/torchpython runs: what
-#       `make check-torch-pip` tests torch2gir on.  About 5 GB (PyPI's
+#       `make check-torch-pip` tests torch2gir on.  About 5.7 GB (PyPI's
 #       Linux wheel brings the CUDA libraries; nothing uses a GPU).
 # Each does nothing if what it installs is there already.
 set -e
