@@ -185,6 +185,20 @@ static int64_t ival(const pcc_buf *b, int64_t i)
 			       : ((const int64_t *)b->data)[i];
 }
 
+/* Whether comparison k holds of two elements ordered so (NaN: none of
+ * the three, so only NotEqual holds). */
+static bool holds(pcc_kernel k, bool lt, bool eq, bool gt)
+{
+	switch (k) {
+	case PCC_K_Equal: return eq;
+	case PCC_K_NotEqual: return !eq;
+	case PCC_K_Greater: return gt;
+	case PCC_K_GreaterEqual: return gt || eq;
+	case PCC_K_Less: return lt;
+	default: return lt || eq;       /* LessEqual */
+	}
+}
+
 /* A comparison of two integer tensors of one type (ids against a
  * padding id, say), exactly, broadcasting: bool. */
 static void compare_ints(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
@@ -200,16 +214,7 @@ static void compare_ints(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
 	uint8_t *rb = o->data;
 	for (int64_t i = 0; i < o->numel; i++) {
 		int64_t u = ival(x, ix[0]), v = ival(y, ix[1]);
-		bool w;
-		switch (k) {
-		case PCC_K_Equal: w = u == v; break;
-		case PCC_K_NotEqual: w = u != v; break;
-		case PCC_K_Greater: w = u > v; break;
-		case PCC_K_GreaterEqual: w = u >= v; break;
-		case PCC_K_Less: w = u < v; break;
-		default: w = u <= v; break;
-		}
-		rb[i] = w;
+		rb[i] = holds(k, u < v, u == v, u > v);
 		bcast_step(o, cnt, 2, st, ix);
 	}
 }
@@ -241,13 +246,12 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	uint8_t *rb = cmp ? (uint8_t *)o->data : NULL;
 	for (int64_t i = 0; i < o->numel; i++) {
 		float u = p[ix[0]], v = q[ix[1]], w;
+		if (cmp) {
+			rb[i] = holds(k, u < v, u == v, u > v);
+			bcast_step(o, cnt, 2, st, ix);
+			continue;
+		}
 		switch (k) {
-		case PCC_K_Equal: w = u == v; break;
-		case PCC_K_NotEqual: w = u != v; break;
-		case PCC_K_Greater: w = u > v; break;
-		case PCC_K_GreaterEqual: w = u >= v; break;
-		case PCC_K_Less: w = u < v; break;
-		case PCC_K_LessEqual: w = u <= v; break;
 		case PCC_K_Add: case PCC_K_AddV2: w = u + v; break;
 		case PCC_K_Sub: w = u - v; break;
 		case PCC_K_Mul: w = u * v; break;
@@ -258,10 +262,7 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		case PCC_K_Pow: w = powf(u, v); break;
 		default: k_fail(k, a, "not an element-wise binary kernel");
 		}
-		if (cmp)
-			rb[i] = w != 0;
-		else
-			r[i] = w;
+		r[i] = w;
 		bcast_step(o, cnt, 2, st, ix);
 	}
 }
