@@ -1739,6 +1739,84 @@ static bool lower_rng_slice(Low *L, const Op *op, uint32_t self, const Value *rs
 	return piece_done(L, op, sl);
 }
 
+/* TensorFlow's CPU kernels of DepthwiseConv2dNativeBackpropInput and
+ * DepthwiseConv2dNativeBackpropFilter ignore dilations: their gradients
+ * come out as if the filter were not dilated (TensorFlow 2.21, against
+ * tf.nn.depthwise_conv2d's own gradient), while the forward op dilates.
+ * A depthwise convolution is the grouped convolution of C groups, whose
+ * Conv2DBackprop* kernels do dilate; its filter [kh, kw, C, m] is the
+ * grouped one [kh, kw, 1, C·m] in the same element order (output channel
+ * c·m + j):
+ *   NAME = Conv2DBackpropInput(sizes, NAME/filter = Reshape(f), dy)
+ *   NAME = Reshape(NAME/grouped = Conv2DBackpropFilter(x, [kh, kw, 1, C·m],
+ *          dy), [kh, kw, C, m])
+ * True where op is such a backprop with a dilation other than 1. */
+static bool dw_dilated(const Graph *g, const Op *op)
+{
+	if (strcmp(op->type, "DepthwiseConv2dNativeBackpropInput") &&
+	    strcmp(op->type, "DepthwiseConv2dNativeBackpropFilter"))
+		return false;
+	const Value *d = op_get(g, op, "dilations");
+	if (!d || d->kind != V_LIST)
+		return false;
+	for (uint32_t i = 0; i < d->list.n; i++)
+		if (d->list.items[i]->kind == V_INT && d->list.items[i]->i != 1)
+			return true;
+	return false;
+}
+
+static bool lower_dw_dilated(Low *L, const Op *op, uint32_t self, const Ten *ins,
+			     uint32_t nd)
+{
+	bool input = !strcmp(op->type, "DepthwiseConv2dNativeBackpropInput");
+	const Type *f = input ? (nd == 3 ? ins[1].t : NULL) : (op->nout ? &op->out[0] : NULL);
+	if (nd != 3 || !f || !type_known(f) || f->rank != 4) {
+		err(L, op, "a dilated %s needs 3 data inputs and a filter of known "
+		    "shape [kh, kw, C, m]", op->type);
+		return false;
+	}
+	const char *dev = L->gd->nodes[self].device;
+	int dt = tfdt_of(f->dt);
+	int64_t grouped[4] = {f->dims[0], f->dims[1], 1, f->dims[2] * f->dims[3]};
+	int64_t dims[4] = {f->dims[0], f->dims[1], f->dims[2], f->dims[3]};
+	static const char *const conv_attrs[] = {"strides", "padding", "explicit_paddings",
+						 "data_format", "dilations"};
+	uint32_t conv, shape;
+	if (input) {
+		uint32_t fr = piece(L, op, self, false, "filter", "Reshape", dt);
+		node_input(L, fr, ins[1].node, ins[1].idx, false);
+		node_input(L, fr, add_ints(L, op, "filter_shape", grouped, 4, dev), 0, false);
+		*node_attr(L, fr, "Tshape") = v_type(TFDT_INT32);
+		if (!piece_done(L, op, fr))
+			return false;
+		conv = piece(L, op, self, true, "", "Conv2DBackpropInput", dt);
+		node_input(L, conv, ins[0].node, ins[0].idx, false);
+		node_input(L, conv, fr, 0, false);
+		node_input(L, conv, ins[2].node, ins[2].idx, false);
+	} else {
+		conv = piece(L, op, self, false, "grouped", "Conv2DBackpropFilter", dt);
+		node_input(L, conv, ins[0].node, ins[0].idx, false);
+		node_input(L, conv, add_ints(L, op, "grouped_sizes", grouped, 4, dev), 0,
+			   false);
+		node_input(L, conv, ins[2].node, ins[2].idx, false);
+	}
+	for (size_t i = 0; i < sizeof conv_attrs / sizeof *conv_attrs; i++) {
+		const Value *v = op_get(L->g, op, conv_attrs[i]);
+		GdVal gv;
+		if (v && conv_any(L, v, &gv))
+			*node_attr(L, conv, conv_attrs[i]) = gv;
+	}
+	if (!piece_done(L, op, conv))
+		return false;
+	if (input)
+		return true;
+	shape = piece(L, op, self, true, "", "Reshape", dt);
+	node_input(L, shape, conv, 0, false);
+	node_input(L, shape, add_ints(L, op, "shape", dims, 4, dev), 0, false);
+	*node_attr(L, shape, "Tshape") = v_type(TFDT_INT32);
+	return piece_done(L, op, shape);
+}
+
 /* ---- one op ------------------------------------------------------------ */
 
 static const struct Shorthand *shorthand_of(const char *type)
@@ -1896,6 +1974,12 @@ static bool lower_op(Low *L, const Op *op, uint32_t node)
 	const Value *rs = op_ann(g, op, ANN_RNG_SLICE);
 	if (rs && !strcmp(op->type, "RandomUniform"))
 		return lower_rng_slice(L, op, node, rs);
+	if (dw_dilated(g, op)) {
+		bool ok = lower_dw_dilated(L, op, node, ins, nd);
+		if (ok)
+			copy_extra_attrs(L, op, node, tf_opdef(&L->defs, L->gd->nodes[node].op));
+		return ok;
+	}
 	const struct Fusion *fu = fusion_of(op->type);
 	const char *fnames[MAX_FUSED];
 	if (fu && check_fused(L, op, fu, nd, fnames) < 0)

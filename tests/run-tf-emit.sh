@@ -132,6 +132,18 @@ check "save/ and restore_all" sh -c "grep -q 'name: \"save/SaveV2\"' '$t/plan.pb
 printf 'gir 1\ngraph g {\n  %%dy = Placeholder() : f32[2,3]\n  %%sh = Const() {value = [4, 3]} : i64[2]\n  %%g = StridedSliceGrad(%%sh, %%sh, %%sh, %%sh, %%dy) : f32[4,3]\n}\n' >"$t/ssg.gir"
 check "StridedSliceGrad gets T and Index" sh -c "'$PCC' -passes= '$t/ssg.gir' --emit=tf 2>/dev/null | awk '/name: \"g\"/{f=1} f' >'$t/ssg.pbtxt' &&
 	grep -A2 'key: \"Index\"' '$t/ssg.pbtxt' | grep -q DT_INT64 && grep -A2 'key: \"T\"' '$t/ssg.pbtxt' | grep -q DT_FLOAT"
+# A dilated depthwise convolution's backprops: TensorFlow's CPU kernels of
+# DepthwiseConv2dNativeBackprop* ignore dilations, so they become the
+# grouped Conv2DBackprop* (filter [kh, kw, 1, C*m]); undilated ones stay.
+printf 'gir 1\ngraph g {\n  %%x = Placeholder() : f32[2,4,1,9]\n  %%f = Placeholder() : f32[1,3,4,2]\n  %%dy = Placeholder() : f32[2,8,1,9]\n  %%xs = Const() {value = [2, 4, 1, 9]} : i32[4]\n  %%fs = Const() {value = [1, 3, 4, 2]} : i32[4]\n  %%gx = DepthwiseConv2dNativeBackpropInput(%%xs, %%f, %%dy) {strides = [1, 1, 1, 1], padding = "SAME", data_format = "NCHW", dilations = [1, 1, 1, D]} : f32[2,4,1,9]\n  %%gf = DepthwiseConv2dNativeBackpropFilter(%%x, %%fs, %%dy) {strides = [1, 1, 1, 1], padding = "SAME", data_format = "NCHW", dilations = [1, 1, 1, D]} : f32[1,3,4,2]\n}\n' >"$t/dwd.gir"
+sed 's/, D]/, 2]/' "$t/dwd.gir" >"$t/dwd2.gir"
+sed 's/, D]/, 1]/' "$t/dwd.gir" >"$t/dwd1.gir"
+check "dilated depthwise backprops: grouped Conv2DBackprop*" sh -c "'$PCC' -passes= '$t/dwd2.gir' --emit=tf -o '$t/dwd2.pbtxt' 2>/dev/null &&
+	! grep -q 'op: \"DepthwiseConv2dNativeBackprop' '$t/dwd2.pbtxt' &&
+	awk '/name: \"gx\"/{f=1} f&&/op:/{print; exit}' '$t/dwd2.pbtxt' | grep -q Conv2DBackpropInput &&
+	awk '/name: \"gf\"/{f=1} f&&/op:/{print; exit}' '$t/dwd2.pbtxt' | grep -q Reshape &&
+	grep -q 'op: \"Conv2DBackpropFilter\"' '$t/dwd2.pbtxt' && \$P <'$t/dwd2.pbtxt' >/dev/null"
+check "  undilated ones stay depthwise" sh -c "'$PCC' -passes= '$t/dwd1.gir' --emit=tf 2>/dev/null | grep -c 'op: \"DepthwiseConv2dNativeBackprop' | grep -qx 2"
 check "--help lists tf and tf-json" sh -c "'$PCC' --help | grep -q '^  tf-json'"
 echo "tf-emit: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

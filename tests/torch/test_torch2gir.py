@@ -586,15 +586,29 @@ ONE_CPU = os.path.join(ROOT, "tests", "ctests", "one-cpu.yaml")
 LR = 64.0    # so that the step's change shows each gradient to ~1e-8
 
 
-def to_torch(flat, gshape, tshape):
-    """A parameter's values in gir's layout (conv filters HWIO, depthwise
-    [kh, kw, C, mult]) as a tensor of PyTorch's shape."""
+def to_torch(flat, gshape, tshape, filt):
+    """A parameter's values in gir's layout as a tensor of PyTorch's
+    shape; filt: gir holds it as a convolution's filter (HWIO, depthwise
+    [kh, kw, C, mult]), which its shape alone cannot tell (a [4, 4, 4, 4]
+    weight is both)."""
     import torch
     t = torch.tensor(flat, dtype=torch.float32)
-    if len(tshape) == 4 and tuple(gshape) != tuple(tshape):
+    if filt:
         o, i, kh, kw = tshape
         return t.reshape(kh, kw, i, o).permute(3, 2, 0, 1).contiguous()
     return t.reshape(tshape)
+
+
+def conv_filters(ops):
+    """The variables gir holds as convolution filters: those that a
+    convolution (or its transposed form, Conv2DBackpropInput) reads as its
+    filter, its second input."""
+    kinds = ("Conv2D", "DepthwiseConv2dNative", "Conv2DBackpropInput",
+             "DepthwiseConv2dNativeBackpropInput")
+    var = {o["name"] for o in ops if o["type"] == "VariableV2"}
+    return {a[1].strip()[1:] for a in (o["inputs"].split(",") for o in ops
+                                       if o["type"] in kinds)
+            if len(a) > 1 and a[1].strip() in var}
 
 
 TFPY = os.path.join(ROOT, "tools", "tfpython")
@@ -669,8 +683,10 @@ def prepared(spec, make, args=(), vocab=2):
     model, _ = make()
     gname = lambda k: k[:k.rindex(".")] + "/" + k[k.rindex(".") + 1:] if "." in k else k
     sd = model.state_dict()
+    filters = conv_filters(ops)
     for k, p in model.named_parameters():
-        sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape)
+        sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape,
+                         gname(k) in filters)
     model.load_state_dict(sd)
     # the C runtime's inputs: f32 U(-1, 1), integers hash mod their range
     # (vocab: the rows of the embedding they index), labels mod classes
@@ -726,7 +742,7 @@ def prepared(spec, make, args=(), vocab=2):
                                                  labels.reshape(-1))
     assert mode.k == len(rus)
     loss.backward()
-    res = {"ops": ops, "gshape": gshape, "vals": vals, "xs": xs, "labels": labels,
+    res = {"ops": ops, "gshape": gshape, "filters": filters, "vals": vals, "xs": xs, "labels": labels,
            "xnames": [o["name"][1:] for o in ph if o["name"] != "%labels"],
            "masks": masks, "ge_of": ge_of,
            "pbtxt": tfg, "dir": d,
@@ -829,7 +845,7 @@ class TestLoweringNumerics(unittest.TestCase):
         for name, w in m["grads"].items():
             init, step = m["vals"][("init", name)], m["vals"][("step", name)]
             got[name] = to_torch([(init[i] - step[i]) / LR for i in range(len(init))],
-                                 m["gshape"][name], w.shape)
+                                 m["gshape"][name], w.shape, name in m["filters"])
         compare_grads(self, got, m["grads"], tol)
         return m
 
@@ -980,7 +996,7 @@ class TestLoweringTensorFlow(unittest.TestCase):
         for k, name in enumerate(order):
             w = m["grads"][name]
             got[name] = to_torch(res["r%d" % k].flatten().tolist(), m["gshape"][name],
-                                 w.shape)
+                                 w.shape, name in m["filters"])
         return compare_grads(self, got, m["grads"], tol)
 
     def test_gelu_erf(self):

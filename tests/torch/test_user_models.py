@@ -61,7 +61,7 @@ def numerics(test, spec, tol=1e-5, vocab=2):
     for name, w in m["grads"].items():
         init, step = m["vals"][("init", name)], m["vals"][("step", name)]
         got[name] = to_torch([(init[i] - step[i]) / LR for i in range(len(init))],
-                             m["gshape"][name], w.shape)
+                             m["gshape"][name], w.shape, name in m["filters"])
     compare_grads(test, got, m["grads"], tol)
     return m
 
@@ -182,6 +182,38 @@ class TestUserModelNumerics(unittest.TestCase):
         self.assertFalse(bool((ids == 3).all(dim=1).any()))
         eq = [o for o in m["ops"] if o["type"] == "Equal" and o["inputs"].startswith("%ids,")]
         self.assertEqual(len(eq), 1)
+
+    def test_conv1d(self):
+        """Conv1d (strided, padded, dilated, depthwise, without bias) as
+        convolutions of height 1, BatchNorm1d on [N, C, L] and [N, C] as
+        FusedBatchNormV3 on 4-D views, 1-D max, average and adaptive
+        pooling: no aten op is left and the step in C equals PyTorch's."""
+        m = numerics(self, "user_models:audio1d", tol=1e-4)
+        kinds = [o["type"] for o in m["ops"]]
+        self.assertEqual(kinds.count("Conv2D"), 3)
+        self.assertEqual(kinds.count("DepthwiseConv2dNative"), 1)
+        self.assertEqual(kinds.count("Conv2DBackpropFilter"), 3)
+        self.assertEqual(kinds.count("FusedBatchNormV3"), 2)
+        self.assertEqual(kinds.count("FusedBatchNormGradV3"), 2)
+        # the weights keep PyTorch's [O, I, k]
+        self.assertEqual(tuple(m["grads"]["c1/weight"].shape), (8, 3, 5))
+
+    def test_conv_transpose(self):
+        """ConvTranspose2d (output_padding, DCGAN's kernel 4 stride 2
+        padding 1, dilated) and ConvTranspose1d as the input gradients of
+        the convolutions they transpose (Conv2DBackpropInput), their
+        backward a Conv2D and a filter gradient: no aten op is left and
+        the step in C equals PyTorch's."""
+        m = numerics(self, "user_models:tconv", tol=1e-4)
+        kinds = [o["type"] for o in m["ops"]]
+        # forward: 4 transposed convolutions; backward: the input
+        # gradient of the first convolution only (x needs none)
+        self.assertEqual(kinds.count("Conv2DBackpropInput"), 4)
+        # backward of the 4: Conv2D (3, the first transposed one's input
+        # gradient needed too) + the forward convolution
+        self.assertEqual(kinds.count("Conv2D"), 5)
+        self.assertEqual(kinds.count("Conv2DBackpropFilter"), 5)
+        self.assertEqual(tuple(m["grads"]["t1d/weight"].shape), (3, 2, 5))
 
     def test_lstm_unrolled(self):
         m = numerics(self, "user_models:lstm")

@@ -328,3 +328,63 @@ def padded_encoder(batch=4, **kw):
     ids = torch.randint(0, 4, (batch, 7))
     ids[:, -2:] = 3
     return PaddedEncoder(), (ids,)
+
+
+class Audio1d(nn.Module):
+    """A keyword-spotting or TCN-style network over a sequence [N, C, L]:
+    Conv1d (padded, strided, dilated, asymmetrically padded by stride),
+    BatchNorm1d on [N, C, L], a depthwise Conv1d, max and average pooling
+    over time, adaptive average pooling, and BatchNorm1d on [N, C] in
+    a residual head (a bias just before a batch norm has no gradient
+    but float noise)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(3, 8, 5, stride=2, padding=2, bias=False)
+        self.bn1 = nn.BatchNorm1d(8)
+        self.dw = nn.Conv1d(8, 8, 3, padding=2, dilation=2, groups=8)
+        self.c2 = nn.Conv1d(8, 6, 1, bias=False)
+        self.pool = nn.MaxPool1d(2)
+        self.c3 = nn.Conv1d(6, 6, 3, stride=2)
+        self.avg = nn.AvgPool1d(3, stride=1, padding=1)
+        self.gap = nn.AdaptiveAvgPool1d(1)
+        self.fc = nn.Linear(6, 6, bias=False)
+        self.bn2 = nn.BatchNorm1d(6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.c1(x)))
+        y = self.pool(self.c2(torch.relu(self.dw(y))))
+        y = self.avg(torch.relu(self.c3(y)))
+        y = self.gap(y).flatten(1)
+        return self.head(y + torch.relu(self.bn2(self.fc(y))))
+
+
+def audio1d(batch=4, **kw):
+    return Audio1d(), (torch.randn(batch, 3, 29),)
+
+
+class TConv(nn.Module):
+    """Transposed convolutions, as a U-Net's or a GAN generator's decoder
+    uses them: ConvTranspose2d with stride 2, padding 1 and
+    output_padding 1; DCGAN's kernel 4, stride 2, padding 1 without bias;
+    a dilated one; and ConvTranspose1d with stride 3 and padding 2."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 6, 3, padding=1)
+        self.t1 = nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1, output_padding=1)
+        self.t2 = nn.ConvTranspose2d(4, 4, 4, stride=2, padding=1, bias=False)
+        self.t3 = nn.ConvTranspose2d(4, 3, 3, dilation=2)
+        self.t1d = nn.ConvTranspose1d(3, 2, 5, stride=3, padding=2)
+        self.head = nn.Linear(2, 3)
+
+    def forward(self, x):
+        y = torch.relu(self.t1(torch.relu(self.c(x))))
+        y = self.t3(torch.relu(self.t2(y)))
+        s = self.t1d(y.mean(dim=2))                 # [N, 3, W] -> [N, 2, W']
+        return self.head(torch.tanh(s).mean(dim=2))
+
+
+def tconv(batch=4, **kw):
+    return TConv(), (torch.randn(batch, 3, 4, 5),)
