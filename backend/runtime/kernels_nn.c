@@ -1,8 +1,8 @@
 /* kernels_nn.c — the CPU reference kernels for convolutions (regular and
  * depthwise), pooling, batch normalisation, biases, softmax and the
  * cross-entropy losses, in TensorFlow's semantics: images NHWC or NCHW
- * (pcc_attrs.nchw), filters always [kh, kw, in, out] (depthwise: [kh, kw,
- * in, multiplier]), padding VALID, SAME (pad_before = total / 2, the
+ * (pcc_attrs.nchw), filters always [kh, kw, in, out] (grouped: [kh, kw,
+ * in / groups, out]; depthwise: [kh, kw, in, multiplier]), padding VALID, SAME (pad_before = total / 2, the
  * extra cell after, as TensorFlow) or EXPLICIT, strides and dilations.
  * Sums accumulate in double. */
 #include "rt_internal.h"
@@ -20,6 +20,7 @@ typedef struct Geo {
 	int64_t kh, kw, sh, sw, dh, dw;
 	int64_t pt, pl;              /* padding before, top and left */
 	int64_t mult;                /* depthwise: channel multiplier; 0: regular */
+	int64_t cg;                  /* regular: input channels per group (C: one) */
 } Geo;
 
 static void dims4(pcc_kernel k, const pcc_attrs *a, const pcc_buf *b,
@@ -94,7 +95,9 @@ static inline int64_t res_at(const Geo *g, int64_t n, int64_t h, int64_t w,
 		       : ((n * g->OH + h) * g->OW + w) * g->OC + c;
 }
 
-/* Filter [kh, kw, in, out]: g = image-side channels C, out = OC; a
+/* Filter [kh, kw, in, out]: in = image-side channels C, out = OC, or as
+ * TensorFlow's grouped convolution in = C / groups, out = OC, a multiple
+ * of the groups (output channel oc reads group oc / (OC / groups)); a
  * depthwise filter [kh, kw, in, multiplier] with OC = C * multiplier. */
 static void check_filter(pcc_kernel k, const pcc_attrs *a, const pcc_buf *f,
 			 const Geo *g)
@@ -104,9 +107,10 @@ static void check_filter(pcc_kernel k, const pcc_attrs *a, const pcc_buf *f,
 			k_fail(k, a, "filter '%s' must be [kh, kw, %lld, m] with %lld "
 			       "* m = %lld output channels", f->name, (long long)g->C,
 			       (long long)g->C, (long long)g->OC);
-	} else if (f->rank != 4 || f->dims[2] != g->C || f->dims[3] != g->OC)
-		k_fail(k, a, "filter '%s' must be [kh, kw, %lld, %lld]", f->name,
-		       (long long)g->C, (long long)g->OC);
+	} else if (f->rank != 4 || f->dims[2] < 1 || f->dims[2] > g->C || g->C % f->dims[2] ||
+		   f->dims[3] != g->OC || g->OC % (g->C / f->dims[2]))
+		k_fail(k, a, "filter '%s' must be [kh, kw, %lld / groups, %lld] with "
+		       "groups dividing both", f->name, (long long)g->C, (long long)g->OC);
 }
 
 /* ---- convolutions --------------------------------------------------------- */
@@ -118,7 +122,8 @@ enum { CONV_FWD, CONV_BI, CONV_BF };
  *   FWD: out[cell] += x[tap] · f,   BI: dx[tap] += dy[cell] · f,
  *   BF: df[f] += dy[cell] · x[tap]
  * into acc (double), indexed as the kernel's output.  A regular
- * convolution's taps are every input channel; a depthwise one's output
+ * convolution's taps are the input channels of its output channel's group
+ * (every one where groups = 1), [c0, c0 + cg); a depthwise one's output
  * channel oc = c · mult + m reads input channel c only, and its filter
  * [kh, kw, C, mult] flattens to [kh, kw, OC]. */
 static void conv_pass(const Geo *g, int mode, const float *X, const float *F,
@@ -129,6 +134,8 @@ static void conv_pass(const Geo *g, int mode, const float *X, const float *F,
 	for (int64_t ow = 0; ow < g->OW; ow++)
 	for (int64_t oc = 0; oc < g->OC; oc++) {
 		int64_t cell = res_at(g, n, oh, ow, oc);
+		int64_t c0 = g->mult ? oc / g->mult : oc / (g->OC / (g->C / g->cg)) * g->cg;
+		int64_t c1 = g->mult ? c0 + 1 : c0 + g->cg;
 		double gy = DY ? DY[cell] : 0;
 		for (int64_t fh = 0; fh < g->kh; fh++) {
 			int64_t ih = oh * g->sh - g->pt + fh * g->dh;
@@ -138,13 +145,11 @@ static void conv_pass(const Geo *g, int mode, const float *X, const float *F,
 				int64_t iw = ow * g->sw - g->pl + fw * g->dw;
 				if (iw < 0 || iw >= g->W)
 					continue;
-				int64_t c0 = g->mult ? oc / g->mult : 0;
-				int64_t c1 = g->mult ? c0 + 1 : g->C;
 				for (int64_t c = c0; c < c1; c++) {
 					int64_t t = img_at(g, n, ih, iw, c);
 					int64_t fi = g->mult
 						? (fh * g->kw + fw) * g->OC + oc
-						: ((fh * g->kw + fw) * g->C + c) * g->OC + oc;
+						: ((fh * g->kw + fw) * g->cg + c - c0) * g->OC + oc;
 					switch (mode) {
 					case CONV_FWD: acc[cell] += (double)X[t] * F[fi]; break;
 					case CONV_BI: acc[t] += gy * F[fi]; break;
@@ -173,6 +178,7 @@ static void conv(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		k_fail(k, a, "the filter must have rank 4");
 	Geo g = geo(k, a, img, res, f->dims[0], f->dims[1]);
 	g.mult = depthwise ? f->dims[3] : 0;
+	g.cg = f->dims[2];
 	if (depthwise && g.mult < 1)
 		k_fail(k, a, "the channel multiplier must be positive");
 	check_filter(k, a, f, &g);

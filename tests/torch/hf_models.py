@@ -1,6 +1,6 @@
 """Hugging Face transformers models as users bring them (small configs,
 random weights, nothing downloaded), for tests/torch/test_user_models.py:
-GPT-2, LLaMA with grouped-query attention, BERT, ViT and T5.  Each
+GPT-2, LLaMA with grouped-query attention, BERT, ViT, T5 and wav2vec 2.0.  Each
 returns (model, inputs) with a wrapper whose forward returns the logits
 tensor torch2gir's cross-entropy reads."""
 
@@ -20,6 +20,8 @@ class Logits(nn.Module):
         self.fixed = fixed
 
     def forward(self, x):
+        if x.is_floating_point() and self.fixed.get("audio"):
+            return self.m(input_values=x).logits
         if x.is_floating_point():
             return self.m(pixel_values=x).logits
         if self.fixed.get("decoder"):
@@ -79,3 +81,20 @@ def t5(batch=2, **kw):
                    num_heads=4, decoder_start_token_id=0, pad_token_id=0,
                    eos_token_id=1)
     return Logits(T.T5ForConditionalGeneration(c), decoder=True), (_ids(batch),)
+
+
+def wav2vec2(batch=2, **kw):
+    """wav2vec 2.0 for audio classification: a Conv1d feature encoder
+    (GroupNorm on the first), a positional grouped Conv1d under weight
+    normalisation (dimension 2), a Transformer encoder, mean pooling.
+    LayerDrop off: it skips layers by a random draw each step, which no
+    static graph can."""
+    T = _t()
+    c = T.Wav2Vec2Config(vocab_size=32, hidden_size=32, num_hidden_layers=2,
+                         num_attention_heads=4, intermediate_size=64,
+                         conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+                         num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                         num_labels=3, mask_time_prob=0.0, layerdrop=0.0,
+                         feat_extract_norm="group")
+    return Logits(T.Wav2Vec2ForSequenceClassification(c), audio=True), \
+        (torch.randn(batch, 400),)

@@ -215,6 +215,14 @@ class TestUserModelNumerics(unittest.TestCase):
         self.assertEqual(kinds.count("Conv2DBackpropFilter"), 5)
         self.assertEqual(tuple(m["grads"]["t1d/weight"].shape), (3, 2, 5))
 
+    def test_weight_norm(self):
+        """Weight normalisation along dimension 2 of a grouped Conv1d and
+        along 0 of a Linear: w = v · g / ||v||, its gradients for v and g;
+        the step in C equals PyTorch's."""
+        m = numerics(self, "user_models:weight_norm", tol=1e-4)
+        self.assertEqual(sum(o["type"] == "Sqrt" for o in m["ops"]), 2)
+        self.assertIn("pos/weight_g", m["grads"])
+
     def test_lstm_unrolled(self):
         m = numerics(self, "user_models:lstm")
         # 5 steps, one cell each: 4 gates in one MatMul per input per step
@@ -244,6 +252,15 @@ class TestHuggingFace(unittest.TestCase):
 
     def test_gpt2(self):
         numerics(self, "hf_models:gpt2", tol=1e-4, vocab=100)
+
+    def test_wav2vec2(self):
+        """Conv1d feature encoder with GroupNorm, the positional grouped
+        Conv1d under weight normalisation, a Transformer encoder: the step
+        in C equals PyTorch's."""
+        m = numerics(self, "hf_models:wav2vec2", tol=1e-4)
+        # the norm's g: weight_g (old API) or parametrizations.weight.original0
+        self.assertTrue(any("pos_conv_embed" in n and n.endswith(("weight_g", "original0"))
+                            for n in m["grads"]))
 
     def test_llama(self):
         """Rotary positions computed in the forward (inv_freq times an

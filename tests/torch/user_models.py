@@ -388,3 +388,23 @@ class TConv(nn.Module):
 
 def tconv(batch=4, **kw):
     return TConv(), (torch.randn(batch, 3, 4, 5),)
+
+
+class WeightNormConv(nn.Module):
+    """wav2vec2's positional convolution in small: a grouped Conv1d under
+    weight normalisation along dimension 2 (nn.utils.weight_norm), and a
+    Linear normalised along its default dimension 0."""
+
+    def __init__(self):
+        super().__init__()
+        wn = nn.utils.weight_norm
+        self.pos = wn(nn.Conv1d(8, 8, 5, padding=2, groups=4), name="weight", dim=2)
+        self.fc = wn(nn.Linear(8, 3))
+
+    def forward(self, x):
+        y = x + torch.nn.functional.gelu(self.pos(x))
+        return self.fc(y.mean(dim=2))
+
+
+def weight_norm(batch=4, **kw):
+    return WeightNormConv(), (torch.randn(batch, 8, 11),)

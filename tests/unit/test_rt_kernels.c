@@ -249,6 +249,34 @@ static void test_conv2d_channels(void)
 	pcc_rt_free(rt);
 }
 
+/* Grouped (TensorFlow's: filter [1, 1, C / 2, OC], 2 groups), 1x1 over
+ * two pixels of 4 channels, (1, 2, 3, 4) and (1, 0, 0, 1); filter rows
+ * (in-group channel) [1, 2, 3, 4] and [5, 6, 7, 8].  Output channels 0, 1
+ * read channels 0, 1: a0·f[0][oc] + a1·f[1][oc]; 2, 3 read 2, 3:
+ *   (11, 14, 37, 44) and (1, 2, 7, 8).
+ * dy = ones at pixel 0: dx[c] sums its group's filter row: (1+2, 5+6,
+ * 3+4, 7+8) = (3, 11, 7, 15), 0 at pixel 1.  dy = ones everywhere:
+ * df[r][oc] sums channel group(oc)·2 + r over the pixels: (2, 2, 3, 3)
+ * and (2, 2, 5, 5). */
+static void test_conv2d_groups(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 4, DIMS(1, 1, 2, 4), VALS(1, 2, 3, 4, 1, 0, 0, 1));
+	pcc_buf *f = ten(rt, 4, DIMS(1, 1, 2, 4), VALS(1, 2, 3, 4, 5, 6, 7, 8));
+	pcc_buf *y = ten(rt, 4, DIMS(1, 1, 2, 4), NULL);
+	run(rt, PCC_K_Conv2D, NULL, 2, BUFS(x, f), 1, BUFS(y));
+	expect(y, VALS(11, 14, 37, 44, 1, 2, 7, 8), EPS);
+	pcc_buf *dy = ten(rt, 4, DIMS(1, 1, 2, 4), VALS(1, 1, 1, 1, 0, 0, 0, 0));
+	pcc_buf *dx = ten(rt, 4, DIMS(1, 1, 2, 4), NULL);
+	run(rt, PCC_K_Conv2DBackpropInput, NULL, 2, BUFS(f, dy), 1, BUFS(dx));
+	expect(dx, VALS(3, 11, 7, 15, 0, 0, 0, 0), EPS);
+	pcc_buf *ones = ten(rt, 4, DIMS(1, 1, 2, 4), VALS(1, 1, 1, 1, 1, 1, 1, 1));
+	pcc_buf *df = ten(rt, 4, DIMS(1, 1, 2, 4), NULL);
+	run(rt, PCC_K_Conv2DBackpropFilter, NULL, 2, BUFS(x, ones), 1, BUFS(df));
+	expect(df, VALS(2, 2, 3, 3, 2, 2, 5, 5), EPS);
+	pcc_rt_free(rt);
+}
+
 /* The VALID example above with dy = ones: dx adds the filter at each of
  * the 4 windows: [[1,3,2],[4,10,6],[3,7,4]]; df[a][b] = the sum of the
  * x under tap (a,b) over the windows: [1+2+4+5, 2+3+5+6, 4+5+7+8,
@@ -856,6 +884,7 @@ void suite_rt_kernels(void)
 	CU_add_test(s, "RandomUniform: range, keys, rate", test_random_uniform);
 	CU_add_test(s, "Conv2D: VALID, SAME, strides, dilations, EXPLICIT", test_conv2d);
 	CU_add_test(s, "Conv2D: channels in NHWC and NCHW", test_conv2d_channels);
+	CU_add_test(s, "Conv2D: grouped, and its backprops", test_conv2d_groups);
 	CU_add_test(s, "Conv2D backprops", test_conv2d_backprops);
 	CU_add_test(s, "DepthwiseConv2dNative and its backprops", test_depthwise);
 	CU_add_test(s, "FusedBatchNormV3 and its gradient, NHWC and NCHW", test_batchnorm);
