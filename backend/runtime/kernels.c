@@ -121,6 +121,7 @@ void k_unary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 		case PCC_K_Abs: v = fabsf(v); break;
 		case PCC_K_Erf: v = erff(v); break;
 		case PCC_K_Exp: v = expf(v); break;
+		case PCC_K_Floor: v = floorf(v); break;
 		case PCC_K_LeakyRelu: v = v > 0 ? v : al * v; break;
 		case PCC_K_Log: v = logf(v); break;
 		case PCC_K_Neg: v = -v; break;

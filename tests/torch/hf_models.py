@@ -1,6 +1,7 @@
 """Hugging Face transformers models as users bring them (small configs,
 random weights, nothing downloaded), for tests/torch/test_user_models.py:
-GPT-2, LLaMA with grouped-query attention, BERT, ViT, T5 and wav2vec 2.0.  Each
+GPT-2, LLaMA with grouped-query attention, BERT, ViT, T5, wav2vec 2.0,
+Whisper, BLOOM and Swin.  Each
 returns (model, inputs) with a wrapper whose forward returns the logits
 tensor torch2gir's cross-entropy reads."""
 
@@ -22,6 +23,8 @@ class Logits(nn.Module):
     def forward(self, x):
         if x.is_floating_point() and self.fixed.get("audio"):
             return self.m(input_values=x).logits
+        if x.is_floating_point() and self.fixed.get("features"):
+            return self.m(input_features=x).logits
         if x.is_floating_point():
             return self.m(pixel_values=x).logits
         if self.fixed.get("decoder"):
@@ -98,3 +101,37 @@ def wav2vec2(batch=2, **kw):
                          feat_extract_norm="group")
     return Logits(T.Wav2Vec2ForSequenceClassification(c), audio=True), \
         (torch.randn(batch, 400),)
+
+
+def whisper(batch=2, **kw):
+    """Whisper's encoder for audio classification: two Conv1d over log-mel
+    features (the second strided), GELU, frozen sinusoidal positions (a
+    parameter with requires_grad off: a Const), pre-norm attention blocks,
+    a weighted mean over time."""
+    T = _t()
+    c = T.WhisperConfig(vocab_size=64, num_mel_bins=8, encoder_layers=2,
+                        decoder_layers=1, d_model=32, encoder_attention_heads=4,
+                        decoder_attention_heads=4, encoder_ffn_dim=64,
+                        decoder_ffn_dim=64, max_source_positions=16,
+                        max_target_positions=16, num_labels=3, pad_token_id=0,
+                        bos_token_id=0, eos_token_id=0, decoder_start_token_id=0)
+    return Logits(T.WhisperForAudioClassification(c), features=True), \
+        (torch.randn(batch, 8, 32),)
+
+
+def bloom(batch=2, **kw):
+    """BLOOM: ALiBi position biases added to the scores by baddbmm with
+    beta 1 and alpha 1/sqrt(head size)."""
+    T = _t()
+    c = T.BloomConfig(vocab_size=100, hidden_size=32, n_layer=2, n_head=4)
+    return Logits(T.BloomForCausalLM(c)), (_ids(batch),)
+
+
+def swin(batch=2, **kw):
+    """Hugging Face's Swin with stochastic depth on (drop_path_rate 0.5):
+    keep_prob + torch.rand per sample, floored."""
+    T = _t()
+    c = T.SwinConfig(image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+                     num_heads=[2, 2], window_size=4, num_labels=3,
+                     drop_path_rate=0.5)
+    return Logits(T.SwinForImageClassification(c)), (torch.randn(batch, 3, 32, 32),)

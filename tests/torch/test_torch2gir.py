@@ -685,6 +685,9 @@ def prepared(spec, make, args=(), vocab=2):
     sd = model.state_dict()
     filters = conv_filters(ops)
     for k, p in model.named_parameters():
+        if gname(k) not in gshape:
+            # frozen: a Const of its values (torch2gir seeds 0 too)
+            continue
         sd[k] = to_torch(flat(vals[("init", gname(k))]), gshape[gname(k)], p.shape,
                          gname(k) in filters)
     model.load_state_dict(sd)
@@ -707,24 +710,38 @@ def prepared(spec, make, args=(), vocab=2):
     lshape = [o for o in ph if o["name"] == "%labels"][0]["types"][0][1]
     labels = torch.tensor([seed_hash("labels", 0, i) % classes
                            for i in range(numel(lshape))]).reshape(lshape)
-    masks = []
+    masks, draws = [], []
 
     class Masks(TorchDispatchMode):
         """bernoulli_(p): the C runtime's RandomUniform >= 1 - p;
-        native_dropout(x, p): its mask RandomUniform >= p."""
+        native_dropout(x, p): its mask RandomUniform >= p; rand: its
+        RandomUniform."""
         k = 0
 
-        def mask(self, t, rate):
-            assert self.k < len(rus), "more dropout masks than RandomUniforms"
+        def uniform(self, shape, dtype=torch.float32):
+            """The C runtime's next RandomUniform, of this shape, and its
+            name."""
+            assert self.k < len(rus), "more random draws than RandomUniforms"
             seed2, name = rus[self.k]
             self.k += 1
             u = torch.tensor([(seed_hash(name, (1 << 32) ^ seed2, i) >> 40) * 2.0 ** -24
-                              for i in range(t.numel())], dtype=torch.float32)
-            m = (u >= torch.tensor(rate, dtype=torch.float32)).reshape(t.shape)
+                              for i in range(numel(shape))], dtype=dtype)
+            return u.reshape(shape), name
+
+        def mask(self, t, rate):
+            u, name = self.uniform(tuple(t.shape))
+            m = u >= torch.tensor(rate, dtype=torch.float32)
             masks.append((name, m.float(), 1.0 - rate))
             return m
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func._schema.name in ("aten::rand", "aten::rand_like"):
+                # stochastic depth's keep_prob + rand, floored
+                shape = list(args[0] if func._schema.name == "aten::rand"
+                             else args[0].shape)
+                u = self.uniform(shape, (kwargs or {}).get("dtype") or torch.float32)[0]
+                draws.append(u)
+                return u
             if func._schema.name == "aten::bernoulli_":
                 t, p = args[0], args[1]
                 t.copy_(self.mask(t, 1.0 - p).float())
@@ -742,11 +759,13 @@ def prepared(spec, make, args=(), vocab=2):
                                                  labels.reshape(-1))
     assert mode.k == len(rus)
     loss.backward()
-    res = {"ops": ops, "gshape": gshape, "filters": filters, "vals": vals, "xs": xs, "labels": labels,
+    res = {"ops": ops, "gshape": gshape, "filters": filters, "vals": vals, "xs": xs,
+           "labels": labels,
            "xnames": [o["name"][1:] for o in ph if o["name"] != "%labels"],
-           "masks": masks, "ge_of": ge_of,
+           "masks": masks, "draws": draws, "ge_of": ge_of,
            "pbtxt": tfg, "dir": d,
-           "grads": {gname(k): p.grad.detach().clone() for k, p in model.named_parameters()}}
+           "grads": {gname(k): p.grad.detach().clone() for k, p in model.named_parameters()
+                     if p.requires_grad}}
     _prepared[key] = res
     return res
 

@@ -223,6 +223,18 @@ class TestUserModelNumerics(unittest.TestCase):
         self.assertEqual(sum(o["type"] == "Sqrt" for o in m["ops"]), 2)
         self.assertIn("pos/weight_g", m["grads"])
 
+    def test_drop_path(self):
+        """Stochastic depth by keep_prob + torch.rand, floored (it was a
+        value-less Const: every branch dropped, silently): RandomUniform
+        and Floor; with PyTorch drawing the C runtime's numbers, the step
+        in C equals PyTorch's, and both a dropped and a kept sample
+        occur."""
+        m = numerics(self, "user_models:drop_path", tol=1e-4)
+        self.assertEqual(sum(o["type"] == "RandomUniform" for o in m["ops"]), 2)
+        self.assertEqual(sum(o["type"] == "Floor" for o in m["ops"]), 2)
+        kept = {float(int(0.5 + v)) for u in m["draws"] for v in u.flatten().tolist()}
+        self.assertEqual(kept, {0.0, 1.0})
+
     def test_lstm_unrolled(self):
         m = numerics(self, "user_models:lstm")
         # 5 steps, one cell each: 4 gates in one MatMul per input per step
@@ -252,6 +264,28 @@ class TestHuggingFace(unittest.TestCase):
 
     def test_gpt2(self):
         numerics(self, "hf_models:gpt2", tol=1e-4, vocab=100)
+
+    def test_bloom(self):
+        """ALiBi scores: baddbmm with alpha 1/sqrt(d) as BatchMatMulV2, a
+        Mul by alpha and an AddV2; the step in C equals PyTorch's."""
+        m = numerics(self, "hf_models:bloom", tol=1e-4, vocab=100)
+        self.assertEqual([o for o in m["ops"] if o["type"].startswith("aten.")], [])
+
+    def test_swin_drop_path(self):
+        """Hugging Face's stochastic depth (torch.rand, floor_) as
+        RandomUniform and Floor, PyTorch drawing the C runtime's numbers:
+        the step in C equals PyTorch's."""
+        m = numerics(self, "hf_models:swin", tol=1e-4)
+        # the rate rises linearly from 0: the first block's is 0, no draw
+        self.assertEqual(sum(o["type"] == "Floor" for o in m["ops"]), 1)
+        self.assertEqual(len(m["draws"]), 1)
+
+    def test_whisper(self):
+        """Conv1d over log-mel features, frozen sinusoidal positions (a
+        Const, not a variable), attention: the step in C equals
+        PyTorch's."""
+        m = numerics(self, "hf_models:whisper", tol=1e-4)
+        self.assertFalse(any("embed_positions" in n for n in m["gshape"]))
 
     def test_wav2vec2(self):
         """Conv1d feature encoder with GroupNorm, the positional grouped
@@ -394,6 +428,10 @@ REFUSED = [
                      "created outside the traced forward"),
     ("data_dependent", "the model's own forward reads a tensor's value "
                        "(_local_scalar_dense: .item(), or a branch on data)"),
+    ("layerdrop", "the model's own forward branches on a random draw (aten.rand): "
+                  "LayerDrop or a per-layer stochastic depth skips whole layers at "
+                  "random each step, which no static graph can; set its probability "
+                  "to 0 (Hugging Face: layerdrop=0.0)"),
     ("raises", "module 'inner' (Raiser): ValueError: this module refuses"),
 ]
 

@@ -100,6 +100,27 @@ def data_dependent(batch=2, **kw):
     return DataDependent(), (torch.randn(batch, 4),)
 
 
+class LayerDrop(nn.Module):
+    """Hugging Face's LayerDrop: in training, each layer is skipped when a
+    fresh random number falls below its probability."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        for layer in self.layers:
+            if self.training and torch.rand([]) < 0.1:
+                continue
+            x = x + layer(x)
+        return self.head(x)
+
+
+def layerdrop(batch=2, **kw):
+    return LayerDrop(), (torch.randn(batch, 4),)
+
+
 class Raiser(nn.Module):
     def forward(self, x):
         raise ValueError("this module refuses")

@@ -408,3 +408,31 @@ class WeightNormConv(nn.Module):
 
 def weight_norm(batch=4, **kw):
     return WeightNormConv(), (torch.randn(batch, 8, 11),)
+
+
+class DropPathNet(nn.Module):
+    """Stochastic depth as timm and Hugging Face write it: a residual
+    branch kept per sample when keep_prob + torch.rand(...), floored, is
+    1, and scaled by 1 / keep_prob."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.p = p
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+                                    for _ in range(2))
+        self.head = nn.Linear(8, 3)
+
+    def drop_path(self, x):
+        keep = 1 - self.p
+        r = keep + torch.rand((x.shape[0],) + (1,) * (x.dim() - 1), dtype=x.dtype)
+        r.floor_()
+        return x.div(keep) * r
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = x + self.drop_path(b(x))
+        return self.head(x)
+
+
+def drop_path(batch=8, **kw):
+    return DropPathNet(), (torch.randn(batch, 8),)

@@ -66,6 +66,18 @@ static void test_batch_matmul(void)
 	pcc_rt_free(rt);
 }
 
+/* floor: 2.7 -> 2, -1.5 -> -2, 3 -> 3, -0.25 -> -1, 0.9 + 0.25 (stochastic
+ * depth's keep_prob + u) -> 1, 0.9 + 0.05 -> 0. */
+static void test_floor(void)
+{
+	pcc_rt *rt = rt1();
+	pcc_buf *x = ten(rt, 1, DIMS(6), VALS(2.7f, -1.5f, 3, -0.25f, 1.15f, 0.95f));
+	pcc_buf *y = ten(rt, 1, DIMS(6), NULL);
+	run(rt, PCC_K_Floor, NULL, 1, BUFS(x), 1, BUFS(y));
+	expect(y, VALS(2, -2, 3, -1, 1, 0), 0);
+	pcc_rt_free(rt);
+}
+
 /* erf(0) = 0, erf(0.5) = 0.5204999, erf(1) = 0.8427008, erf(-2) =
  * -0.9953223; comparisons write bool (1 byte, 0 or 1), broadcasting;
  * Cast turns them back into 0.0 / 1.0. */
@@ -879,6 +891,7 @@ void suite_rt_kernels(void)
 	CU_add_test(s, "MatMul and its transposes", test_matmul);
 	CU_add_test(s, "BatchMatMul(V2): adj_x, adj_y, broadcast batch dims", test_batch_matmul);
 	CU_add_test(s, "Erf, comparisons to bool, Cast from bool", test_erf_compare);
+	CU_add_test(s, "Floor", test_floor);
 	CU_add_test(s, "Pow: a scalar exponent, one per element", test_pow);
 	CU_add_test(s, "Equal, Less on i64 and i32 ids, broadcasting", test_int_compare);
 	CU_add_test(s, "RandomUniform: range, keys, rate", test_random_uniform);
