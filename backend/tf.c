@@ -1769,7 +1769,8 @@ static bool lower_dw_dilated(Low *L, const Op *op, uint32_t self, const Ten *ins
 			     uint32_t nd)
 {
 	bool input = !strcmp(op->type, "DepthwiseConv2dNativeBackpropInput");
-	const Type *f = input ? (nd == 3 ? ins[1].t : NULL) : (op->nout ? &op->out[0] : NULL);
+	const Type *f = input ? (nd == 3 ? ins[1].t : NULL)
+			      : (op->nout ? &op->out[0] : NULL);
 	if (nd != 3 || !f || !type_known(f) || f->rank != 4) {
 		err(L, op, "a dilated %s needs 3 data inputs and a filter of known "
 		    "shape [kh, kw, C, m]", op->type);

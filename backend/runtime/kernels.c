@@ -200,22 +200,45 @@ static bool holds(pcc_kernel k, bool lt, bool eq, bool gt)
 	}
 }
 
-/* A comparison of two integer tensors of one type (ids against a
- * padding id, say), exactly, broadcasting: bool. */
-static void compare_ints(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
-			 const pcc_buf *y, pcc_buf *o)
+/* Two integer tensors of one type, broadcasting: comparisons (ids
+ * against a padding id) write bool, exactly; Add, AddV2, Sub, Mul,
+ * Maximum and Minimum (RoBERTa's position ids: a count times a mask plus
+ * the padding index) write that type, wrapping on overflow as
+ * TensorFlow's kernels do. */
+static void binary_ints(pcc_kernel k, const pcc_attrs *a, const pcc_buf *x,
+			const pcc_buf *y, pcc_buf *o, bool cmp)
 {
 	if (x->dt != y->dt || (x->dt != PCC_I32 && x->dt != PCC_I64))
-		k_fail(k, a, "'%s' is %s and '%s' %s; a comparison takes two "
+		k_fail(k, a, "'%s' is %s and '%s' %s; the kernel takes two "
 		       "f32, two i32 or two i64", x->name, rt_dtype_name(x->dt),
 		       y->name, rt_dtype_name(y->dt));
+	if (!cmp && o->dt != x->dt)
+		k_fail(k, a, "'%s' is %s; the operands are %s", o->name,
+		       rt_dtype_name(o->dt), rt_dtype_name(x->dt));
 	int64_t st[2][PCC_MAX_RANK], cnt[PCC_MAX_RANK] = {0}, ix[2] = {0, 0};
 	bcast_strides(k, a, x, o, st[0]);
 	bcast_strides(k, a, y, o, st[1]);
-	uint8_t *rb = o->data;
 	for (int64_t i = 0; i < o->numel; i++) {
 		int64_t u = ival(x, ix[0]), v = ival(y, ix[1]);
-		rb[i] = holds(k, u < v, u == v, u > v);
+		uint64_t w = 0;   /* unsigned: wrapping, never undefined */
+		if (cmp) {
+			((uint8_t *)o->data)[i] = holds(k, u < v, u == v, u > v);
+			bcast_step(o, cnt, 2, st, ix);
+			continue;
+		}
+		switch (k) {
+		case PCC_K_Add: case PCC_K_AddV2: w = (uint64_t)u + (uint64_t)v; break;
+		case PCC_K_Sub: w = (uint64_t)u - (uint64_t)v; break;
+		case PCC_K_Mul: w = (uint64_t)u * (uint64_t)v; break;
+		case PCC_K_Maximum: w = (uint64_t)(u > v ? u : v); break;
+		case PCC_K_Minimum: w = (uint64_t)(u < v ? u : v); break;
+		default: k_fail(k, a, "integer operands ('%s' is %s): the kernel "
+				"computes on f32", x->name, rt_dtype_name(x->dt));
+		}
+		if (o->dt == PCC_I32)
+			((int32_t *)o->data)[i] = (int32_t)(uint32_t)w;
+		else
+			((int64_t *)o->data)[i] = (int64_t)w;
 		bcast_step(o, cnt, 2, st, ix);
 	}
 }
@@ -228,8 +251,8 @@ void k_binary(pcc_kernel k, const pcc_attrs *a, int nin, pcc_buf *const *in,
 	pcc_buf *o = out[0];
 	bool cmp = k == PCC_K_Equal || k == PCC_K_NotEqual || k == PCC_K_Greater ||
 		   k == PCC_K_GreaterEqual || k == PCC_K_Less || k == PCC_K_LessEqual;
-	if (cmp && o->dt == PCC_BOOL && (x->dt != PCC_F32 || y->dt != PCC_F32)) {
-		compare_ints(k, a, x, y, o);
+	if ((!cmp || o->dt == PCC_BOOL) && (x->dt != PCC_F32 || y->dt != PCC_F32)) {
+		binary_ints(k, a, x, y, o, cmp);
 		return;
 	}
 	k_f32(k, a, x);

@@ -2,8 +2,9 @@
  * depthwise), pooling, batch normalisation, biases, softmax and the
  * cross-entropy losses, in TensorFlow's semantics: images NHWC or NCHW
  * (pcc_attrs.nchw), filters always [kh, kw, in, out] (grouped: [kh, kw,
- * in / groups, out]; depthwise: [kh, kw, in, multiplier]), padding VALID, SAME (pad_before = total / 2, the
- * extra cell after, as TensorFlow) or EXPLICIT, strides and dilations.
+ * in / groups, out]; depthwise: [kh, kw, in, multiplier]), padding VALID,
+ * SAME (pad_before = total / 2, the extra cell after, as TensorFlow) or
+ * EXPLICIT, strides and dilations.
  * Sums accumulate in double. */
 #include "rt_internal.h"
 
@@ -107,8 +108,9 @@ static void check_filter(pcc_kernel k, const pcc_attrs *a, const pcc_buf *f,
 			k_fail(k, a, "filter '%s' must be [kh, kw, %lld, m] with %lld "
 			       "* m = %lld output channels", f->name, (long long)g->C,
 			       (long long)g->C, (long long)g->OC);
-	} else if (f->rank != 4 || f->dims[2] < 1 || f->dims[2] > g->C || g->C % f->dims[2] ||
-		   f->dims[3] != g->OC || g->OC % (g->C / f->dims[2]))
+	} else if (f->rank != 4 || f->dims[2] < 1 || f->dims[2] > g->C ||
+		   g->C % f->dims[2] || f->dims[3] != g->OC ||
+		   g->OC % (g->C / f->dims[2]))
 		k_fail(k, a, "filter '%s' must be [kh, kw, %lld / groups, %lld] with "
 		       "groups dividing both", f->name, (long long)g->C, (long long)g->OC);
 }
@@ -134,7 +136,8 @@ static void conv_pass(const Geo *g, int mode, const float *X, const float *F,
 	for (int64_t ow = 0; ow < g->OW; ow++)
 	for (int64_t oc = 0; oc < g->OC; oc++) {
 		int64_t cell = res_at(g, n, oh, ow, oc);
-		int64_t c0 = g->mult ? oc / g->mult : oc / (g->OC / (g->C / g->cg)) * g->cg;
+		int64_t c0 = g->mult ? oc / g->mult
+				     : oc / (g->OC / (g->C / g->cg)) * g->cg;
 		int64_t c1 = g->mult ? c0 + 1 : c0 + g->cg;
 		double gy = DY ? DY[cell] : 0;
 		for (int64_t fh = 0; fh < g->kh; fh++) {

@@ -1,7 +1,7 @@
 """Hugging Face transformers models as users bring them (small configs,
 random weights, nothing downloaded), for tests/torch/test_user_models.py:
-GPT-2, LLaMA with grouped-query attention, BERT, ViT, T5, wav2vec 2.0,
-Whisper, BLOOM and Swin.  Each
+GPT-2, LLaMA with grouped-query attention, BERT, RoBERTa, ViT, T5,
+wav2vec 2.0, Whisper, BLOOM and Swin.  Each
 returns (model, inputs) with a wrapper whose forward returns the logits
 tensor torch2gir's cross-entropy reads."""
 
@@ -135,3 +135,15 @@ def swin(batch=2, **kw):
                      num_heads=[2, 2], window_size=4, num_labels=3,
                      drop_path_rate=0.5)
     return Logits(T.SwinForImageClassification(c)), (torch.randn(batch, 3, 32, 32),)
+
+
+def roberta(batch=2, **kw):
+    """RoBERTa: position ids counted from the ids themselves
+    (cumsum(ids != padding_idx) + padding_idx), token types gathered from
+    a buffer of zeros by those positions.  A table of 4 rows, so that
+    hashed ids hit the padding id 1 often."""
+    T = _t()
+    c = T.RobertaConfig(vocab_size=4, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64,
+                        max_position_embeddings=40, num_labels=3, pad_token_id=1)
+    return Logits(T.RobertaForSequenceClassification(c)), (_ids(batch, vocab=4, seq=12),)

@@ -265,6 +265,15 @@ class TestHuggingFace(unittest.TestCase):
     def test_gpt2(self):
         numerics(self, "hf_models:gpt2", tol=1e-4, vocab=100)
 
+    def test_roberta(self):
+        """Position ids as a running count of the non-padding ids (Cast,
+        a MatMul by a triangle of ones, Cast: exact), token types a
+        Const of zeros: the step in C equals PyTorch's, with padding ids
+        among the inputs (their positions stay at the padding index)."""
+        m = numerics(self, "hf_models:roberta", tol=1e-4, vocab=4)
+        self.assertTrue(bool((m["xs"][0] == 1).any()))       # the padding id
+        self.assertEqual([o for o in m["ops"] if o["type"].startswith("aten.")], [])
+
     def test_bloom(self):
         """ALiBi scores: baddbmm with alpha 1/sqrt(d) as BatchMatMulV2, a
         Mul by alpha and an AddV2; the step in C equals PyTorch's."""

@@ -132,6 +132,52 @@ static void test_int_compare(void)
 	pcc_rt_free(rt);
 }
 
+/* Integer arithmetic, broadcasting (RoBERTa's position ids): i32 counts
+ * [1, 2, 2, 3] times the mask [1, 1, 0, 1] = [1, 2, 0, 3]; i64 [1, 2, 0,
+ * 3] + 1 = [2, 3, 1, 4]; i32 [5, -7] - [[1], [10]] = [[4, -8], [-5,
+ * -17]]; Maximum and Minimum of [3, -4] and 0: [3, 0], [0, -4]; i32
+ * 2147483647 + 1 wraps to -2147483648 as TensorFlow's kernel does. */
+static void test_int_arith(void)
+{
+	pcc_rt *rt = rt1();
+	int64_t got[4];
+	pcc_buf *c = iten(rt, PCC_I32, 1, DIMS(4), (const int64_t[]){1, 2, 2, 3});
+	pcc_buf *m = iten(rt, PCC_I32, 1, DIMS(4), (const int64_t[]){1, 1, 0, 1});
+	pcc_buf *o = pcc_buf_new(rt, 0, "o", PCC_I32, 1, DIMS(4));
+	run(rt, PCC_K_Mul, NULL, 2, BUFS(c, m), 1, BUFS(o));
+	int32_t o32[4];
+	pcc_buf_read(o, o32);
+	CU_ASSERT(o32[0] == 1 && o32[1] == 2 && o32[2] == 0 && o32[3] == 3);
+	pcc_buf *p = iten(rt, PCC_I64, 1, DIMS(4), (const int64_t[]){1, 2, 0, 3});
+	pcc_buf *one = iten(rt, PCC_I64, 0, NULL, (const int64_t[]){1});
+	pcc_buf *q = pcc_buf_new(rt, 0, "q", PCC_I64, 1, DIMS(4));
+	run(rt, PCC_K_AddV2, NULL, 2, BUFS(p, one), 1, BUFS(q));
+	pcc_buf_read(q, got);
+	CU_ASSERT(got[0] == 2 && got[1] == 3 && got[2] == 1 && got[3] == 4);
+	pcc_buf *a = iten(rt, PCC_I32, 1, DIMS(2), (const int64_t[]){5, -7});
+	pcc_buf *b = iten(rt, PCC_I32, 2, DIMS(2, 1), (const int64_t[]){1, 10});
+	pcc_buf *d = pcc_buf_new(rt, 0, "d", PCC_I32, 2, DIMS(2, 2));
+	run(rt, PCC_K_Sub, NULL, 2, BUFS(a, b), 1, BUFS(d));
+	pcc_buf_read(d, o32);
+	CU_ASSERT(o32[0] == 4 && o32[1] == -8 && o32[2] == -5 && o32[3] == -17);
+	pcc_buf *e = iten(rt, PCC_I32, 1, DIMS(2), (const int64_t[]){3, -4});
+	pcc_buf *z = iten(rt, PCC_I32, 0, NULL, (const int64_t[]){0});
+	pcc_buf *mm = pcc_buf_new(rt, 0, "mm", PCC_I32, 1, DIMS(2));
+	run(rt, PCC_K_Maximum, NULL, 2, BUFS(e, z), 1, BUFS(mm));
+	pcc_buf_read(mm, o32);
+	CU_ASSERT(o32[0] == 3 && o32[1] == 0);
+	run(rt, PCC_K_Minimum, NULL, 2, BUFS(e, z), 1, BUFS(mm));
+	pcc_buf_read(mm, o32);
+	CU_ASSERT(o32[0] == 0 && o32[1] == -4);
+	pcc_buf *big = iten(rt, PCC_I32, 0, NULL, (const int64_t[]){2147483647});
+	pcc_buf *i1 = iten(rt, PCC_I32, 0, NULL, (const int64_t[]){1});
+	pcc_buf *w = pcc_buf_new(rt, 0, "w", PCC_I32, 0, NULL);
+	run(rt, PCC_K_AddV2, NULL, 2, BUFS(big, i1), 1, BUFS(w));
+	pcc_buf_read(w, o32);
+	CU_ASSERT_EQUAL(o32[0], INT32_MIN);
+	pcc_rt_free(rt);
+}
+
 /* Pow broadcasting a scalar exponent and an exponent per element:
  * [1, 2, 3, 4]^2 = [1, 4, 9, 16]; [4, 9, 2, 8]^[0.5, 0.5, -1, 1/3] =
  * [2, 3, 0.5, 2]. */
@@ -894,6 +940,7 @@ void suite_rt_kernels(void)
 	CU_add_test(s, "Floor", test_floor);
 	CU_add_test(s, "Pow: a scalar exponent, one per element", test_pow);
 	CU_add_test(s, "Equal, Less on i64 and i32 ids, broadcasting", test_int_compare);
+	CU_add_test(s, "Mul, AddV2, Sub, Maximum, Minimum on i32 and i64", test_int_arith);
 	CU_add_test(s, "RandomUniform: range, keys, rate", test_random_uniform);
 	CU_add_test(s, "Conv2D: VALID, SAME, strides, dilations, EXPLICIT", test_conv2d);
 	CU_add_test(s, "Conv2D: channels in NHWC and NCHW", test_conv2d_channels);
