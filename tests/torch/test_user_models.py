@@ -196,7 +196,7 @@ class TestUserModelNumerics(unittest.TestCase):
         self.assertEqual(kinds.count("FusedBatchNormV3"), 2)
         self.assertEqual(kinds.count("FusedBatchNormGradV3"), 2)
         # the weights keep PyTorch's [O, I, k]
-        self.assertEqual(tuple(m["grads"]["c1/weight"].shape), (8, 3, 5))
+        self.assertEqual(tuple(m["gshape"]["c1/weight"]), (8, 3, 5))
 
     def test_conv_transpose(self):
         """ConvTranspose2d (output_padding, DCGAN's kernel 4 stride 2
@@ -213,7 +213,7 @@ class TestUserModelNumerics(unittest.TestCase):
         # gradient needed too) + the forward convolution
         self.assertEqual(kinds.count("Conv2D"), 5)
         self.assertEqual(kinds.count("Conv2DBackpropFilter"), 5)
-        self.assertEqual(tuple(m["grads"]["t1d/weight"].shape), (3, 2, 5))
+        self.assertEqual(tuple(m["gshape"]["t1d/weight"]), (3, 2, 5))
 
     def test_weight_norm(self):
         """Weight normalisation along dimension 2 of a grouped Conv1d and
